@@ -1,0 +1,123 @@
+// C entry points: buffers, mapping, and the helpers for sizes and ranges.
+#include "api_common.h"
+
+using namespace accel;  // NOLINT(google-build-using-namespace)
+
+namespace accel {
+
+std::string FormatBytes(uint64_t bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return fmt::format("{} bytes", bytes);
+  double v = static_cast<double>(bytes);
+  int unit = -1;
+  while (v >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  if (v == static_cast<double>(static_cast<uint64_t>(v))) return fmt::format("{} {}", static_cast<uint64_t>(v), kUnits[unit]);
+  return fmt::format("{:.1f} {}", v, kUnits[unit]);
+}
+
+Status CheckRange(const Buffer& buffer, uint64_t offset, uint64_t size, const char* buffer_argument,
+                  const char* offset_argument) {
+  if (offset > buffer.size || size > buffer.size - offset) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' + 'size' ({} + {}) is past the end of '{}' ({} bytes)",
+                 offset_argument, offset, size, buffer_argument, buffer.size);
+  }
+  return Status::Ok();
+}
+
+}  // namespace accel
+
+extern "C" {
+
+ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_buffer_desc_t* desc,
+                                             accel_buffer_t* out_buffer) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(dev, Device, device);
+    ACCEL_NOT_NULL(desc);
+    ACCEL_NOT_NULL(out_buffer);
+    *out_buffer = nullptr;
+    accel_buffer_desc_t d{};
+    ACCEL_TRY(ReadInStruct(desc, ACCEL_STRUCTURE_TYPE_BUFFER_DESC, "desc", &d));
+    ACCEL_REQUIRE(d.size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->size' is 0");
+    ACCEL_REQUIRE(d.flags == 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->flags' 0x{:x} must be 0", d.flags);
+    ACCEL_REQUIRE(d.memory_kind == ACCEL_MEMORY_KIND_DEVICE || d.memory_kind == ACCEL_MEMORY_KIND_HOST_PINNED,
+                  ACCEL_ERROR_INVALID_ENUM, "'desc->memory_kind' {} is not an accel_memory_kind_t",
+                  static_cast<int>(d.memory_kind));
+    const accel_device_capabilities_t& c = dev->caps;
+    if (d.size > c.max_allocation) {
+      return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED, "{}: {} requested, {} is the largest allocation ({} total)",
+                   dev->label, FormatBytes(d.size), FormatBytes(c.max_allocation), FormatBytes(c.memory_total));
+    }
+    auto buffer = std::make_shared<Buffer>();
+    buffer->device = dev;
+    buffer->size = d.size;
+    buffer->memory_kind = d.memory_kind;
+    ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, buffer_create, dev->bk, &d, &buffer->bk)));
+    *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_buffer_destroy(accel_buffer_t buffer) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Buffer, buffer);
+    std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
+    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE, "'buffer' is a stale buffer handle (already destroyed)");
+    self->Release();
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer, accel_buffer_properties_t* out_properties) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Buffer, buffer);
+    ACCEL_TRY(CheckOutStruct(out_properties, ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES, "out_properties"));
+    accel_buffer_properties_t p{};
+    p.size = self->size;
+    p.memory_kind = self->memory_kind;
+    {
+      std::lock_guard lock(self->mutex);
+      p.mapped = self->mapped ? 1 : 0;
+    }
+    p.device = ToHandle<accel_device_t>(self->device->handle());
+    FillOutStruct(out_properties, p);
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
+                                          void** out_ptr) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Buffer, buffer);
+    ACCEL_NOT_NULL(out_ptr);
+    *out_ptr = nullptr;
+    ACCEL_REQUIRE((flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE)) == 0, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'flags' has bits 0x{:x} outside ACCEL_MAP_READ | ACCEL_MAP_WRITE",
+                  flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE));
+    ACCEL_REQUIRE(size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'size' is 0");
+    ACCEL_TRY(CheckRange(*self, offset, size, "buffer", "offset"));
+    std::lock_guard lock(self->mutex);
+    ACCEL_REQUIRE(!self->mapped, ACCEL_ERROR_FAILED_PRECONDITION, "'buffer' is already mapped");
+    void* p = nullptr;
+    ACCEL_TRY(OnDevice(*self->device, ACCEL_SLOT(*self->device->backend, buffer_map, self->bk, offset, size,
+                                                 flags == 0 ? (ACCEL_MAP_READ | ACCEL_MAP_WRITE) : flags, &p)));
+    self->mapped = true;
+    *out_ptr = p;
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_buffer_unmap(accel_buffer_t buffer) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Buffer, buffer);
+    std::lock_guard lock(self->mutex);
+    ACCEL_REQUIRE(self->mapped, ACCEL_ERROR_FAILED_PRECONDITION, "'buffer' is not mapped");
+    ACCEL_TRY(OnDevice(*self->device, ACCEL_SLOT(*self->device->backend, buffer_unmap, self->bk)));
+    self->mapped = false;
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

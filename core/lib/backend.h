@@ -1,0 +1,111 @@
+// One loaded backend: its library, the negotiated function table and its
+// context for one instance (docs/abi.md, docs/loader.md).
+#ifndef ACCEL_CORE_BACKEND_H_
+#define ACCEL_CORE_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accel_backend.h"
+#include "discovery.h"
+#include "handle_table.h"
+#include "log.h"
+
+namespace accel {
+
+class Instance;
+
+// What the loader learned about one candidate, for the loader report.
+struct LoadReport {
+  std::string backend_name;
+  std::string manifest_path;
+  std::string library_path;
+  std::string reason;
+  accel_loader_state_t state = ACCEL_LOADER_STATE_FAILED;
+  accel_status_t status = ACCEL_SUCCESS;
+  uint32_t negotiated_abi_version = 0;
+  uint32_t backend_abi_version = 0;
+  uint32_t device_count = 0;
+};
+
+// The ABI versions this core speaks to backends.
+inline constexpr uint32_t kCoreBackendAbiMin = ACCEL_MAKE_VERSION(1, 0, 0);
+inline constexpr uint32_t kCoreBackendAbiMax = ACCEL_BACKEND_ABI_VERSION;
+
+// A backend library opened, negotiated and initialised for one instance.
+// Thread-safe after Load: the table and device list never change; Shutdown
+// is called once, by the owning instance, after every object is released.
+class Backend : public Object {
+ public:
+  static constexpr HandleType kHandleType = HandleType::kBackend;
+
+  // Loads `candidate`; fills `report` either way.
+  static std::shared_ptr<Backend> Load(const Candidate& candidate, const Logger* log, const LoaderSettings& settings,
+                                       LoadReport* report);
+  ~Backend() override;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  // The table, zero-extended to this core's size: slots the backend's table
+  // did not cover are NULL.
+  const accel_backend_api_t& api() const { return api_; }
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const std::string& library_path() const { return library_path_; }
+  uint32_t abi_version() const { return abi_version_; }
+  const std::vector<accel_bk_device_t>& devices() const { return devices_; }
+
+  // Calls a slot: UNIMPLEMENTED when it is NULL; on failure the status
+  // carries the backend's message (or a generic one naming the slot).
+  template <typename Fn, typename... Args>
+  Status Call(const char* slot_name, Fn slot, Args... args) const {
+    if (slot == nullptr) {
+      return Error(ACCEL_ERROR_UNIMPLEMENTED, "backend '{}' does not implement {}", name_, slot_name);
+    }
+    ClearBackendMessage();
+    accel_status_t s = slot(args...);
+    if (s >= 0) {
+      ClearBackendMessage();
+      return Status(s, "");
+    }
+    return FailedSlot(slot_name, s);
+  }
+
+  void Shutdown();
+
+  Instance* owner = nullptr;  // set once by the instance that loaded it
+
+ private:
+  Backend() = default;
+  Status FailedSlot(const char* slot_name, accel_status_t status) const;
+  Status Open(const Candidate& candidate, const LoaderSettings& settings, LoadReport* report);
+
+  struct HostContext {
+    const Logger* log = nullptr;
+    std::string name;
+  };
+  static void HostLog(void* context, accel_log_level_t level, const char* message);
+  static void HostSetError(void* context, accel_status_t status, const char* message);
+  static void* HostAlloc(void* context, size_t size, size_t alignment);
+  static void HostFree(void* context, void* pointer);
+
+  void* library_ = nullptr;
+  accel_backend_api_t api_{};
+  HostContext host_context_;
+  accel_host_services_t services_{};
+  std::string cache_dir_;
+  std::string machine_id_;
+  accel_bk_context_t context_ = nullptr;
+  std::vector<accel_bk_device_t> devices_;
+  std::string name_;
+  std::string version_;
+  std::string library_path_;
+  uint32_t abi_version_ = 0;
+};
+
+#define ACCEL_SLOT(backend, slot, ...) (backend).Call(#slot, (backend).api().slot, __VA_ARGS__)
+
+}  // namespace accel
+
+#endif  // ACCEL_CORE_BACKEND_H_

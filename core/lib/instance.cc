@@ -1,0 +1,324 @@
+#include "instance.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "identity.h"
+#include "objects.h"
+
+namespace accel {
+namespace {
+
+void CopyString(char* dst, size_t size, const std::string& src) {
+  size_t n = std::min(size - 1, src.size());
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+std::string FieldString(const char* field, size_t size) { return std::string(field, strnlen(field, size)); }
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+uint64_t HostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) : 0;
+}
+
+uint32_t HostCpuCount() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<uint32_t>(n) : 0;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t& desc) {
+  std::shared_ptr<Instance> instance(new Instance());
+  const bool privileged = ProcessIsPrivileged();
+  const bool use_env = (desc.flags & ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT) == 0 && !privileged;
+  auto pick = [&](const char* field, const char* variable) -> std::optional<std::string> {
+    if (field != nullptr) return std::string(field);
+    if (use_env) {
+      const char* value = std::getenv(variable);
+      if (value != nullptr) return std::string(value);
+    }
+    return std::nullopt;
+  };
+
+  accel_log_level_t level = desc.log_level;
+  if (level == ACCEL_LOG_LEVEL_OFF && use_env) level = Logger::ParseLevel(std::getenv("ACCEL_LOG"), level);
+  instance->log_ = Logger(level, desc.log_callback, desc.log_user_data);
+  if (privileged) {
+    instance->log_.Log(ACCEL_LOG_LEVEL_WARN, "loader: privileged process: ACCEL_* environment variables are ignored");
+  }
+
+  LoaderSettings settings;
+  settings.privileged = privileged;
+  settings.backend_files = pick(desc.backend_files, "ACCEL_BACKEND_FILES");
+  settings.add_backend_files = pick(desc.add_backend_files, "ACCEL_ADD_BACKEND_FILES");
+  settings.backends = pick(desc.backends, "ACCEL_BACKENDS");
+  settings.visible_devices = pick(desc.visible_devices, "ACCEL_VISIBLE_DEVICES");
+  settings.cache_dir = pick(nullptr, "ACCEL_CACHE_DIR");
+
+  instance->LoadBackends(settings);
+  instance->BuildRegistry(settings);
+  return instance;
+}
+
+void Instance::LoadBackends(const LoaderSettings& settings) {
+  std::set<std::string> loaded_names;
+  for (const Candidate& candidate : DiscoverBackends(settings, log_)) {
+    LoadReport report;
+    report.backend_name = candidate.name;
+    report.manifest_path = candidate.manifest_path;
+    report.library_path = candidate.library_path;
+    if (candidate.skipped) {
+      report.state = ACCEL_LOADER_STATE_SKIPPED;
+      report.reason = candidate.error.message();
+      log_.Log(ACCEL_LOG_LEVEL_DEBUG, "loader: {}: {}", candidate.manifest_path, report.reason);
+      reports_.push_back(std::move(report));
+      continue;
+    }
+    if (!candidate.error.ok()) {
+      report.state = ACCEL_LOADER_STATE_FAILED;
+      report.status = candidate.error.code();
+      report.reason = candidate.error.message();
+      log_.Log(ACCEL_LOG_LEVEL_WARN, "loader: {}", report.reason);
+      reports_.push_back(std::move(report));
+      continue;
+    }
+    std::shared_ptr<Backend> backend = Backend::Load(candidate, &log_, settings, &report);
+    if (backend && candidate.name.empty()) {
+      // A library named directly: selection and duplicates apply by the name it reports.
+      std::optional<std::string> why = DeselectionReason(settings.backends, backend->name());
+      if (!why && loaded_names.count(backend->name()) != 0) {
+        why = fmt::format("skipped: a backend named '{}' was loaded earlier", backend->name());
+      }
+      if (why) {
+        backend->Shutdown();
+        backend.reset();
+        report.state = ACCEL_LOADER_STATE_SKIPPED;
+        report.reason = *why;
+        report.device_count = 0;
+      }
+    }
+    if (backend) {
+      backend->owner = this;
+      loaded_names.insert(backend->name());
+      backends_.push_back(std::move(backend));
+    }
+    reports_.push_back(std::move(report));
+  }
+}
+
+void Instance::BuildRegistry(const LoaderSettings& settings) {
+  // 1. Every backend device with its descriptor.
+  std::vector<std::shared_ptr<Device>> all;
+  for (size_t b = 0; b < backends_.size(); ++b) {
+    const std::shared_ptr<Backend>& backend = backends_[b];
+    const auto& bk_devices = backend->devices();
+    for (uint32_t i = 0; i < bk_devices.size(); ++i) {
+      auto device = std::make_shared<Device>();
+      device->instance = this;
+      device->backend = backend;
+      device->bk = bk_devices[i];
+      device->backend_index = i;
+      device->caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+      device->caps.struct_size = sizeof(device->caps);
+      device->caps.numa_node = -1;
+      Status s = ACCEL_SLOT(*backend, device_get_capabilities, device->bk, &device->caps);
+      device->caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+      device->caps.struct_size = sizeof(device->caps);
+      device->caps.next = nullptr;
+      if (!s.ok()) {
+        log_.Log(ACCEL_LOG_LEVEL_WARN, "registry: backend '{}' device {}: capabilities unavailable: {}",
+                 backend->name(), i, s.message());
+        for (LoadReport& r : reports_) {
+          if (r.state == ACCEL_LOADER_STATE_LOADED && r.backend_name == backend->name()) {
+            r.reason += fmt::format("{}device {} dropped: {}", r.reason.empty() ? "" : "; ", i, s.message());
+          }
+        }
+        continue;
+      }
+      device->caps.name[sizeof(device->caps.name) - 1] = '\0';
+      CopyString(device->caps.backend_name, sizeof(device->caps.backend_name), backend->name());
+      device->physical_id = PhysicalDeviceId(device->caps, backend->name(), i, MachineId());
+      all.push_back(std::move(device));
+    }
+  }
+
+  // 2. Group by physical id and order (docs/devices.md).
+  std::map<std::string, std::vector<std::shared_ptr<Device>>> groups;
+  for (const auto& d : all) groups[d->physical_id].push_back(d);
+  struct Group {
+    OrderKey key;
+    std::string id;
+    std::vector<std::shared_ptr<Device>> paths;
+  };
+  std::vector<Group> ordered;
+  for (auto& [id, paths] : groups) {
+    std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {
+      return MakeOrderKey(a->caps, a->backend->name(), a->backend_index) <
+             MakeOrderKey(b->caps, b->backend->name(), b->backend_index);
+    });
+    std::map<std::string, uint32_t> ordinals;
+    for (const auto& p : paths) {
+      uint32_t n = ordinals[p->backend->name()]++;
+      CopyString(p->caps.stable_id, sizeof(p->caps.stable_id), AccessPathId(id, p->backend->name(), n));
+    }
+    ordered.push_back({MakeOrderKey(paths[0]->caps, paths[0]->backend->name(), paths[0]->backend_index), id, paths});
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const Group& a, const Group& b) {
+    return a.key < b.key || (a.key == b.key && a.id < b.id);
+  });
+
+  // 3. ACCEL_VISIBLE_DEVICES: physical indices in the stable order, or ids.
+  std::vector<bool> group_visible(ordered.size(), true);
+  std::set<std::string> visible_paths;
+  bool mask = settings.visible_devices.has_value();
+  if (mask) {
+    std::fill(group_visible.begin(), group_visible.end(), false);
+    for (const std::string& token : SplitList(*settings.visible_devices, ',')) {
+      bool matched = false;
+      if (AllDigits(token)) {
+        size_t index = std::stoul(token);
+        if (index < ordered.size()) {
+          group_visible[index] = true;
+          matched = true;
+        }
+      } else {
+        for (size_t g = 0; g < ordered.size(); ++g) {
+          if (ordered[g].id == token) {
+            group_visible[g] = true;
+            matched = true;
+          }
+          for (const auto& p : ordered[g].paths) {
+            if (FieldString(p->caps.stable_id, sizeof(p->caps.stable_id)) == token) {
+              visible_paths.insert(token);
+              matched = true;
+            }
+          }
+        }
+      }
+      if (!matched) {
+        log_.Log(ACCEL_LOG_LEVEL_WARN, "registry: ACCEL_VISIBLE_DEVICES entry '{}' matches no device", token);
+      }
+    }
+  }
+
+  // 4. Register what is visible.
+  for (const auto& backend : backends_) HandleTable::Get().Insert(HandleType::kBackend, backend);
+  for (size_t g = 0; g < ordered.size(); ++g) {
+    std::vector<std::shared_ptr<Device>> paths;
+    for (const auto& p : ordered[g].paths) {
+      std::string id = FieldString(p->caps.stable_id, sizeof(p->caps.stable_id));
+      if (!mask || group_visible[g] || visible_paths.count(id) != 0) paths.push_back(p);
+    }
+    if (paths.empty()) continue;
+    auto physical = std::make_shared<PhysicalDevice>();
+    accel_physical_device_properties_t& props = physical->props;
+    props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+    props.struct_size = sizeof(props);
+    const accel_device_capabilities_t& first = paths[0]->caps;
+    props.kind = first.kind;
+    props.flags = first.flags;
+    props.index = static_cast<uint32_t>(physical_devices_.size());
+    props.device_count = static_cast<uint32_t>(paths.size());
+    props.numa_node = first.numa_node;
+    CopyString(props.name, sizeof(props.name), FieldString(first.name, sizeof(first.name)));
+    CopyString(props.stable_id, sizeof(props.stable_id), ordered[g].id);
+    CopyString(props.pci_bus_id, sizeof(props.pci_bus_id), FieldString(first.pci_bus_id, sizeof(first.pci_bus_id)));
+    const bool host_cpu = first.kind == ACCEL_DEVICE_KIND_CPU && (first.flags & ACCEL_DEVICE_FLAG_SIMULATED) == 0;
+    for (const auto& p : paths) {
+      props.memory_total = std::max(props.memory_total, p->caps.memory_total);
+      props.compute_units = std::max(props.compute_units, p->caps.compute_units);
+      if (p->caps.numa_node != props.numa_node) props.numa_node = -1;
+    }
+    if (host_cpu) {
+      // Counted once, with the host's own figures, not each API's limits.
+      props.memory_total = HostMemoryBytes();
+      props.compute_units = HostCpuCount();
+    }
+    for (const auto& p : paths) {
+      p->physical = physical.get();
+      p->index = static_cast<uint32_t>(devices_.size());
+      p->label = fmt::format("device {} ({}: {})", p->index, p->backend->name(),
+                             FieldString(p->caps.name, sizeof(p->caps.name)));
+      HandleTable::Get().Insert(HandleType::kDevice, p);
+      devices_.push_back(p);
+    }
+    physical->devices = std::move(paths);
+    HandleTable::Get().Insert(HandleType::kPhysicalDevice, physical);
+    physical_devices_.push_back(std::move(physical));
+  }
+  log_.Log(ACCEL_LOG_LEVEL_INFO, "registry: {} device(s) on {} physical device(s) from {} backend(s)", devices_.size(),
+           physical_devices_.size(), backends_.size());
+}
+
+std::vector<std::shared_ptr<Device>> Instance::DevicesOf(const Backend* backend) const {
+  std::vector<std::shared_ptr<Device>> out;
+  for (const auto& d : devices_) {
+    if (d->backend.get() == backend) out.push_back(d);
+  }
+  return out;
+}
+
+uint64_t Instance::Adopt(HandleType type, std::shared_ptr<Object> child) {
+  std::lock_guard lock(children_mutex_);
+  uint64_t handle = HandleTable::Get().Insert(type, child);
+  children_.emplace(handle, std::make_pair(type, std::move(child)));
+  return handle;
+}
+
+std::shared_ptr<Object> Instance::Forget(uint64_t handle) {
+  std::shared_ptr<Object> object;
+  {
+    std::lock_guard lock(children_mutex_);
+    auto it = children_.find(handle);
+    if (it == children_.end()) return nullptr;
+    object = std::move(it->second.second);
+    children_.erase(it);
+    HandleTable::Get().Remove(handle);
+  }
+  return object;
+}
+
+void Instance::Destroy() {
+  if (destroyed_) return;
+  destroyed_ = true;
+  std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<Object>>> children;
+  {
+    std::lock_guard lock(children_mutex_);
+    children.swap(children_);
+    for (const auto& [handle, entry] : children) HandleTable::Get().Remove(handle);
+  }
+  // Streams drain first, then events and buffers go.
+  for (HandleType type : {HandleType::kStream, HandleType::kEvent, HandleType::kBuffer}) {
+    for (auto& [handle, entry] : children) {
+      if (entry.first != type) continue;
+      if (type == HandleType::kStream) static_cast<Stream*>(entry.second.get())->Release();
+      if (type == HandleType::kEvent) static_cast<Event*>(entry.second.get())->Release();
+      if (type == HandleType::kBuffer) static_cast<Buffer*>(entry.second.get())->Release();
+    }
+  }
+  children.clear();
+  for (const auto& d : devices_) HandleTable::Get().Remove(d->handle());
+  for (const auto& p : physical_devices_) HandleTable::Get().Remove(p->handle());
+  for (const auto& b : backends_) HandleTable::Get().Remove(b->handle());
+  for (const auto& p : physical_devices_) p->devices.clear();
+  physical_devices_.clear();
+  devices_.clear();
+  for (const auto& b : backends_) b->Shutdown();
+  backends_.clear();
+}
+
+Instance::~Instance() { Destroy(); }
+
+}  // namespace accel

@@ -1,0 +1,83 @@
+#include "manifest.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+namespace accel {
+
+Expected<Manifest> ParseManifest(const std::string& path, const std::string& text) {
+  using nlohmann::json;
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: malformed JSON at byte {}: {}", path, e.byte, e.what());
+  }
+  if (!doc.is_object()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: the top level is not an object", path);
+  auto format = doc.find("file_format_version");
+  if (format == doc.end() || !format->is_string()) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'file_format_version' is missing or not a string", path);
+  }
+  static const std::regex kVersion(R"(^(\d+)\.(\d+)\.(\d+)$)");
+  std::smatch m;
+  const std::string version = format->get<std::string>();
+  if (!std::regex_match(version, m, kVersion)) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'file_format_version' \"{}\" is not MAJOR.MINOR.PATCH", path,
+                 version);
+  }
+  if (std::stoi(m[1].str()) != kManifestFormatMajor) {
+    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "manifest {}: file format {} is not readable by this core (reads {}.x)",
+                 path, version, kManifestFormatMajor);
+  }
+  auto backend = doc.find("backend");
+  if (backend == doc.end() || !backend->is_object()) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend' is missing or not an object", path);
+  }
+  Manifest out;
+  out.path = path;
+  auto name = backend->find("name");
+  if (name == backend->end() || !name->is_string()) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend.name' is missing or not a string", path);
+  }
+  out.name = name->get<std::string>();
+  static const std::regex kName(R"(^[a-z][a-z0-9_]{0,30}$)");
+  if (!std::regex_match(out.name, kName)) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                 "manifest {}: 'backend.name' \"{}\" must be 1-31 lowercase letters, digits or '_', starting with a "
+                 "letter",
+                 path, out.name);
+  }
+  auto library = backend->find("library_path");
+  if (library == backend->end() || !library->is_string() || library->get<std::string>().empty()) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend.library_path' is missing or not a non-empty string",
+                 path);
+  }
+  std::filesystem::path lib(library->get<std::string>());
+  if (lib.is_relative()) lib = std::filesystem::path(path).parent_path() / lib;
+  out.library_path = lib.lexically_normal().string();
+  auto abi = backend->find("abi_major");
+  if (abi == backend->end() || !abi->is_number_integer()) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend.abi_major' is missing or not an integer", path);
+  }
+  out.abi_major = abi->get<int>();
+  if (out.abi_major != ACCEL_ABI_VERSION_MAJOR) {
+    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "manifest {}: backend ABI major {} is not this core's ({})", path,
+                 out.abi_major, ACCEL_ABI_VERSION_MAJOR);
+  }
+  return out;
+}
+
+Expected<Manifest> LoadManifest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error(ACCEL_ERROR_NOT_FOUND, "manifest {}: cannot be read: {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseManifest(path, text.str());
+}
+
+}  // namespace accel

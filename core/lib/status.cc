@@ -1,0 +1,80 @@
+#include "status.h"
+
+namespace accel {
+namespace {
+
+// Per thread: the last error that reached the application, and the message a
+// backend set during the slot call in progress.
+struct ThreadErrors {
+  std::string last_message;
+  accel_status_t last_status = ACCEL_SUCCESS;
+  std::string backend_message;
+  bool has_backend_message = false;
+};
+
+ThreadErrors& Errors() {
+  thread_local ThreadErrors errors;
+  return errors;
+}
+
+}  // namespace
+
+accel_status_t SetLastError(const char* function, const Status& status) {
+  ThreadErrors& e = Errors();
+  try {
+    e.last_message = fmt::format("{}: {}", function, status.message());
+  } catch (...) {
+    e.last_message.clear();  // Out of memory: keep the code at least.
+  }
+  e.last_status = status.code();
+  return status.code();
+}
+
+void SetBackendMessage(accel_status_t /*code*/, const char* message) {
+  ThreadErrors& e = Errors();
+  try {
+    e.backend_message = message != nullptr ? message : "";
+    e.has_backend_message = true;
+  } catch (...) {
+  }
+}
+
+void ClearBackendMessage() {
+  ThreadErrors& e = Errors();
+  e.backend_message.clear();
+  e.has_backend_message = false;
+}
+
+std::string TakeBackendMessage() {
+  ThreadErrors& e = Errors();
+  std::string m = std::move(e.backend_message);
+  e.backend_message.clear();
+  e.has_backend_message = false;
+  return m;
+}
+
+const char* StatusName(accel_status_t status) {
+  switch (status) {
+    case ACCEL_SUCCESS: return "ACCEL_SUCCESS";
+    case ACCEL_NOT_READY: return "ACCEL_NOT_READY";
+    case ACCEL_ERROR_INVALID_ARGUMENT: return "ACCEL_ERROR_INVALID_ARGUMENT";
+    case ACCEL_ERROR_INVALID_HANDLE: return "ACCEL_ERROR_INVALID_HANDLE";
+    case ACCEL_ERROR_INVALID_ENUM: return "ACCEL_ERROR_INVALID_ENUM";
+    case ACCEL_ERROR_UNSUPPORTED: return "ACCEL_ERROR_UNSUPPORTED";
+    case ACCEL_ERROR_UNIMPLEMENTED: return "ACCEL_ERROR_UNIMPLEMENTED";
+    case ACCEL_ERROR_NOT_FOUND: return "ACCEL_ERROR_NOT_FOUND";
+    case ACCEL_ERROR_RESOURCE_EXHAUSTED: return "ACCEL_ERROR_RESOURCE_EXHAUSTED";
+    case ACCEL_ERROR_FAILED_PRECONDITION: return "ACCEL_ERROR_FAILED_PRECONDITION";
+    case ACCEL_ERROR_TIMEOUT: return "ACCEL_ERROR_TIMEOUT";
+    case ACCEL_ERROR_DEVICE_LOST: return "ACCEL_ERROR_DEVICE_LOST";
+    case ACCEL_ERROR_BACKEND_UNAVAILABLE: return "ACCEL_ERROR_BACKEND_UNAVAILABLE";
+    case ACCEL_ERROR_INCOMPATIBLE_VERSION: return "ACCEL_ERROR_INCOMPATIBLE_VERSION";
+    case ACCEL_ERROR_INTERNAL: return "ACCEL_ERROR_INTERNAL";
+    default: return "ACCEL_STATUS_UNKNOWN";
+  }
+}
+
+const char* LastErrorMessage() { return Errors().last_message.c_str(); }
+accel_status_t LastErrorStatus() { return Errors().last_status; }
+
+}  // namespace accel

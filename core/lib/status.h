@@ -1,0 +1,70 @@
+// Status and Expected<T>: how errors travel inside libaccel, and the
+// thread-local last-error message they end in (docs/errors.md).
+#ifndef ACCEL_CORE_STATUS_H_
+#define ACCEL_CORE_STATUS_H_
+
+#include <fmt/format.h>
+
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "accel/accel.h"
+
+namespace accel {
+
+// A status code with the message that explains it. Plain value; not shared.
+class Status {
+ public:
+  Status() = default;
+  Status(accel_status_t code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return {}; }
+  bool ok() const { return code_ >= 0; }
+  accel_status_t code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  accel_status_t code_ = ACCEL_SUCCESS;
+  std::string message_;
+};
+
+template <typename... Args>
+Status Error(accel_status_t code, fmt::format_string<Args...> format, Args&&... args) {
+  return Status(code, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// A value or the Status that explains why there is none. Plain value.
+template <typename T>
+class Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+  bool ok() const { return v_.index() == 0; }
+  T& value() { return std::get<0>(v_); }
+  T& operator*() { return value(); }
+  T* operator->() { return &value(); }
+  const Status& status() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+// Sets the calling thread's last error to "<function>: <message>" and returns
+// the code, for the last line of a failing C entry point.
+accel_status_t SetLastError(const char* function, const Status& status);
+
+// The message a backend handed over through host->set_error during the slot
+// call in progress on this thread (docs/errors.md).
+void SetBackendMessage(accel_status_t code, const char* message);
+void ClearBackendMessage();
+// Takes the pending backend message ("" when none).
+std::string TakeBackendMessage();
+
+const char* StatusName(accel_status_t status);
+const char* LastErrorMessage();
+accel_status_t LastErrorStatus();
+
+}  // namespace accel
+
+#endif  // ACCEL_CORE_STATUS_H_

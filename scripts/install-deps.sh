@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package Accel's build and tests need (Debian 12).
+# Runs apt-get only when something is missing, so it is cheap to re-run.
+set -euo pipefail
+
+packages=(
+  # toolchain and build
+  build-essential cmake ninja-build ccache pkg-config git
+  # libraries
+  nlohmann-json3-dev libfmt-dev libcli11-dev libhwloc-dev hwloc
+  # tests
+  libgtest-dev libgmock-dev python3 python3-jsonschema binutils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Quick start, step 1: install what is needed, build the default preset, then
+# run accel-info and a sample.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake --workflow --preset default
+build/default/bin/accel-info
+build/default/bin/accel-sample-memory-round-trip

@@ -1,0 +1,305 @@
+// The loader: discovery, negotiation, and one specific reason per broken
+// backend, with the host backend working in the same process.
+#include <sys/stat.h>
+
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "test_util.h"
+
+namespace {
+
+using accel_test::ManifestJson;
+using accel_test::ScopedInstance;
+using accel_test::TempDir;
+using accel_test::TestBackend;
+namespace fs = std::filesystem;
+
+// The entry for `path` (a copy: its strings live as long as the instance).
+std::optional<accel_loader_entry_t> Find(const std::vector<accel_loader_entry_t>& report, const std::string& path) {
+  for (const auto& e : report) {
+    if (path == e.manifest_path || path == e.library_path) return e;
+  }
+  return std::nullopt;
+}
+
+// The host backend still works: a buffer round trip on its device.
+void ExpectHostWorks(const ScopedInstance& instance) {
+  accel_device_t host = instance.DeviceOf("host");
+  ASSERT_NE(host, nullptr) << "host backend missing";
+  accel_buffer_desc_t desc = accel_test::BufferDesc(64);
+  accel_buffer_t buffer = nullptr;
+  ASSERT_EQ(accel_buffer_create(host, &desc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(host, nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  char in[64] = "round trip", out[64] = {};
+  EXPECT_EQ(accel_stream_copy_host_to_buffer(stream, in, buffer, 0, sizeof(in)), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_copy_buffer_to_host(stream, buffer, 0, out, sizeof(out)), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_STREQ(out, "round trip");
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+}
+
+struct BrokenCase {
+  const char* name;
+  accel_status_t status;
+  const char* reason;  // must appear in the report's reason
+};
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  // Loads the host manifest plus `manifest`; checks `manifest`'s entry.
+  void ExpectRefused(const std::string& manifest, accel_status_t status, const std::string& reason) {
+    std::string files = std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + manifest;
+    accel_instance_desc_t desc = ScopedInstance::Files(files);
+    ScopedInstance instance(&desc);
+    auto report = instance.Report();
+    std::optional<accel_loader_entry_t> e = Find(report, manifest);
+    ASSERT_TRUE(e.has_value()) << "no loader entry for " << manifest;
+    EXPECT_EQ(e->state, ACCEL_LOADER_STATE_FAILED);
+    EXPECT_EQ(e->status, status) << accel_status_name(e->status) << ": " << e->reason;
+    EXPECT_NE(std::string(e->reason).find(reason), std::string::npos) << "reason was: " << e->reason;
+    EXPECT_EQ(e->device_count, 0u);
+    ExpectHostWorks(instance);
+  }
+  TempDir dir_;
+};
+
+TEST_F(LoaderTest, FindsHostRelativeToLibaccel) {
+  // ctest sets ACCEL_BACKENDS=host; the default search starts next to libaccel.
+  ScopedInstance instance(nullptr);
+  auto report = instance.Report();
+  const accel_loader_entry_t* host = nullptr;
+  for (const auto& e : report) {
+    if (std::string(e.backend_name) == "host" && e.state == ACCEL_LOADER_STATE_LOADED) host = &e;
+  }
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(fs::weakly_canonical(host->manifest_path), fs::weakly_canonical(ACCEL_TEST_HOST_MANIFEST));
+  EXPECT_EQ(host->negotiated_abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  EXPECT_GE(host->device_count, 1u);
+  ExpectHostWorks(instance);
+}
+
+TEST_F(LoaderTest, RejectsLibraryWithoutEntryPoint) {
+  ExpectRefused(dir_.Write("no_entry.json", ManifestJson("no_entry", TestBackend("no_entry"))), ACCEL_ERROR_NOT_FOUND,
+                "does not export accel_backend_get_api");
+}
+
+TEST_F(LoaderTest, RejectsNewerMajorWithClearMessage) {
+  ExpectRefused(dir_.Write("major2.json", ManifestJson("fake_major2", TestBackend("fake_major2"))),
+                ACCEL_ERROR_INCOMPATIBLE_VERSION, "backend implements ABI 2.0 and answered 2.0; this core speaks 1.0");
+}
+
+TEST_F(LoaderTest, RejectsNullRequiredSlot) {
+  ExpectRefused(dir_.Write("null.json", ManifestJson("fake_null_required", TestBackend("fake_null_required"))),
+                ACCEL_ERROR_UNIMPLEMENTED, "required slot 'device_get_capabilities' is NULL");
+}
+
+TEST_F(LoaderTest, ReportsInitFailureWithBackendMessage) {
+  ExpectRefused(dir_.Write("init.json", ManifestJson("fake_init_fail", TestBackend("fake_init_fail"))),
+                ACCEL_ERROR_BACKEND_UNAVAILABLE, "initialisation failed: fake driver: /dev/fake0 is missing");
+}
+
+TEST_F(LoaderTest, RejectsMalformedManifest) {
+  ExpectRefused(dir_.Write("bad.json", "{ \"file_format_version\": \"1.0.0\", "), ACCEL_ERROR_INVALID_ARGUMENT,
+                "malformed JSON at byte");
+}
+
+TEST_F(LoaderTest, RejectsManifestWithoutLibraryPath) {
+  ExpectRefused(dir_.Write("nolib.json", R"({"file_format_version": "1.0.0", "backend": {"name": "x", "abi_major": 1}})"),
+                ACCEL_ERROR_INVALID_ARGUMENT, "'backend.library_path' is missing");
+}
+
+TEST_F(LoaderTest, RejectsNewerManifestFormat) {
+  ExpectRefused(dir_.Write("v2.json", ManifestJson("host2", ACCEL_TEST_HOST_LIBRARY, 1, "2.0.0")),
+                ACCEL_ERROR_INCOMPATIBLE_VERSION, "file format 2.0.0 is not readable by this core");
+}
+
+TEST_F(LoaderTest, RejectsManifestDeclaringOtherAbiMajor) {
+  ExpectRefused(dir_.Write("abi2.json", ManifestJson("host2", ACCEL_TEST_HOST_LIBRARY, 2)),
+                ACCEL_ERROR_INCOMPATIBLE_VERSION, "backend ABI major 2 is not this core's (1)");
+}
+
+TEST_F(LoaderTest, RejectsManifestPointingAtMissingLibrary) {
+  ExpectRefused(dir_.Write("missing.json", ManifestJson("gone", "libaccel_backend_gone.so")), ACCEL_ERROR_NOT_FOUND,
+                "libaccel_backend_gone.so does not exist");
+}
+
+TEST_F(LoaderTest, RefusesLibraryWritableByOthers) {
+  fs::path copy = dir_.path() / "libaccel_backend_host.so";
+  fs::copy_file(ACCEL_TEST_HOST_LIBRARY, copy);
+  ASSERT_EQ(chmod(copy.c_str(), 0646), 0);
+  ExpectRefused(dir_.Write("writable.json", ManifestJson("host_copy", copy.string())),
+                ACCEL_ERROR_FAILED_PRECONDITION, "is writable by others (mode 0646)");
+}
+
+TEST_F(LoaderTest, RefusesLibraryInFolderWritableByOthers) {
+  fs::path open_dir = dir_.path() / "open";
+  fs::create_directory(open_dir);
+  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+  fs::path copy = open_dir / "libaccel_backend_host.so";
+  fs::copy_file(ACCEL_TEST_HOST_LIBRARY, copy);
+  ASSERT_EQ(chmod(copy.c_str(), 0755), 0);
+  ExpectRefused(dir_.Write("open.json", ManifestJson("host_copy", copy.string())), ACCEL_ERROR_FAILED_PRECONDITION,
+                "a folder writable by others without the sticky bit");
+}
+
+TEST_F(LoaderTest, RefusesManifestWritableByOthers) {
+  std::string manifest = dir_.Write("open_manifest.json", ManifestJson("host_copy", ACCEL_TEST_HOST_LIBRARY));
+  ASSERT_EQ(chmod(manifest.c_str(), 0666), 0);
+  ExpectRefused(manifest, ACCEL_ERROR_FAILED_PRECONDITION, "manifest " + manifest + " is writable by others");
+}
+
+TEST_F(LoaderTest, NullOptionalSlotsGiveUnimplementedNamingTheSlot) {
+  std::string manifest = dir_.Write("good.json", ManifestJson("fake_good", TestBackend("fake_good")));
+  accel_instance_desc_t desc = ScopedInstance::Files(manifest);
+  ScopedInstance instance(&desc);
+  accel_device_t device = instance.DeviceOf("fake_good");
+  ASSERT_NE(device, nullptr);
+  accel_buffer_desc_t bdesc = accel_test::BufferDesc(16);
+  accel_buffer_t buffer = nullptr;
+  EXPECT_EQ(accel_buffer_create(device, &bdesc, &buffer), ACCEL_ERROR_UNIMPLEMENTED);
+  EXPECT_NE(std::string(accel_last_error()).find("accel_buffer_create: device 0 (fake_good: Fake fake_good device): "
+                                                 "backend 'fake_good' does not implement buffer_create"),
+            std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(buffer, nullptr);
+  accel_stream_t stream = nullptr;
+  EXPECT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_ERROR_UNIMPLEMENTED);
+  EXPECT_NE(std::string(accel_last_error()).find("stream_create"), std::string::npos);
+  uint64_t free_bytes = 0;
+  EXPECT_EQ(accel_device_get_memory_info(device, &free_bytes, nullptr), ACCEL_ERROR_UNIMPLEMENTED);
+  // The static descriptor still answers.
+  uint64_t total = 0;
+  EXPECT_EQ(accel_device_get_info(device, ACCEL_DEVICE_INFO_MEMORY_TOTAL, sizeof(total), &total, nullptr),
+            ACCEL_SUCCESS);
+  EXPECT_EQ(total, uint64_t{1} << 30);
+}
+
+TEST_F(LoaderTest, LoadsLibraryNamedDirectly) {
+  accel_instance_desc_t desc = ScopedInstance::Files(ACCEL_TEST_HOST_LIBRARY);
+  ScopedInstance instance(&desc);
+  auto report = instance.Report();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].state, ACCEL_LOADER_STATE_LOADED);
+  EXPECT_STREQ(report[0].backend_name, "host");
+  EXPECT_STREQ(report[0].manifest_path, "");
+  ExpectHostWorks(instance);
+}
+
+TEST_F(LoaderTest, SelectionDropsBackendsBeforeOpeningThem) {
+  std::string good = dir_.Write("good.json", ManifestJson("fake_good", TestBackend("fake_good")));
+  std::string files = std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + good;
+  for (const char* selection : {"-fake_good", "host"}) {
+    accel_instance_desc_t desc = ScopedInstance::Files(files);
+    desc.backends = selection;
+    ScopedInstance instance(&desc);
+    std::optional<accel_loader_entry_t> e = Find(instance.Report(), good);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->state, ACCEL_LOADER_STATE_SKIPPED) << selection;
+    EXPECT_NE(std::string(e->reason).find(selection), std::string::npos) << e->reason;
+    EXPECT_EQ(instance.DeviceOf("fake_good"), nullptr);
+    ExpectHostWorks(instance);
+  }
+}
+
+TEST_F(LoaderTest, DuplicateBackendNameIsSkipped) {
+  std::string again = dir_.Write("again.json", ManifestJson("host", ACCEL_TEST_HOST_LIBRARY));
+  accel_instance_desc_t desc = ScopedInstance::Files(std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + again);
+  ScopedInstance instance(&desc);
+  std::optional<accel_loader_entry_t> e = Find(instance.Report(), again);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->state, ACCEL_LOADER_STATE_SKIPPED);
+  EXPECT_NE(std::string(e->reason).find("a backend named 'host' was found earlier"), std::string::npos) << e->reason;
+  EXPECT_EQ(instance.Devices().size(), 1u);
+}
+
+TEST_F(LoaderTest, AddBackendFilesAppendToTheSearch) {
+  std::string good = dir_.Write("good.json", ManifestJson("fake_good", TestBackend("fake_good")));
+  accel_instance_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.flags = ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT;
+  desc.add_backend_files = good.c_str();
+  desc.backends = "host,fake_good";
+  ScopedInstance instance(&desc);
+  EXPECT_NE(instance.DeviceOf("fake_good"), nullptr);
+  ExpectHostWorks(instance);
+}
+
+TEST_F(LoaderTest, EnvironmentOverridesApplyUnlessIgnored) {
+  std::string good = dir_.Write("good.json", ManifestJson("fake_good", TestBackend("fake_good")));
+  ASSERT_EQ(setenv("ACCEL_BACKEND_FILES", good.c_str(), 1), 0);
+  ASSERT_EQ(setenv("ACCEL_BACKENDS", "fake_good", 1), 0);
+  {
+    ScopedInstance from_env(nullptr);
+    EXPECT_NE(from_env.DeviceOf("fake_good"), nullptr);
+    EXPECT_EQ(from_env.DeviceOf("host"), nullptr);
+  }
+  {
+    accel_instance_desc_t desc{};
+    desc.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+    desc.struct_size = sizeof(desc);
+    desc.flags = ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT;
+    ScopedInstance ignoring(&desc);
+    EXPECT_EQ(ignoring.DeviceOf("fake_good"), nullptr);
+    EXPECT_NE(ignoring.DeviceOf("host"), nullptr);
+  }
+  unsetenv("ACCEL_BACKEND_FILES");
+  setenv("ACCEL_BACKENDS", "host", 1);
+}
+
+TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
+  std::string manifest = dir_.Write("future.json", ManifestJson("fake_future", TestBackend("fake_future")));
+  accel_instance_desc_t desc = ScopedInstance::Files(std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + manifest);
+  ScopedInstance instance(&desc);
+  std::optional<accel_loader_entry_t> e = Find(instance.Report(), manifest);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->state, ACCEL_LOADER_STATE_LOADED) << e->reason;
+  EXPECT_EQ(e->backend_abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
+  EXPECT_EQ(e->negotiated_abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  accel_device_t device = instance.DeviceOf("fake_future");
+  ASSERT_NE(device, nullptr);
+  // The 1.1 backend saw the core's smaller (1.0) negotiation struct and did
+  // not read the 1.1 field past its end.
+  EXPECT_NE(std::string(ScopedInstance::Capabilities(device).name).find("(core features: none)"), std::string::npos);
+  accel_backend_t backend = nullptr;
+  ASSERT_EQ(accel_device_get_backend(device, &backend), ACCEL_SUCCESS);
+  accel_backend_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES;
+  props.struct_size = sizeof(props);
+  ASSERT_EQ(accel_backend_get_properties(backend, &props), ACCEL_SUCCESS);
+  EXPECT_EQ(props.abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  EXPECT_STREQ(props.name, "fake_future");
+  ExpectHostWorks(instance);
+}
+
+#ifdef ACCEL_TEST_ACCEL_INFO
+TEST_F(LoaderTest, AccelInfoLoaderDebugPrintsEachReason) {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {dir_.Write("a.json", ManifestJson("no_entry", TestBackend("no_entry"))), "does not export accel_backend_get_api"},
+      {dir_.Write("b.json", ManifestJson("fake_major2", TestBackend("fake_major2"))), "backend implements ABI 2.0"},
+      {dir_.Write("c.json", ManifestJson("fake_null_required", TestBackend("fake_null_required"))),
+       "required slot 'device_get_capabilities' is NULL"},
+      {dir_.Write("d.json", ManifestJson("fake_init_fail", TestBackend("fake_init_fail"))), "/dev/fake0 is missing"},
+      {dir_.Write("e.json", "{ broken"), "malformed JSON"},
+      {dir_.Write("f.json", ManifestJson("gone", "libaccel_backend_gone.so")), "does not exist"},
+  };
+  std::string files = ACCEL_TEST_HOST_MANIFEST;
+  for (const auto& [path, reason] : cases) files += ":" + path;
+  std::string output;
+  int rc = accel_test::RunCommand("env ACCEL_BACKENDS= ACCEL_BACKEND_FILES='" + files + "' " +
+                                      std::string(ACCEL_TEST_ACCEL_INFO) + " --loader-debug",
+                                  &output);
+  EXPECT_EQ(rc, 0) << output;
+  for (const auto& [path, reason] : cases) {
+    EXPECT_NE(output.find(path), std::string::npos) << "missing " << path << " in:\n" << output;
+    EXPECT_NE(output.find(reason), std::string::npos) << "missing '" << reason << "' in:\n" << output;
+  }
+  EXPECT_NE(output.find("host"), std::string::npos) << output;
+}
+#endif
+
+}  // namespace

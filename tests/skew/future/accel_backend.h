@@ -1,0 +1,206 @@
+/*
+ * SYNTHETIC "future 1.1" copy of abi/accel_backend.h, kept for the skew tests
+ * (tests/skew): ABI 1.1 adds one table slot and one field of
+ * accel_backend_get_api_args_t. Never installed, never used outside tests.
+ *
+ * Accel backend plugin ABI, 1.1. For backend authors; applications use
+ * include/accel/accel.h, which this header includes for shared types.
+ *
+ * A backend is a shared object exporting exactly one symbol,
+ * accel_backend_get_api. The core calls it with the range of ABI versions it
+ * speaks and its host services; the backend answers with the highest version
+ * both speak and a pointer to its function table (docs/abi.md).
+ *
+ * Rules, stated once:
+ *   - The table only grows at its end. The core treats every slot past the
+ *     table's struct_size, and every NULL slot, as "not implemented" and
+ *     returns ACCEL_ERROR_UNIMPLEMENTED without calling it. Slots marked
+ *     REQUIRED must be non-NULL or the backend is refused.
+ *   - The core validates handles and arguments before calling a slot: offsets
+ *     and sizes are within the buffer, outputs are non-NULL, objects belong to
+ *     this backend. Slots need not repeat those checks.
+ *   - On failure a slot returns a negative accel_status_t and first calls
+ *     host->set_error with a message saying what was wrong; the core prefixes
+ *     the API function and the device.
+ *   - Ownership: objects a slot creates belong to the backend and are
+ *     released by the matching destroy slot. buffer_destroy may be called
+ *     while enqueued work still uses the buffer: the backend releases the
+ *     memory when that work completes (stream-ordered free).
+ *   - Threading: every slot may be called from any thread concurrently,
+ *     except context_destroy, which is called once, after every other object
+ *     of the context was destroyed.
+ *   - Asynchronous errors: a failed operation's status and message stay on its
+ *     stream (and events recorded after it) and are returned, with
+ *     host->set_error called on the querying thread, by stream_query,
+ *     stream_synchronize, event_query and event_synchronize.
+ */
+#ifndef ACCEL_ACCEL_BACKEND_H_
+#define ACCEL_ACCEL_BACKEND_H_
+
+#include "accel/accel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACCEL_BACKEND_ABI_VERSION_MAJOR 1
+#define ACCEL_BACKEND_ABI_VERSION_MINOR 1
+#define ACCEL_BACKEND_ABI_VERSION \
+  ACCEL_MAKE_VERSION(ACCEL_BACKEND_ABI_VERSION_MAJOR, ACCEL_BACKEND_ABI_VERSION_MINOR, 0)
+
+/* The one exported symbol's name. */
+#define ACCEL_BACKEND_ENTRY_POINT_NAME "accel_backend_get_api"
+
+#if defined(__GNUC__)
+#define ACCEL_BACKEND_EXPORT __attribute__((visibility("default")))
+#else
+#define ACCEL_BACKEND_EXPORT
+#endif
+
+/* Structure types of this ABI (1000..1999). */
+#define ACCEL_STRUCTURE_TYPE_HOST_SERVICES ((uint32_t)1000)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS ((uint32_t)1001)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_API ((uint32_t)1002)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC ((uint32_t)1003)
+
+/* Backend-side objects: opaque to the core, never dereferenced by it. */
+typedef struct accel_bk_context_s* accel_bk_context_t;
+typedef struct accel_bk_device_s* accel_bk_device_t;
+typedef struct accel_bk_buffer_s* accel_bk_buffer_t;
+typedef struct accel_bk_stream_s* accel_bk_stream_t;
+typedef struct accel_bk_event_s* accel_bk_event_t;
+
+/*===----------------------------------------------------------------------===*/
+/* Host services: what the core offers a backend                              */
+/*===----------------------------------------------------------------------===*/
+
+typedef struct accel_host_services_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_HOST_SERVICES */
+  uint32_t struct_size;
+  const void* next;
+  void* context; /* pass as the first argument of every service */
+  /* Logs through the instance's sink; cheap when the level is filtered. */
+  void (*log)(void* context, accel_log_level_t level, const char* message);
+  /* Sets the calling thread's last-error message for the call in progress. */
+  void (*set_error)(void* context, accel_status_t status, const char* message);
+  /* Host allocation for the backend's own bookkeeping; alignment is a power
+   * of two. Either may be used from any thread. */
+  void* (*alloc)(void* context, size_t size, size_t alignment);
+  void (*free)(void* context, void* pointer);
+  const char* cache_dir;  /* ACCEL_CACHE_DIR, or NULL: where compiler caches go */
+  const char* machine_id; /* stable id of this machine, never NULL */
+} accel_host_services_t;
+
+/*===----------------------------------------------------------------------===*/
+/* The function table                                                         */
+/*===----------------------------------------------------------------------===*/
+
+typedef struct accel_bk_context_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const accel_host_services_t* host; /* lives as long as the context */
+  uint32_t abi_version;              /* negotiated */
+  uint32_t reserved0;
+} accel_bk_context_desc_t;
+
+typedef struct accel_backend_api_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_API */
+  uint32_t struct_size; /* sizeof the table as the backend compiled it */
+  const void* next;
+  uint32_t abi_version; /* the newest ABI this table's layout implements */
+  uint32_t reserved0;
+  const char* name;     /* short lowercase name, e.g. "host" */
+  const char* version;  /* the backend's own version string */
+
+  /* --- Contexts and devices ---------------------------------------------- */
+  /* REQUIRED. Opens the backend for one instance. A missing runtime is not a
+   * failure: succeed and report zero devices, after logging the reason; or
+   * return ACCEL_ERROR_BACKEND_UNAVAILABLE with the reason. */
+  accel_status_t (*context_create)(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context);
+  /* REQUIRED. */
+  void (*context_destroy)(accel_bk_context_t context);
+  /* REQUIRED. Device list, fixed for the context's life. With `out_devices`
+   * NULL writes the count; otherwise *inout_count is the capacity. */
+  accel_status_t (*context_get_devices)(accel_bk_context_t context, uint32_t* inout_count,
+                                        accel_bk_device_t* out_devices);
+  /* REQUIRED. Fills the descriptor; stable_id and backend_name are the
+   * core's. The core passes a struct of its own size, zeroed. */
+  accel_status_t (*device_get_capabilities)(accel_bk_device_t device, accel_device_capabilities_t* out);
+  accel_status_t (*device_get_memory_info)(accel_bk_device_t device, uint64_t* out_free, uint64_t* out_total);
+
+  /* --- Memory ------------------------------------------------------------ */
+  accel_status_t (*buffer_create)(accel_bk_device_t device, const accel_buffer_desc_t* desc,
+                                  accel_bk_buffer_t* out_buffer);
+  void (*buffer_destroy)(accel_bk_buffer_t buffer);
+  accel_status_t (*buffer_map)(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
+                               void** out_ptr);
+  accel_status_t (*buffer_unmap)(accel_bk_buffer_t buffer);
+
+  /* --- Streams ----------------------------------------------------------- */
+  accel_status_t (*stream_create)(accel_bk_device_t device, const accel_stream_desc_t* desc,
+                                  accel_bk_stream_t* out_stream);
+  /* Waits for the stream's enqueued work, then releases it. */
+  void (*stream_destroy)(accel_bk_stream_t stream);
+  accel_status_t (*stream_copy_host_to_buffer)(accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst,
+                                               uint64_t dst_offset, uint64_t size);
+  accel_status_t (*stream_copy_buffer_to_host)(accel_bk_stream_t stream, accel_bk_buffer_t src,
+                                               uint64_t src_offset, void* dst, uint64_t size);
+  accel_status_t (*stream_copy_buffer)(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset,
+                                       accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size);
+  accel_status_t (*stream_fill_buffer)(accel_bk_stream_t stream, accel_bk_buffer_t buffer, uint64_t offset,
+                                       uint64_t size, const void* pattern, uint32_t pattern_size);
+  accel_status_t (*stream_enqueue_host_callback)(accel_bk_stream_t stream, accel_host_callback_t callback,
+                                                 void* user_data);
+  /* Releases `buffer` once the work enqueued before this call completes.
+   * The buffer is not used by the core afterwards. */
+  accel_status_t (*stream_free_buffer)(accel_bk_stream_t stream, accel_bk_buffer_t buffer);
+  accel_status_t (*stream_record_event)(accel_bk_stream_t stream, accel_bk_event_t event);
+  accel_status_t (*stream_wait_event)(accel_bk_stream_t stream, accel_bk_event_t event);
+  /* ACCEL_SUCCESS, ACCEL_NOT_READY or the stream's asynchronous error. */
+  accel_status_t (*stream_query)(accel_bk_stream_t stream);
+  accel_status_t (*stream_synchronize)(accel_bk_stream_t stream, uint64_t timeout_ns);
+  accel_status_t (*stream_clear_error)(accel_bk_stream_t stream);
+
+  /* --- Events ------------------------------------------------------------ */
+  accel_status_t (*event_create)(accel_bk_device_t device, const accel_event_desc_t* desc,
+                                 accel_bk_event_t* out_event);
+  void (*event_destroy)(accel_bk_event_t event);
+  accel_status_t (*event_query)(accel_bk_event_t event);
+  accel_status_t (*event_synchronize)(accel_bk_event_t event, uint64_t timeout_ns);
+  /* Both events completed, recorded and created with timing (core-checked
+   * for recorded-ness only through this slot's return). */
+  accel_status_t (*event_elapsed_time)(accel_bk_event_t start, accel_bk_event_t end, uint64_t* out_nanoseconds);
+  /* --- 1.1 ---------------------------------------------------------------- */
+  accel_status_t (*device_get_future_value)(accel_bk_device_t device, uint32_t* out_value);
+  /* New slots go here, at the end, with the minor version that added them. */
+} accel_backend_api_t;
+
+/*===----------------------------------------------------------------------===*/
+/* Negotiation: the one exported entry point                                  */
+/*===----------------------------------------------------------------------===*/
+
+typedef struct accel_backend_get_api_args_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS */
+  uint32_t struct_size;
+  const void* next;
+  uint32_t core_abi_version_min;  /* [in] oldest ABI the core accepts */
+  uint32_t core_abi_version_max;  /* [in] newest ABI the core speaks */
+  const accel_host_services_t* host; /* [in] valid for the call */
+  uint32_t out_abi_version;       /* [out] highest version both speak */
+  uint32_t reserved0;
+  const accel_backend_api_t* out_api; /* [out] static table */
+  uint64_t core_features;             /* [in] 1.1: bit set of core features */
+} accel_backend_get_api_args_t;
+
+/* Negotiates. A backend whose major differs from core_abi_version_max's
+ * returns ACCEL_ERROR_INCOMPATIBLE_VERSION after host->set_error. */
+typedef accel_status_t (*accel_backend_get_api_fn)(accel_backend_get_api_args_t* args);
+
+ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ACCEL_ACCEL_BACKEND_H_ */

@@ -13,7 +13,7 @@
 #include "objects.h"
 #include "status.h"
 
-namespace accel {
+namespace accel::core {
 
 inline constexpr uint32_t kHeaderSize = sizeof(accel_struct_header_t);
 
@@ -114,21 +114,21 @@ inline Status OnDevice(const Device& device, Status status) {
   return Status(status.code(), device.label + ": " + status.message());
 }
 
-}  // namespace accel
+}  // namespace accel::core
 
 #define ACCEL_RESOLVE(var, Type, handle)                           \
-  auto var##_resolved = ::accel::Resolve<Type>((handle), #handle); \
+  auto var##_resolved = ::accel::core::Resolve<Type>((handle), #handle); \
   if (!var##_resolved.ok()) return var##_resolved.status();        \
   std::shared_ptr<Type> var = std::move(var##_resolved.value())
 
 #define ACCEL_REQUIRE(condition, code, ...) \
-  if (!(condition)) return ::accel::Error((code), __VA_ARGS__)
+  if (!(condition)) return ::accel::core::Error((code), __VA_ARGS__)
 
 #define ACCEL_NOT_NULL(pointer) ACCEL_REQUIRE((pointer) != nullptr, ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is NULL", #pointer)
 
 #define ACCEL_TRY(expression)                \
   do {                                       \
-    ::accel::Status _s = (expression);       \
+    ::accel::core::Status _s = (expression);       \
     if (!_s.ok()) return _s;                 \
   } while (0)
 

@@ -3,7 +3,7 @@
 
 #include "api_common.h"
 
-using namespace accel;  // NOLINT(google-build-using-namespace)
+using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
 namespace {
 

@@ -1,9 +1,9 @@
 // C entry points: buffers, mapping, and the helpers for sizes and ranges.
 #include "api_common.h"
 
-using namespace accel;  // NOLINT(google-build-using-namespace)
+using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
-namespace accel {
+namespace accel::core {
 
 std::string FormatBytes(uint64_t bytes) {
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -27,7 +27,7 @@ Status CheckRange(const Buffer& buffer, uint64_t offset, uint64_t size, const ch
   return Status::Ok();
 }
 
-}  // namespace accel
+}  // namespace accel::core
 
 extern "C" {
 

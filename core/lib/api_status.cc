@@ -2,7 +2,7 @@
 #include "api_common.h"
 #include "backend.h"
 
-using namespace accel;  // NOLINT(google-build-using-namespace)
+using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
 extern "C" {
 

@@ -1,7 +1,7 @@
 // C entry points: streams.
 #include "api_common.h"
 
-using namespace accel;  // NOLINT(google-build-using-namespace)
+using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
 namespace {
 

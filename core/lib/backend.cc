@@ -8,7 +8,7 @@
 
 #include "identity.h"
 
-namespace accel {
+namespace accel::core {
 namespace {
 
 std::string VersionString(uint32_t v) { return fmt::format("{}.{}", ACCEL_VERSION_MAJOR(v), ACCEL_VERSION_MINOR(v)); }
@@ -204,4 +204,4 @@ void Backend::Shutdown() {
 
 Backend::~Backend() { Shutdown(); }
 
-}  // namespace accel
+}  // namespace accel::core

@@ -12,7 +12,7 @@
 #include "handle_table.h"
 #include "log.h"
 
-namespace accel {
+namespace accel::core {
 
 class Instance;
 
@@ -106,6 +106,6 @@ class Backend : public Object {
 
 #define ACCEL_SLOT(backend, slot, ...) (backend).Call(#slot, (backend).api().slot, __VA_ARGS__)
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_BACKEND_H_

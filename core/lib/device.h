@@ -10,7 +10,7 @@
 #include "backend.h"
 #include "handle_table.h"
 
-namespace accel {
+namespace accel::core {
 
 class Instance;
 class PhysicalDevice;
@@ -41,6 +41,6 @@ class PhysicalDevice : public Object {
   std::vector<std::shared_ptr<Device>> devices;  // visible access paths, in order
 };
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_DEVICE_H_

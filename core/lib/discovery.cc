@@ -14,7 +14,7 @@
 
 #include "manifest.h"
 
-namespace accel {
+namespace accel::core {
 namespace fs = std::filesystem;
 
 bool ProcessIsPrivileged() {
@@ -182,4 +182,4 @@ std::vector<Candidate> DiscoverBackends(const LoaderSettings& settings, const Lo
   return out;
 }
 
-}  // namespace accel
+}  // namespace accel::core

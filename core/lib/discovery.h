@@ -11,7 +11,7 @@
 #include "log.h"
 #include "status.h"
 
-namespace accel {
+namespace accel::core {
 
 // The loader settings of one instance after the instance description and
 // the environment were combined. Plain value.
@@ -54,6 +54,6 @@ Status CheckFileTrusted(const std::string& path, const char* what);
 
 std::vector<std::string> SplitList(const std::string& text, char separator);
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_DISCOVERY_H_

@@ -1,6 +1,6 @@
 #include "handle_table.h"
 
-namespace accel {
+namespace accel::core {
 namespace {
 
 constexpr uint64_t kSlotBits = 24;
@@ -96,4 +96,4 @@ Expected<std::shared_ptr<Object>> HandleTable::Find(uint64_t handle, HandleType 
   return e.object;
 }
 
-}  // namespace accel
+}  // namespace accel::core

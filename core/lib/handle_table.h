@@ -12,7 +12,7 @@
 
 #include "status.h"
 
-namespace accel {
+namespace accel::core {
 
 // The type tag in a handle's top byte. Values start at 0xA1 so that no
 // user-space pointer or small integer decodes as a handle.
@@ -78,6 +78,6 @@ H ToHandle(uint64_t value) {
   return reinterpret_cast<H>(value);
 }
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_HANDLE_TABLE_H_

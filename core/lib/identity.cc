@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace accel {
+namespace accel::core {
 namespace {
 
 std::string ReadFirstLine(const char* path) {
@@ -99,4 +99,4 @@ OrderKey MakeOrderKey(const accel_device_capabilities_t& caps, const std::string
   return k;
 }
 
-}  // namespace accel
+}  // namespace accel::core

@@ -8,7 +8,7 @@
 
 #include "accel/accel.h"
 
-namespace accel {
+namespace accel::core {
 
 // /etc/machine-id, else /var/lib/dbus/machine-id, else the host name.
 // Computed once per process.
@@ -45,6 +45,6 @@ struct OrderKey {
 };
 OrderKey MakeOrderKey(const accel_device_capabilities_t& caps, const std::string& backend, uint32_t backend_index);
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_IDENTITY_H_

@@ -11,7 +11,7 @@
 #include "identity.h"
 #include "objects.h"
 
-namespace accel {
+namespace accel::core {
 namespace {
 
 void CopyString(char* dst, size_t size, const std::string& src) {
@@ -321,4 +321,4 @@ void Instance::Destroy() {
 
 Instance::~Instance() { Destroy(); }
 
-}  // namespace accel
+}  // namespace accel::core

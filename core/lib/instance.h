@@ -13,7 +13,7 @@
 #include "discovery.h"
 #include "log.h"
 
-namespace accel {
+namespace accel::core {
 
 // Owns everything created under one accel_instance_t. Thread-safe: the
 // registry is immutable after Create; the set of children is under
@@ -57,6 +57,6 @@ class Instance : public Object {
   bool destroyed_ = false;
 };
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_INSTANCE_H_

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-namespace accel {
+namespace accel::core {
 
 void Logger::Write(accel_log_level_t level, std::string_view message) const {
   if (!Enabled(level)) return;
@@ -33,4 +33,4 @@ accel_log_level_t Logger::ParseLevel(const char* text, accel_log_level_t fallbac
   return fallback;
 }
 
-}  // namespace accel
+}  // namespace accel::core

@@ -9,7 +9,7 @@
 
 #include "accel/accel.h"
 
-namespace accel {
+namespace accel::core {
 
 // Filters by level and forwards to the application's callback or stderr.
 // Thread-safe: configuration is fixed at construction.
@@ -36,6 +36,6 @@ class Logger {
   void* user_data_ = nullptr;
 };
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_LOG_H_

@@ -8,7 +8,7 @@
 #include <regex>
 #include <sstream>
 
-namespace accel {
+namespace accel::core {
 
 Expected<Manifest> ParseManifest(const std::string& path, const std::string& text) {
   using nlohmann::json;
@@ -80,4 +80,4 @@ Expected<Manifest> LoadManifest(const std::string& path) {
   return ParseManifest(path, text.str());
 }
 
-}  // namespace accel
+}  // namespace accel::core

@@ -7,7 +7,7 @@
 
 #include "status.h"
 
-namespace accel {
+namespace accel::core {
 
 // One parsed manifest. Plain value.
 struct Manifest {
@@ -28,6 +28,6 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
 // Reads and parses the file. NOT_FOUND when it cannot be read.
 Expected<Manifest> LoadManifest(const std::string& path);
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_MANIFEST_H_

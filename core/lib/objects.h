@@ -9,7 +9,7 @@
 
 #include "device.h"
 
-namespace accel {
+namespace accel::core {
 
 // A device buffer. Thread-safe: the mapping state is under `mutex`.
 class Buffer : public Object {
@@ -66,6 +66,6 @@ class Event : public Object {
   std::atomic<bool> released{false};
 };
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_OBJECTS_H_

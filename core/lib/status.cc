@@ -1,6 +1,6 @@
 #include "status.h"
 
-namespace accel {
+namespace accel::core {
 namespace {
 
 // Per thread: the last error that reached the application, and the message a
@@ -77,4 +77,4 @@ const char* StatusName(accel_status_t status) {
 const char* LastErrorMessage() { return Errors().last_message.c_str(); }
 accel_status_t LastErrorStatus() { return Errors().last_status; }
 
-}  // namespace accel
+}  // namespace accel::core

@@ -11,7 +11,7 @@
 
 #include "accel/accel.h"
 
-namespace accel {
+namespace accel::core {
 
 // A status code with the message that explains it. Plain value; not shared.
 class Status {
@@ -65,6 +65,6 @@ const char* StatusName(accel_status_t status);
 const char* LastErrorMessage();
 accel_status_t LastErrorStatus();
 
-}  // namespace accel
+}  // namespace accel::core
 
 #endif  // ACCEL_CORE_STATUS_H_

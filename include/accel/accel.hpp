@@ -1,0 +1,750 @@
+// Accel C++ API: a header-only C++17 RAII wrapper over the C API of accel.h.
+//
+// Each class here wraps one C object and adds nothing the C API lacks:
+// owners (Instance, Buffer, Stream, Event, Mapping) release their handle in
+// their destructor and are move-only; Device, PhysicalDevice and Backend are
+// copyable non-owning values, valid while their Instance lives. A failing
+// call throws accel::Error with the C status and the C message
+// (accel_last_error()). Destructors never throw: they ignore the status, so
+// an owner that outlives its Instance is harmless (its handle is stale and the
+// C call rejects it). The C rules (docs/ownership.md, docs/threading.md,
+// docs/errors.md) apply unchanged; `handle()` and `release()` hand a raw
+// handle to C code.
+#ifndef ACCEL_ACCEL_HPP_
+#define ACCEL_ACCEL_HPP_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "accel/accel.h"
+
+namespace accel {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+// An Accel call that failed: its (negative) status and its message.
+// A plain exception value; safe to copy and to read from any thread.
+//
+//   try {
+//     accel::Buffer huge(device, uint64_t{1} << 50);
+//   } catch (const accel::Error& e) {
+//     if (e.status() == ACCEL_ERROR_RESOURCE_EXHAUSTED) std::puts(e.what());
+//   }
+class Error : public std::runtime_error {
+ public:
+  Error(accel_status_t status, const std::string& message) : std::runtime_error(message), status_(status) {}
+
+  accel_status_t status() const noexcept { return status_; }
+  // "ACCEL_ERROR_RESOURCE_EXHAUSTED"; static storage.
+  const char* status_name() const noexcept { return accel_status_name(status_); }
+
+ private:
+  accel_status_t status_;
+};
+
+// Throws Error for a negative status, with the calling thread's C message
+// (or the status name when the message is empty); returns any other status
+// unchanged, so ACCEL_NOT_READY passes through.
+inline accel_status_t check(accel_status_t status) {
+  if (status < 0) {
+    const char* message = accel_last_error();
+    throw Error(status, (message != nullptr && *message != '\0') ? message : accel_status_name(status));
+  }
+  return status;
+}
+
+// Pass as a timeout to wait without one.
+inline constexpr std::chrono::nanoseconds infinite = std::chrono::nanoseconds::max();
+
+// Pass as a size to mean "to the end of the buffer".
+inline constexpr uint64_t whole_size = ~uint64_t{0};
+
+namespace detail {
+
+// A C struct with its header filled in and every other field zero.
+template <class T>
+T sized(uint32_t stype) noexcept {
+  static_assert(std::is_trivially_copyable_v<T>, "only C structs carry the struct header");
+  T value{};
+  value.stype = stype;
+  value.struct_size = static_cast<uint32_t>(sizeof(T));
+  return value;
+}
+
+inline std::string to_string(const char* text) { return text != nullptr ? std::string(text) : std::string(); }
+
+// A fixed-size char array of a descriptor, NUL-terminated or full.
+template <std::size_t N>
+std::string from_array(const char (&text)[N]) {
+  const void* end = std::memchr(text, '\0', N);
+  return std::string(text, end != nullptr ? static_cast<std::size_t>(static_cast<const char*>(end) - text) : N);
+}
+
+inline uint64_t to_timeout_ns(std::chrono::nanoseconds timeout) noexcept {
+  if (timeout == infinite) return ACCEL_TIMEOUT_INFINITE;
+  return timeout.count() <= 0 ? 0 : static_cast<uint64_t>(timeout.count());
+}
+
+// Runs one C enumeration (count, then fill) and wraps each handle.
+template <class Wrapper, class Handle, class Enumerate>
+std::vector<Wrapper> enumerate(Enumerate&& enumerate_fn) {
+  uint32_t count = 0;
+  check(enumerate_fn(&count, static_cast<Handle*>(nullptr)));
+  std::vector<Handle> handles(count);
+  if (count > 0) check(enumerate_fn(&count, handles.data()));
+  handles.resize(count);
+  return std::vector<Wrapper>(handles.begin(), handles.end());
+}
+
+// ACCEL_SUCCESS -> true, ACCEL_NOT_READY -> false, errors throw.
+inline bool ready(accel_status_t status) { return check(status) == ACCEL_SUCCESS; }
+
+// ACCEL_SUCCESS -> true, ACCEL_ERROR_TIMEOUT -> false, other errors throw.
+inline bool completed(accel_status_t status) {
+  if (status == ACCEL_ERROR_TIMEOUT) return false;
+  check(status);
+  return true;
+}
+
+// The move-only ownership of one C handle, destroyed with Destroy (its status
+// ignored, so destructors never throw): the base of every owning class.
+template <class Handle, accel_status_t (*Destroy)(Handle)>
+class Owner {
+ public:
+  Owner(const Owner&) = delete;
+  Owner& operator=(const Owner&) = delete;
+
+  Handle handle() const noexcept { return handle_; }
+  // Gives up ownership; the caller destroys the handle.
+  [[nodiscard]] Handle release() noexcept { return std::exchange(handle_, nullptr); }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ protected:
+  Owner() noexcept = default;
+  explicit Owner(Handle handle) noexcept : handle_(handle) {}
+  ~Owner() { reset(); }
+  Owner(Owner&& other) noexcept : handle_(other.release()) {}
+  Owner& operator=(Owner&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = other.release();
+    }
+    return *this;
+  }
+
+  Handle* out() noexcept { return &handle_; }  // where a create call writes the handle
+  void reset() noexcept {
+    if (handle_ != nullptr) static_cast<void>(Destroy(release()));
+  }
+
+ private:
+  Handle handle_ = nullptr;
+};
+
+}  // namespace detail
+
+//===----------------------------------------------------------------------===//
+// Plain data
+//===----------------------------------------------------------------------===//
+
+// libaccel's version and the backend ABI range its loader accepts.
+struct VersionInfo {
+  uint32_t library_version = 0;  // ACCEL_MAKE_VERSION; ACCEL_VERSION_MAJOR() etc. unpack it
+  uint32_t abi_version = 0;
+  uint32_t backend_abi_min = 0;
+  uint32_t backend_abi_max = 0;
+  std::string build;
+};
+
+// One candidate backend the loader considered (accel_loader_entry_t).
+struct LoaderEntry {
+  std::string backend_name;
+  std::string manifest_path;
+  std::string library_path;
+  std::string reason;  // why it failed or was skipped; "" when loaded
+  accel_loader_state_t state = ACCEL_LOADER_STATE_FAILED;
+  accel_status_t status = ACCEL_SUCCESS;
+  uint32_t negotiated_abi_version = 0;
+  uint32_t backend_abi_version = 0;
+  uint32_t device_count = 0;
+};
+
+// A loaded backend's properties (accel_backend_properties_t).
+struct BackendInfo {
+  std::string name;
+  std::string version;
+  std::string library_path;
+  uint32_t abi_version = 0;
+  uint32_t device_count = 0;
+};
+
+// Live free and total memory of a device, in bytes.
+struct MemoryInfo {
+  uint64_t free = 0;
+  uint64_t total = 0;
+};
+
+inline VersionInfo version() {
+  auto info = detail::sized<accel_version_info_t>(ACCEL_STRUCTURE_TYPE_VERSION_INFO);
+  check(accel_version_get(&info));
+  return {info.library_version, info.abi_version, info.backend_abi_min, info.backend_abi_max,
+          detail::to_string(info.build)};
+}
+
+class Backend;
+class PhysicalDevice;
+
+//===----------------------------------------------------------------------===//
+// Devices
+//===----------------------------------------------------------------------===//
+
+// One access path to a device (a backend device): a non-owning handle value,
+// valid while its Instance lives. Copyable; every call is thread-safe.
+//
+//   for (accel::Device device : instance.devices()) {
+//     auto caps = device.capabilities();
+//     auto units = device.info<uint32_t>(ACCEL_DEVICE_INFO_COMPUTE_UNITS);
+//     std::printf("%s: %u units, %s\n", device.name().c_str(), units, caps.backend_name);
+//   }
+class Device {
+ public:
+  Device() noexcept = default;
+  explicit Device(accel_device_t handle) noexcept : handle_(handle) {}
+
+  accel_device_t handle() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+  friend bool operator==(Device a, Device b) noexcept { return a.handle_ == b.handle_; }
+  friend bool operator!=(Device a, Device b) noexcept { return a.handle_ != b.handle_; }
+
+  // The typed snapshot of every capability.
+  accel_device_capabilities_t capabilities() const {
+    auto caps = detail::sized<accel_device_capabilities_t>(ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES);
+    check(accel_device_get_capabilities(handle_, &caps));
+    return caps;
+  }
+
+  // One fixed-size capability: T is the key's value type (uint32_t, int32_t,
+  // uint64_t, std::array<uint32_t, 3>, std::array<uint8_t, 16>,
+  // accel_device_kind_t). Throws ACCEL_ERROR_INVALID_ARGUMENT when T's size
+  // is not the key's.
+  template <class T>
+  T info(accel_device_info_key_t key) const {
+    static_assert(std::is_trivially_copyable_v<T>, "info<T>: T must be a plain value; use info_string for strings");
+    T value{};
+    std::size_t size = 0;
+    check(accel_device_get_info(handle_, key, sizeof(T), &value, &size));
+    if (size != sizeof(T)) {
+      throw Error(ACCEL_ERROR_INVALID_ARGUMENT, "accel::Device::info: key " + std::to_string(static_cast<int>(key)) +
+                                                    " has a " + std::to_string(size) + "-byte value, T has " +
+                                                    std::to_string(sizeof(T)) + " bytes");
+    }
+    return value;
+  }
+
+  // One string capability (ACCEL_DEVICE_INFO_NAME, _STABLE_ID, ...).
+  std::string info_string(accel_device_info_key_t key) const {
+    std::size_t size = 0;
+    check(accel_device_get_info(handle_, key, 0, nullptr, &size));
+    std::string value(size, '\0');
+    if (size > 0) check(accel_device_get_info(handle_, key, size, value.data(), &size));
+    const std::size_t end = value.find('\0');
+    if (end != std::string::npos) value.resize(end);
+    return value;
+  }
+
+  MemoryInfo memory_info() const {
+    MemoryInfo memory;
+    check(accel_device_get_memory_info(handle_, &memory.free, &memory.total));
+    return memory;
+  }
+
+  std::string name() const { return info_string(ACCEL_DEVICE_INFO_NAME); }
+  std::string stable_id() const { return info_string(ACCEL_DEVICE_INFO_STABLE_ID); }
+  inline Backend backend() const;
+  inline PhysicalDevice physical_device() const;
+
+ private:
+  accel_device_t handle_ = nullptr;
+};
+
+// A physical device: the identity and accounting unit behind one or more
+// access paths. A non-owning, copyable handle value; every call is thread-safe.
+//
+//   for (accel::PhysicalDevice chip : instance.physical_devices()) {
+//     auto props = chip.properties();
+//     std::printf("%s: %zu access paths\n", props.name, chip.devices().size());
+//   }
+class PhysicalDevice {
+ public:
+  PhysicalDevice() noexcept = default;
+  explicit PhysicalDevice(accel_physical_device_t handle) noexcept : handle_(handle) {}
+
+  accel_physical_device_t handle() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+  friend bool operator==(PhysicalDevice a, PhysicalDevice b) noexcept { return a.handle_ == b.handle_; }
+  friend bool operator!=(PhysicalDevice a, PhysicalDevice b) noexcept { return a.handle_ != b.handle_; }
+
+  accel_physical_device_properties_t properties() const {
+    auto props = detail::sized<accel_physical_device_properties_t>(ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES);
+    check(accel_physical_device_get_properties(handle_, &props));
+    return props;
+  }
+
+  // Its visible access paths.
+  std::vector<Device> devices() const {
+    return detail::enumerate<Device, accel_device_t>([this](uint32_t* count, accel_device_t* out) {
+      return accel_physical_device_enumerate_devices(handle_, count, out);
+    });
+  }
+
+  std::string name() const { return detail::from_array(properties().name); }
+  std::string stable_id() const { return detail::from_array(properties().stable_id); }
+
+ private:
+  accel_physical_device_t handle_ = nullptr;
+};
+
+// A backend that loaded and initialised: a non-owning, copyable handle value,
+// valid while its Instance lives; every call is thread-safe.
+//
+//   for (accel::Backend backend : instance.backends()) {
+//     accel::BackendInfo info = backend.info();
+//     std::printf("%s %s: %u devices\n", info.name.c_str(), info.version.c_str(), info.device_count);
+//   }
+class Backend {
+ public:
+  Backend() noexcept = default;
+  explicit Backend(accel_backend_t handle) noexcept : handle_(handle) {}
+
+  accel_backend_t handle() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+  friend bool operator==(Backend a, Backend b) noexcept { return a.handle_ == b.handle_; }
+  friend bool operator!=(Backend a, Backend b) noexcept { return a.handle_ != b.handle_; }
+
+  BackendInfo info() const {
+    auto props = detail::sized<accel_backend_properties_t>(ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES);
+    check(accel_backend_get_properties(handle_, &props));
+    return {detail::to_string(props.name), detail::to_string(props.version), detail::to_string(props.library_path),
+            props.abi_version, props.device_count};
+  }
+
+  std::string name() const { return info().name; }
+
+  // The visible devices reached through this backend.
+  std::vector<Device> devices() const {
+    return detail::enumerate<Device, accel_device_t>(
+        [this](uint32_t* count, accel_device_t* out) { return accel_backend_enumerate_devices(handle_, count, out); });
+  }
+
+ private:
+  accel_backend_t handle_ = nullptr;
+};
+
+inline Backend Device::backend() const {
+  accel_backend_t backend = nullptr;
+  check(accel_device_get_backend(handle_, &backend));
+  return Backend(backend);
+}
+
+inline PhysicalDevice Device::physical_device() const {
+  accel_physical_device_t physical = nullptr;
+  check(accel_device_get_physical_device(handle_, &physical));
+  return PhysicalDevice(physical);
+}
+
+//===----------------------------------------------------------------------===//
+// Instances
+//===----------------------------------------------------------------------===//
+
+// Builds an accel_instance_desc_t; each setter replaces an environment
+// variable for one instance. A plain value; not for concurrent mutation.
+//
+//   accel::Instance instance(accel::InstanceDesc()
+//                                .backends("host")
+//                                .visible_devices("0")
+//                                .log_level(ACCEL_LOG_LEVEL_WARN));
+class InstanceDesc {
+ public:
+  InstanceDesc& ignore_environment(bool ignore = true) {
+    flags_ =
+        ignore ? (flags_ | ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT) : (flags_ & ~ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT);
+    return *this;
+  }
+  InstanceDesc& backend_files(std::string files) { return set(backend_files_, std::move(files)); }
+  InstanceDesc& add_backend_files(std::string files) { return set(add_backend_files_, std::move(files)); }
+  InstanceDesc& backends(std::string selection) { return set(backends_, std::move(selection)); }
+  InstanceDesc& visible_devices(std::string selection) { return set(visible_devices_, std::move(selection)); }
+  InstanceDesc& log_level(accel_log_level_t level) {
+    log_level_ = level;
+    return *this;
+  }
+  // `callback` is called from any thread, possibly concurrently; it must not
+  // call back into Accel.
+  InstanceDesc& log_callback(accel_log_callback_t callback, void* user_data = nullptr) {
+    log_callback_ = callback;
+    log_user_data_ = user_data;
+    return *this;
+  }
+
+  // The C descriptor; its strings point into *this, so it is valid while this
+  // builder lives unchanged.
+  accel_instance_desc_t c_desc() const noexcept {
+    auto desc = detail::sized<accel_instance_desc_t>(ACCEL_STRUCTURE_TYPE_INSTANCE_DESC);
+    desc.flags = flags_;
+    desc.backend_files = c_str(backend_files_);
+    desc.add_backend_files = c_str(add_backend_files_);
+    desc.backends = c_str(backends_);
+    desc.visible_devices = c_str(visible_devices_);
+    desc.log_level = log_level_;
+    desc.log_callback = log_callback_;
+    desc.log_user_data = log_user_data_;
+    return desc;
+  }
+
+ private:
+  InstanceDesc& set(std::optional<std::string>& field, std::string value) {
+    field = std::move(value);
+    return *this;
+  }
+  static const char* c_str(const std::optional<std::string>& text) noexcept { return text ? text->c_str() : nullptr; }
+
+  uint64_t flags_ = 0;
+  std::optional<std::string> backend_files_;
+  std::optional<std::string> add_backend_files_;
+  std::optional<std::string> backends_;
+  std::optional<std::string> visible_devices_;
+  accel_log_level_t log_level_ = ACCEL_LOG_LEVEL_OFF;
+  accel_log_callback_t log_callback_ = nullptr;
+  void* log_user_data_ = nullptr;
+};
+
+// Owns an accel_instance_t: loaded backends, the device registry and every
+// object created under it. Queries are thread-safe; destroying (or
+// move-assigning over) it must not race any call on its objects.
+//
+//   accel::Instance instance;  // defaults: backends and settings from the environment
+//   for (const accel::LoaderEntry& entry : instance.loader_report())
+//     std::printf("%s: %s\n", entry.backend_name.c_str(), entry.reason.c_str());
+//   accel::Device device = instance.devices().at(0);
+class Instance : public detail::Owner<accel_instance_t, accel_instance_destroy> {
+ public:
+  Instance() { check(accel_instance_create(nullptr, out())); }
+  explicit Instance(const accel_instance_desc_t& desc) { check(accel_instance_create(&desc, out())); }
+  explicit Instance(const InstanceDesc& desc) : Instance(desc.c_desc()) {}
+  // Takes ownership of a handle created through the C API.
+  static Instance adopt(accel_instance_t handle) noexcept { return Instance(handle); }
+
+  // Visible devices of every backend, in the stable order.
+  std::vector<Device> devices() const {
+    return detail::enumerate<Device, accel_device_t>([this](uint32_t* count, accel_device_t* array) {
+      return accel_instance_enumerate_devices(handle(), count, array);
+    });
+  }
+  std::vector<PhysicalDevice> physical_devices() const {
+    return detail::enumerate<PhysicalDevice, accel_physical_device_t>(
+        [this](uint32_t* count, accel_physical_device_t* array) {
+          return accel_instance_enumerate_physical_devices(handle(), count, array);
+        });
+  }
+  std::vector<Backend> backends() const {
+    return detail::enumerate<Backend, accel_backend_t>([this](uint32_t* count, accel_backend_t* array) {
+      return accel_instance_enumerate_backends(handle(), count, array);
+    });
+  }
+
+  // Every candidate backend the loader considered, loaded or not.
+  std::vector<LoaderEntry> loader_report() const {
+    uint32_t count = 0;
+    check(accel_instance_get_loader_entry_count(handle(), &count));
+    std::vector<LoaderEntry> report;
+    report.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      auto entry = detail::sized<accel_loader_entry_t>(ACCEL_STRUCTURE_TYPE_LOADER_ENTRY);
+      check(accel_instance_get_loader_entry(handle(), i, &entry));
+      report.push_back({detail::to_string(entry.backend_name), detail::to_string(entry.manifest_path),
+                        detail::to_string(entry.library_path), detail::to_string(entry.reason), entry.state,
+                        entry.status, entry.negotiated_abi_version, entry.backend_abi_version, entry.device_count});
+    }
+    return report;
+  }
+
+ private:
+  explicit Instance(accel_instance_t handle) noexcept : Owner(handle) {}
+};
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+// Owns one buffer on one device; a default-constructed Buffer owns nothing.
+// Calls are thread-safe; destroying (or moving) it must not race other calls
+// on it. Destruction is stream-ordered: enqueued work still completes.
+//
+//   accel::Buffer buffer(device, 1024 * sizeof(float));
+//   stream.copy_from_host(input.data(), buffer, buffer.size());
+//   stream.synchronize();
+//   accel::Mapping view(buffer);  // unmapped when `view` goes out of scope
+class Buffer : public detail::Owner<accel_buffer_t, accel_buffer_destroy> {
+ public:
+  Buffer() noexcept = default;
+  Buffer(Device device, uint64_t size, accel_memory_kind_t memory_kind = ACCEL_MEMORY_KIND_DEVICE) : size_(size) {
+    auto desc = detail::sized<accel_buffer_desc_t>(ACCEL_STRUCTURE_TYPE_BUFFER_DESC);
+    desc.size = size;
+    desc.memory_kind = memory_kind;
+    check(accel_buffer_create(device.handle(), &desc, out()));
+  }
+  // Takes ownership of a handle created through the C API (not taken when
+  // this throws).
+  static Buffer adopt(accel_buffer_t handle) {
+    auto props = detail::sized<accel_buffer_properties_t>(ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES);
+    check(accel_buffer_get_properties(handle, &props));
+    Buffer buffer;
+    *buffer.out() = handle;
+    buffer.size_ = props.size;
+    return buffer;
+  }
+
+  Buffer(Buffer&& other) noexcept : Owner(std::move(other)), size_(std::exchange(other.size_, 0)) {}
+  Buffer& operator=(Buffer&& other) noexcept {
+    size_ = std::exchange(other.size_, 0);
+    Owner::operator=(std::move(other));
+    return *this;
+  }
+
+  // Bytes, as created.
+  uint64_t size() const noexcept { return size_; }
+
+  accel_buffer_properties_t properties() const {
+    auto props = detail::sized<accel_buffer_properties_t>(ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES);
+    check(accel_buffer_get_properties(handle(), &props));
+    return props;
+  }
+  Device device() const { return Device(properties().device); }
+
+  // Maps [offset, offset + size) for host access (one mapping at a time; work
+  // on the buffer must be complete). Prefer Mapping, which unmaps for you.
+  void* map(uint64_t offset = 0, uint64_t size = whole_size, uint64_t flags = ACCEL_MAP_READ | ACCEL_MAP_WRITE) {
+    void* pointer = nullptr;
+    check(accel_buffer_map(handle(), offset, size == whole_size ? size_ - offset : size, flags, &pointer));
+    return pointer;
+  }
+  void unmap() { check(accel_buffer_unmap(handle())); }
+
+ private:
+  uint64_t size_ = 0;
+};
+
+// A scoped host mapping of a Buffer: maps in its constructor, unmaps in its
+// destructor. Used by one thread; it must not outlive the Buffer's handle.
+//
+//   stream.synchronize();
+//   {
+//     accel::Mapping view(buffer, 0, accel::whole_size, ACCEL_MAP_READ);
+//     const float* values = view.as<const float>();
+//   }  // unmapped here
+class Mapping {
+ public:
+  explicit Mapping(Buffer& buffer, uint64_t offset = 0, uint64_t size = whole_size,
+                   uint64_t flags = ACCEL_MAP_READ | ACCEL_MAP_WRITE)
+      : buffer_(buffer.handle()),
+        size_(size == whole_size ? buffer.size() - offset : size),
+        data_(buffer.map(offset, size_, flags)) {}
+  ~Mapping() {
+    if (buffer_ != nullptr) static_cast<void>(accel_buffer_unmap(buffer_));
+  }
+  Mapping(Mapping&& other) noexcept
+      : buffer_(std::exchange(other.buffer_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        data_(std::exchange(other.data_, nullptr)) {}
+  Mapping& operator=(Mapping&&) = delete;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  void* data() const noexcept { return data_; }
+  uint64_t size() const noexcept { return size_; }
+  template <class T>
+  T* as() const noexcept {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  accel_buffer_t buffer_;
+  uint64_t size_;
+  void* data_;
+};
+
+//===----------------------------------------------------------------------===//
+// Events
+//===----------------------------------------------------------------------===//
+
+// Owns an event: a point recorded in a stream that other streams and the host
+// wait on. Calls are thread-safe; destroying (or moving) it must not race
+// other calls on it.
+//
+//   accel::Event start(device, ACCEL_EVENT_FLAG_TIMING), end(device, ACCEL_EVENT_FLAG_TIMING);
+//   stream.record(start);
+//   stream.copy_from_host(data, buffer, size);
+//   stream.record(end);
+//   end.synchronize();
+//   std::chrono::nanoseconds took = accel::Event::elapsed(start, end);
+class Event : public detail::Owner<accel_event_t, accel_event_destroy> {
+ public:
+  Event() noexcept = default;
+  explicit Event(Device device, uint64_t flags = 0) {
+    auto desc = detail::sized<accel_event_desc_t>(ACCEL_STRUCTURE_TYPE_EVENT_DESC);
+    desc.flags = flags;
+    check(accel_event_create(device.handle(), &desc, out()));
+  }
+  // Takes ownership of a handle created through the C API.
+  static Event adopt(accel_event_t handle) noexcept {
+    Event event;
+    *event.out() = handle;
+    return event;
+  }
+
+  // True when complete (or never recorded), false while pending; throws the
+  // error the work before it failed with. Never blocks.
+  bool query() const { return detail::ready(accel_event_query(handle())); }
+
+  // Waits; true when complete, false when `timeout` passed first; throws the
+  // error the work before it failed with.
+  bool synchronize(std::chrono::nanoseconds timeout = infinite) const {
+    return detail::completed(accel_event_synchronize(handle(), detail::to_timeout_ns(timeout)));
+  }
+
+  // Time between two completed events created with ACCEL_EVENT_FLAG_TIMING.
+  static std::chrono::nanoseconds elapsed(const Event& start, const Event& end) {
+    uint64_t nanoseconds = 0;
+    check(accel_event_elapsed_time(start.handle(), end.handle(), &nanoseconds));
+    return std::chrono::nanoseconds(static_cast<std::chrono::nanoseconds::rep>(nanoseconds));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Streams
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+// The C side of Stream::host_callback: runs the heap-allocated callable once,
+// then deletes it. Exceptions never cross into C: one becomes
+// ACCEL_ERROR_INTERNAL, the stream's asynchronous error.
+template <class Fn>
+accel_status_t host_callback_trampoline(void* user_data) noexcept {
+  std::unique_ptr<Fn> fn(static_cast<Fn*>(user_data));
+  try {
+    if constexpr (std::is_same_v<std::invoke_result_t<Fn&>, accel_status_t>) {
+      return std::invoke(*fn);
+    } else {
+      std::invoke(*fn);
+      return ACCEL_SUCCESS;
+    }
+  } catch (...) {
+    return ACCEL_ERROR_INTERNAL;
+  }
+}
+
+}  // namespace detail
+
+// Owns an in-order stream of work on one device. Enqueueing is thread-safe;
+// destroying (or moving) it must not race other calls on it, and the
+// destructor waits for the enqueued work.
+//
+//   accel::Stream stream(device);
+//   stream.fill(buffer, uint32_t{0});
+//   stream.copy_to_host(buffer, host.data(), buffer.size());
+//   stream.host_callback([&] { std::puts("copied"); });
+//   stream.synchronize();
+class Stream : public detail::Owner<accel_stream_t, accel_stream_destroy> {
+ public:
+  Stream() noexcept = default;
+  explicit Stream(Device device, int32_t priority = 0) {
+    auto desc = detail::sized<accel_stream_desc_t>(ACCEL_STRUCTURE_TYPE_STREAM_DESC);
+    desc.priority = priority;
+    check(accel_stream_create(device.handle(), &desc, out()));
+  }
+  // Takes ownership of a handle created through the C API.
+  static Stream adopt(accel_stream_t handle) noexcept {
+    Stream stream;
+    *stream.out() = handle;
+    return stream;
+  }
+
+  // Host memory must stay valid until the copy completes.
+  void copy_from_host(const void* src, Buffer& dst, uint64_t size, uint64_t dst_offset = 0) {
+    check(accel_stream_copy_host_to_buffer(handle(), src, dst.handle(), dst_offset, size));
+  }
+  void copy_to_host(const Buffer& src, void* dst, uint64_t size, uint64_t src_offset = 0) {
+    check(accel_stream_copy_buffer_to_host(handle(), src.handle(), src_offset, dst, size));
+  }
+  void copy(const Buffer& src, Buffer& dst, uint64_t size, uint64_t src_offset = 0, uint64_t dst_offset = 0) {
+    check(accel_stream_copy_buffer(handle(), src.handle(), src_offset, dst.handle(), dst_offset, size));
+  }
+
+  // Fills [offset, offset + size) with a 1, 2 or 4 byte pattern (copied now).
+  template <class T>
+  void fill(Buffer& buffer, const T& pattern, uint64_t offset = 0, uint64_t size = whole_size) {
+    static_assert(std::is_trivially_copyable_v<T> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4),
+                  "fill: the pattern must be a plain 1, 2 or 4 byte value");
+    check(accel_stream_fill_buffer(handle(), buffer.handle(), offset,
+                                   size == whole_size ? buffer.size() - offset : size, &pattern,
+                                   static_cast<uint32_t>(sizeof(T))));
+  }
+
+  // Enqueues a copy of `callable`, run once on the stream's worker in stream
+  // order, then destroyed. It may return accel_status_t (an error becomes the
+  // stream's asynchronous error) or nothing; a thrown exception becomes
+  // ACCEL_ERROR_INTERNAL. It must not block on later work of this stream.
+  // Caveat: work skipped after an asynchronous error never runs, and the C
+  // API does not report the skip, so such a callable is never destroyed.
+  template <class F>
+  void host_callback(F&& callable) {
+    using Fn = std::decay_t<F>;
+    static_assert(std::is_invocable_v<Fn&>, "host_callback: the callable must take no arguments");
+    auto owned = std::make_unique<Fn>(std::forward<F>(callable));
+    check(accel_stream_enqueue_host_callback(handle(), &detail::host_callback_trampoline<Fn>, owned.get()));
+    static_cast<void>(owned.release());  // the trampoline deletes it
+  }
+
+  // Stream-ordered free: the handle goes now, the memory once the work
+  // enqueued before this call completes. `buffer` is left empty; on failure
+  // it still owns its handle.
+  void free(Buffer&& buffer) {
+    check(accel_stream_free_buffer(handle(), buffer.handle()));
+    static_cast<void>(buffer.release());
+    buffer = Buffer();
+  }
+
+  void record(Event& event) { check(accel_stream_record_event(handle(), event.handle())); }
+  // Later work on this stream waits for `event` as last recorded.
+  void wait(const Event& event) { check(accel_stream_wait_event(handle(), event.handle())); }
+
+  // True when all enqueued work completed, false while some is pending;
+  // throws the stream's asynchronous error. Never blocks.
+  bool query() const { return detail::ready(accel_stream_query(handle())); }
+
+  // Waits for the enqueued work; true when complete, false when `timeout`
+  // passed first; throws the stream's asynchronous error.
+  bool synchronize(std::chrono::nanoseconds timeout = infinite) const {
+    return detail::completed(accel_stream_synchronize(handle(), detail::to_timeout_ns(timeout)));
+  }
+
+  // Clears an asynchronous error so later work runs again.
+  void clear_error() { check(accel_stream_clear_error(handle())); }
+};
+
+}  // namespace accel
+
+#endif  // ACCEL_ACCEL_HPP_

@@ -54,10 +54,12 @@ extern "C" {
 #endif
 
 /* Structure types of this ABI (1000..1999). */
-#define ACCEL_STRUCTURE_TYPE_HOST_SERVICES ((uint32_t)1000)
-#define ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS ((uint32_t)1001)
-#define ACCEL_STRUCTURE_TYPE_BACKEND_API ((uint32_t)1002)
-#define ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC ((uint32_t)1003)
+/* Plain macros, not accel_structure_type_t values: the application enum
+ * stays free of plugin-only types. */
+#define ACCEL_STRUCTURE_TYPE_HOST_SERVICES UINT32_C(1000)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS UINT32_C(1001)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_API UINT32_C(1002)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC UINT32_C(1003)
 
 /* Backend-side objects: opaque to the core, never dereferenced by it. */
 typedef struct accel_bk_context_s* accel_bk_context_t;
@@ -81,8 +83,8 @@ typedef struct accel_host_services_t {
   void (*set_error)(void* context, accel_status_t status, const char* message);
   /* Host allocation for the backend's own bookkeeping; alignment is a power
    * of two. Either may be used from any thread. */
-  void* (*alloc)(void* context, size_t size, size_t alignment);
-  void (*free)(void* context, void* pointer);
+  void* (*allocate)(void* context, size_t size, size_t alignment);
+  void (*deallocate)(void* context, void* pointer);
   const char* cache_dir;  /* ACCEL_CACHE_DIR, or NULL: where compiler caches go */
   const char* machine_id; /* stable id of this machine, never NULL */
 } accel_host_services_t;
@@ -122,7 +124,8 @@ typedef struct accel_backend_api_t {
                                         accel_bk_device_t* out_devices);
   /* REQUIRED. Fills the descriptor; stable_id and backend_name are the
    * core's. The core passes a struct of its own size, zeroed. */
-  accel_status_t (*device_get_capabilities)(accel_bk_device_t device, accel_device_capabilities_t* out);
+  accel_status_t (*device_get_capabilities)(accel_bk_device_t device,
+                                            accel_device_capabilities_t* out_capabilities);
   accel_status_t (*device_get_memory_info)(accel_bk_device_t device, uint64_t* out_free, uint64_t* out_total);
 
   /* --- Memory ------------------------------------------------------------ */

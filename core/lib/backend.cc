@@ -100,8 +100,8 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
   services_.context = &host_context_;
   services_.log = &Backend::HostLog;
   services_.set_error = &Backend::HostSetError;
-  services_.alloc = &Backend::HostAlloc;
-  services_.free = &Backend::HostFree;
+  services_.allocate = &Backend::HostAlloc;
+  services_.deallocate = &Backend::HostFree;
   services_.cache_dir = cache_dir_.empty() ? nullptr : cache_dir_.c_str();
   services_.machine_id = machine_id_.c_str();
 

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#if defined(ACCEL_BUILDING_LIBRARY)
+#if defined(ACCEL_BUILDING_LIBRARY) && defined(__GNUC__)
 #define ACCEL_API __attribute__((visibility("default")))
 #else
 #define ACCEL_API
@@ -38,10 +38,10 @@ extern "C" {
 
 /* A version is packed as major(10 bits).minor(10 bits).patch(12 bits). */
 #define ACCEL_MAKE_VERSION(major, minor, patch) \
-  ((((uint32_t)(major)) << 22) | (((uint32_t)(minor)) << 12) | ((uint32_t)(patch)))
-#define ACCEL_VERSION_MAJOR(v) (((uint32_t)(v)) >> 22)
-#define ACCEL_VERSION_MINOR(v) ((((uint32_t)(v)) >> 12) & 0x3FFu)
-#define ACCEL_VERSION_PATCH(v) (((uint32_t)(v)) & 0xFFFu)
+  ((UINT32_C(0) + (major)) << 22 | (UINT32_C(0) + (minor)) << 12 | (UINT32_C(0) + (patch)))
+#define ACCEL_VERSION_MAJOR(v) ((UINT32_C(0) + (v)) >> 22)
+#define ACCEL_VERSION_MINOR(v) (((UINT32_C(0) + (v)) >> 12) & 0x3FFu)
+#define ACCEL_VERSION_PATCH(v) ((UINT32_C(0) + (v)) & 0xFFFu)
 
 /* The ABI this header describes. */
 #define ACCEL_ABI_VERSION_MAJOR 1
@@ -163,9 +163,10 @@ typedef struct accel_version_info_t {
   const char* build;            /* static: compiler and build type */
 } accel_version_info_t;
 
-/* Fills `out_info` (caller sets stype and struct_size). Thread-safe.
- * Returns ACCEL_ERROR_INVALID_ARGUMENT when `out_info` is NULL or its
- * struct_size is smaller than the 1.0 header. */
+/* Fills `out_info` (caller sets stype and struct_size; a smaller, older
+ * struct gets its known prefix, as for every output struct). Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_ARGUMENT when `out_info` is NULL, has another
+ * stype, or a struct_size smaller than the struct header. */
 ACCEL_API accel_status_t accel_version_get(accel_version_info_t* out_info); /* [out] */
 
 /*===----------------------------------------------------------------------===*/
@@ -174,7 +175,7 @@ ACCEL_API accel_status_t accel_version_get(accel_version_info_t* out_info); /* [
 
 /* Ignore ACCEL_BACKEND_FILES, ACCEL_ADD_BACKEND_FILES, ACCEL_BACKENDS,
  * ACCEL_VISIBLE_DEVICES and ACCEL_LOG for this instance. */
-#define ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT ((uint64_t)1)
+#define ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT (UINT64_C(1) << 0)
 
 typedef struct accel_instance_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_INSTANCE_DESC */
@@ -305,42 +306,42 @@ typedef enum accel_device_kind_t {
 
 /* Numeric formats the device computes in (ACCEL_DEVICE_INFO_NUMERIC_FORMATS). */
 typedef uint64_t accel_numeric_formats_t;
-#define ACCEL_NUMERIC_FORMAT_FP64 ((uint64_t)1 << 0)
-#define ACCEL_NUMERIC_FORMAT_FP32 ((uint64_t)1 << 1)
-#define ACCEL_NUMERIC_FORMAT_TF32 ((uint64_t)1 << 2)
-#define ACCEL_NUMERIC_FORMAT_FP16 ((uint64_t)1 << 3)
-#define ACCEL_NUMERIC_FORMAT_BF16 ((uint64_t)1 << 4)
-#define ACCEL_NUMERIC_FORMAT_FP8_E4M3 ((uint64_t)1 << 5)
-#define ACCEL_NUMERIC_FORMAT_FP8_E5M2 ((uint64_t)1 << 6)
-#define ACCEL_NUMERIC_FORMAT_INT8 ((uint64_t)1 << 7)
-#define ACCEL_NUMERIC_FORMAT_INT4 ((uint64_t)1 << 8)
-#define ACCEL_NUMERIC_FORMAT_INT64 ((uint64_t)1 << 9)
+#define ACCEL_NUMERIC_FORMAT_FP64 (UINT64_C(1) << 0)
+#define ACCEL_NUMERIC_FORMAT_FP32 (UINT64_C(1) << 1)
+#define ACCEL_NUMERIC_FORMAT_TF32 (UINT64_C(1) << 2)
+#define ACCEL_NUMERIC_FORMAT_FP16 (UINT64_C(1) << 3)
+#define ACCEL_NUMERIC_FORMAT_BF16 (UINT64_C(1) << 4)
+#define ACCEL_NUMERIC_FORMAT_FP8_E4M3 (UINT64_C(1) << 5)
+#define ACCEL_NUMERIC_FORMAT_FP8_E5M2 (UINT64_C(1) << 6)
+#define ACCEL_NUMERIC_FORMAT_INT8 (UINT64_C(1) << 7)
+#define ACCEL_NUMERIC_FORMAT_INT4 (UINT64_C(1) << 8)
+#define ACCEL_NUMERIC_FORMAT_INT64 (UINT64_C(1) << 9)
 
 /* Kernel formats a device executes (ACCEL_DEVICE_INFO_KERNEL_FORMATS). */
 typedef uint64_t accel_kernel_formats_t;
-#define ACCEL_KERNEL_FORMAT_NATIVE_HOST ((uint64_t)1 << 0)
-#define ACCEL_KERNEL_FORMAT_SPIRV_VULKAN ((uint64_t)1 << 1)
-#define ACCEL_KERNEL_FORMAT_OPENCL_C ((uint64_t)1 << 2)
-#define ACCEL_KERNEL_FORMAT_SPIR ((uint64_t)1 << 3)
-#define ACCEL_KERNEL_FORMAT_SPIRV_OPENCL ((uint64_t)1 << 4)
-#define ACCEL_KERNEL_FORMAT_PTX ((uint64_t)1 << 5)
-#define ACCEL_KERNEL_FORMAT_CUBIN ((uint64_t)1 << 6)
-#define ACCEL_KERNEL_FORMAT_HSACO ((uint64_t)1 << 7)
+#define ACCEL_KERNEL_FORMAT_NATIVE_HOST (UINT64_C(1) << 0)
+#define ACCEL_KERNEL_FORMAT_SPIRV_VULKAN (UINT64_C(1) << 1)
+#define ACCEL_KERNEL_FORMAT_OPENCL_C (UINT64_C(1) << 2)
+#define ACCEL_KERNEL_FORMAT_SPIR (UINT64_C(1) << 3)
+#define ACCEL_KERNEL_FORMAT_SPIRV_OPENCL (UINT64_C(1) << 4)
+#define ACCEL_KERNEL_FORMAT_PTX (UINT64_C(1) << 5)
+#define ACCEL_KERNEL_FORMAT_CUBIN (UINT64_C(1) << 6)
+#define ACCEL_KERNEL_FORMAT_HSACO (UINT64_C(1) << 7)
 
 /* Feature flags (ACCEL_DEVICE_INFO_FEATURES). */
 typedef uint64_t accel_device_features_t;
-#define ACCEL_DEVICE_FEATURE_PEER_ACCESS ((uint64_t)1 << 0)
-#define ACCEL_DEVICE_FEATURE_UNIFIED_MEMORY ((uint64_t)1 << 1)
-#define ACCEL_DEVICE_FEATURE_HOST_MAPPED_MEMORY ((uint64_t)1 << 2)
-#define ACCEL_DEVICE_FEATURE_TIMELINE_EVENTS ((uint64_t)1 << 3)
-#define ACCEL_DEVICE_FEATURE_ATOMICS_64 ((uint64_t)1 << 4)
-#define ACCEL_DEVICE_FEATURE_SUBGROUPS ((uint64_t)1 << 5)
-#define ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES ((uint64_t)1 << 6)
-#define ACCEL_DEVICE_FEATURE_EVENT_TIMING ((uint64_t)1 << 7)
+#define ACCEL_DEVICE_FEATURE_PEER_ACCESS (UINT64_C(1) << 0)
+#define ACCEL_DEVICE_FEATURE_UNIFIED_MEMORY (UINT64_C(1) << 1)
+#define ACCEL_DEVICE_FEATURE_HOST_MAPPED_MEMORY (UINT64_C(1) << 2)
+#define ACCEL_DEVICE_FEATURE_TIMELINE_EVENTS (UINT64_C(1) << 3)
+#define ACCEL_DEVICE_FEATURE_ATOMICS_64 (UINT64_C(1) << 4)
+#define ACCEL_DEVICE_FEATURE_SUBGROUPS (UINT64_C(1) << 5)
+#define ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES (UINT64_C(1) << 6)
+#define ACCEL_DEVICE_FEATURE_EVENT_TIMING (UINT64_C(1) << 7)
 
-/* Identity flags (ACCEL_DEVICE_INFO_FLAGS). */
-#define ACCEL_DEVICE_FLAG_SIMULATED ((uint32_t)1 << 0)   /* no hardware behind it */
-#define ACCEL_DEVICE_FLAG_UUID_UNIQUE ((uint32_t)1 << 1) /* `uuid` is unique across machines */
+/* Identity flags (ACCEL_DEVICE_INFO_FLAGS); 64-bit like every flag type. */
+#define ACCEL_DEVICE_FLAG_SIMULATED (UINT64_C(1) << 0)   /* no hardware behind it */
+#define ACCEL_DEVICE_FLAG_UUID_UNIQUE (UINT64_C(1) << 1) /* `uuid` is unique across machines */
 
 /* The typed capability snapshot: plain data, serialisable, the same struct a
  * backend fills (docs/capability-keys.md lists each field's key). */
@@ -349,9 +350,10 @@ typedef struct accel_device_capabilities_t {
   uint32_t struct_size;
   const void* next;
   accel_device_kind_t kind;
-  uint32_t flags;                  /* ACCEL_DEVICE_FLAG_* */
   uint32_t vendor_id;              /* PCI vendor id; 0 unknown */
+  uint64_t flags;                  /* ACCEL_DEVICE_FLAG_* */
   uint32_t device_id;              /* PCI device id; 0 unknown */
+  uint32_t reserved0;
   uint64_t memory_total;           /* bytes this access path exposes */
   uint64_t max_allocation;         /* largest single buffer, bytes */
   uint64_t max_buffer_range;       /* largest range one kernel argument may bind */
@@ -397,7 +399,7 @@ typedef enum accel_device_info_key_t {
   ACCEL_DEVICE_INFO_UUID = 12,                /* bytes[16] */
   ACCEL_DEVICE_INFO_PCI_BUS_ID = 13,          /* string */
   ACCEL_DEVICE_INFO_NUMA_NODE = 14,           /* int32 */
-  ACCEL_DEVICE_INFO_FLAGS = 15,               /* uint32 ACCEL_DEVICE_FLAG_* */
+  ACCEL_DEVICE_INFO_FLAGS = 15,               /* uint64 ACCEL_DEVICE_FLAG_* */
   ACCEL_DEVICE_INFO_SIMULATED = 16,           /* uint32 0 or 1 */
   ACCEL_DEVICE_INFO_COMPUTE_UNITS = 17,       /* uint32 */
   ACCEL_DEVICE_INFO_CLOCK_MHZ = 18,           /* uint32 */
@@ -481,12 +483,13 @@ typedef struct accel_physical_device_properties_t {
   uint32_t struct_size;
   const void* next;
   accel_device_kind_t kind;
-  uint32_t flags;               /* ACCEL_DEVICE_FLAG_* */
+  uint32_t index;               /* position in the stable order */
+  uint64_t flags;               /* ACCEL_DEVICE_FLAG_* */
   uint64_t memory_total;        /* counted once: for a CPU the host's memory */
   uint32_t compute_units;       /* for a CPU the host's logical CPUs */
   uint32_t device_count;        /* visible access paths */
-  uint32_t index;               /* position in the stable order */
   int32_t numa_node;            /* -1 unknown or several */
+  uint32_t reserved0;
   char name[ACCEL_NAME_SIZE];
   char stable_id[ACCEL_SHORT_STRING_SIZE];
   char pci_bus_id[ACCEL_PCI_BUS_ID_SIZE];
@@ -564,8 +567,8 @@ ACCEL_API accel_status_t accel_buffer_destroy(accel_buffer_t buffer);
 ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer,
                                                      accel_buffer_properties_t* out_properties);
 
-#define ACCEL_MAP_READ ((uint64_t)1 << 0)
-#define ACCEL_MAP_WRITE ((uint64_t)1 << 1)
+#define ACCEL_MAP_READ (UINT64_C(1) << 0)
+#define ACCEL_MAP_WRITE (UINT64_C(1) << 1)
 
 /* Maps [offset, offset+size) for host access. One mapping per buffer at a
  * time. Work on the buffer must be complete (synchronize first); the mapping
@@ -597,10 +600,13 @@ typedef struct accel_stream_desc_t {
   uint32_t reserved0;
 } accel_stream_desc_t;
 
-/* Runs on the stream's worker in stream order. A non-success return is an
- * asynchronous error of the stream. Must not block forever on later work of
- * the same stream. */
-typedef accel_status_t (*accel_host_callback_t)(void* user_data);
+/* Runs exactly once, on the stream's worker, in stream order. `status` is
+ * ACCEL_SUCCESS when the work before it succeeded; otherwise it is the
+ * stream's asynchronous error, the callback's work is skipped and it should
+ * only release what `user_data` owns (its return value is then ignored).
+ * Called with ACCEL_SUCCESS, a negative return becomes the stream's
+ * asynchronous error. Must not wait for later work of the same stream. */
+typedef accel_status_t (*accel_host_callback_t)(void* user_data, accel_status_t status);
 
 /* Creates an in-order stream on `device`. Thread-safe.
  * Returns ACCEL_ERROR_INVALID_HANDLE when `device` is not live,
@@ -649,7 +655,7 @@ ACCEL_API accel_status_t accel_stream_fill_buffer(accel_stream_t stream,
                                                   const void* pattern,
                                                   uint32_t pattern_size);
 
-/* Enqueues `callback(user_data)`. Returns ACCEL_ERROR_INVALID_HANDLE,
+/* Enqueues `callback(user_data, status)`. Returns ACCEL_ERROR_INVALID_HANDLE,
  * ACCEL_ERROR_INVALID_ARGUMENT (NULL callback). */
 ACCEL_API accel_status_t accel_stream_enqueue_host_callback(accel_stream_t stream,
                                                             accel_host_callback_t callback,
@@ -680,7 +686,8 @@ ACCEL_API accel_status_t accel_stream_query(accel_stream_t stream);
 ACCEL_API accel_status_t accel_stream_synchronize(accel_stream_t stream, uint64_t timeout_ns);
 
 /* After an asynchronous error, work enqueued later on the stream is skipped
- * and completes with that error until this call clears it. Returns
+ * (host callbacks still run, told the error) and completes with that error
+ * until this call clears it. Returns
  * ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_FAILED_PRECONDITION while work is
  * pending. */
 ACCEL_API accel_status_t accel_stream_clear_error(accel_stream_t stream);
@@ -689,7 +696,7 @@ ACCEL_API accel_status_t accel_stream_clear_error(accel_stream_t stream);
 /* Events                                                                     */
 /*===----------------------------------------------------------------------===*/
 
-#define ACCEL_EVENT_FLAG_TIMING ((uint64_t)1 << 0) /* record a timestamp at completion */
+#define ACCEL_EVENT_FLAG_TIMING (UINT64_C(1) << 0) /* record a timestamp at completion */
 
 typedef struct accel_event_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_EVENT_DESC */

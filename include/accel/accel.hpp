@@ -642,8 +642,9 @@ namespace detail {
 // then deletes it. Exceptions never cross into C: one becomes
 // ACCEL_ERROR_INTERNAL, the stream's asynchronous error.
 template <class Fn>
-accel_status_t host_callback_trampoline(void* user_data) noexcept {
+accel_status_t host_callback_trampoline(void* user_data, accel_status_t status) noexcept {
   std::unique_ptr<Fn> fn(static_cast<Fn*>(user_data));
+  if (status != ACCEL_SUCCESS) return status;  // skipped after an earlier error: only free the callable
   try {
     if constexpr (std::is_same_v<std::invoke_result_t<Fn&>, accel_status_t>) {
       return std::invoke(*fn);
@@ -707,8 +708,8 @@ class Stream : public detail::Owner<accel_stream_t, accel_stream_destroy> {
   // order, then destroyed. It may return accel_status_t (an error becomes the
   // stream's asynchronous error) or nothing; a thrown exception becomes
   // ACCEL_ERROR_INTERNAL. It must not block on later work of this stream.
-  // Caveat: work skipped after an asynchronous error never runs, and the C
-  // API does not report the skip, so such a callable is never destroyed.
+  // Skipped after an earlier asynchronous error, it is destroyed without
+  // being called.
   template <class F>
   void host_callback(F&& callable) {
     using Fn = std::decay_t<F>;

@@ -30,8 +30,8 @@ struct FakeCore {
     services.context = &last_error;
     services.log = &Log;
     services.set_error = &SetError;
-    services.alloc = &Alloc;
-    services.free = &Free;
+    services.allocate = &Alloc;
+    services.deallocate = &Free;
     services.machine_id = "skew-test-machine";
   }
 };

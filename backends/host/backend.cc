@@ -1,0 +1,245 @@
+// The host backend's entry point: ABI negotiation, the function table, and the
+// context that owns the machine's topology and its one device (the CPU).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "device.h"
+#include "host_backend.h"
+
+namespace accel::host {
+
+// --- Shared helpers ----------------------------------------------------------------------------------------------
+
+const char* StatusName(accel_status_t status) noexcept {
+  switch (status) {
+    case ACCEL_SUCCESS:
+      return "ACCEL_SUCCESS";
+    case ACCEL_NOT_READY:
+      return "ACCEL_NOT_READY";
+    case ACCEL_ERROR_INVALID_ARGUMENT:
+      return "ACCEL_ERROR_INVALID_ARGUMENT";
+    case ACCEL_ERROR_INVALID_HANDLE:
+      return "ACCEL_ERROR_INVALID_HANDLE";
+    case ACCEL_ERROR_INVALID_ENUM:
+      return "ACCEL_ERROR_INVALID_ENUM";
+    case ACCEL_ERROR_UNSUPPORTED:
+      return "ACCEL_ERROR_UNSUPPORTED";
+    case ACCEL_ERROR_UNIMPLEMENTED:
+      return "ACCEL_ERROR_UNIMPLEMENTED";
+    case ACCEL_ERROR_NOT_FOUND:
+      return "ACCEL_ERROR_NOT_FOUND";
+    case ACCEL_ERROR_RESOURCE_EXHAUSTED:
+      return "ACCEL_ERROR_RESOURCE_EXHAUSTED";
+    case ACCEL_ERROR_FAILED_PRECONDITION:
+      return "ACCEL_ERROR_FAILED_PRECONDITION";
+    case ACCEL_ERROR_TIMEOUT:
+      return "ACCEL_ERROR_TIMEOUT";
+    case ACCEL_ERROR_DEVICE_LOST:
+      return "ACCEL_ERROR_DEVICE_LOST";
+    case ACCEL_ERROR_BACKEND_UNAVAILABLE:
+      return "ACCEL_ERROR_BACKEND_UNAVAILABLE";
+    case ACCEL_ERROR_INCOMPATIBLE_VERSION:
+      return "ACCEL_ERROR_INCOMPATIBLE_VERSION";
+    case ACCEL_ERROR_INTERNAL:
+      return "ACCEL_ERROR_INTERNAL";
+    case ACCEL_STATUS_FORCE32:
+      break;
+  }
+  return "ACCEL_STATUS_UNKNOWN";
+}
+
+std::string VersionString(uint32_t version) {
+  return std::to_string(ACCEL_VERSION_MAJOR(version)) + "." + std::to_string(ACCEL_VERSION_MINOR(version)) + "." +
+         std::to_string(ACCEL_VERSION_PATCH(version));
+}
+
+HostServices::HostServices(const accel_host_services_t* services) noexcept {
+  if (services == nullptr) return;
+  if (ACCEL_HOST_HAS_FIELD(services, accel_host_services_t, context)) context_ = services->context;
+  if (ACCEL_HOST_HAS_FIELD(services, accel_host_services_t, log)) log_ = services->log;
+  if (ACCEL_HOST_HAS_FIELD(services, accel_host_services_t, set_error)) set_error_ = services->set_error;
+}
+
+void HostServices::Log(accel_log_level_t level, const char* message) const noexcept {
+  if (log_ != nullptr) log_(context_, level, message);
+}
+
+accel_status_t HostServices::Fail(accel_status_t status, const char* message) const noexcept {
+  if (set_error_ != nullptr) set_error_(context_, status, message);
+  return status;
+}
+
+Deadline::Deadline(uint64_t timeout_ns) {
+  // Timeouts past ~146 years cannot be added to steady_clock::now() without overflow; they are infinite in practice.
+  constexpr uint64_t kLongestFinite = uint64_t{1} << 62;
+  if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > kLongestFinite) return;
+  end_ = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
+}
+
+// --- Context -----------------------------------------------------------------------------------------------------
+
+// One opened instance of the backend: the core's services, the machine's topology and the CPU device.
+// Immutable after creation (every slot may read it concurrently); destroyed once, after all its objects.
+class Context {
+ public:
+  Context(const accel_host_services_t* services, uint32_t abi_version, std::unique_ptr<Topology> topology)
+      : host_(services), abi_version_(abi_version), topology_(std::move(topology)) {
+    device_.host = &host_;
+    device_.capabilities = {};
+    device_.capabilities.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+    device_.capabilities.struct_size = sizeof(accel_device_capabilities_t);
+    DescribeMachine(*topology_, host_, &device_.capabilities);
+  }
+
+  const HostServices& host() const { return host_; }
+  uint32_t abi_version() const { return abi_version_; }
+  Device* device() { return &device_; }
+
+ private:
+  HostServices host_;
+  uint32_t abi_version_;
+  std::unique_ptr<Topology> topology_;
+  Device device_;
+};
+
+namespace {
+
+accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
+  if (desc == nullptr || !ACCEL_HOST_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
+    return ACCEL_ERROR_INVALID_ARGUMENT;  // no host services to report through
+  }
+  const HostServices host(desc->host);
+  return Guard(host, "context_create", [&]() -> accel_status_t {
+    if (desc->stype != ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC) {
+      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "context description has stype " + std::to_string(desc->stype) +
+                                                         ", expected " +
+                                                         std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC));
+    }
+    const uint32_t abi_version = ACCEL_HOST_HAS_FIELD(desc, accel_bk_context_desc_t, abi_version)
+                                     ? desc->abi_version
+                                     : ACCEL_BACKEND_ABI_VERSION;
+    std::string error;
+    std::unique_ptr<Topology> topology = Topology::Load(&error);
+    if (topology == nullptr) return host.Fail(ACCEL_ERROR_BACKEND_UNAVAILABLE, error);
+    auto context = std::make_unique<Context>(desc->host, abi_version, std::move(topology));
+    const accel_device_capabilities_t& caps = context->device()->capabilities;
+    context->host().Log(ACCEL_LOG_LEVEL_DEBUG, "host: " + std::to_string(caps.compute_units) + " CPUs, " +
+                                                   std::to_string(caps.memory_total) + " bytes (" + caps.name + ", " +
+                                                   caps.driver_version + ", ABI " + VersionString(abi_version) + ")");
+    *out_context = Wrap(context.release());
+    return ACCEL_SUCCESS;
+  });
+}
+
+void ContextDestroy(accel_bk_context_t handle) noexcept {
+  std::unique_ptr<Context> context(Unwrap(handle));
+  if (context == nullptr) return;
+  const HostServices host = context->host();
+  GuardVoid(host, "context_destroy", [&] { context.reset(); });
+}
+
+accel_status_t ContextGetDevices(accel_bk_context_t handle, uint32_t* inout_count,
+                                 accel_bk_device_t* out_devices) noexcept {
+  Context* context = Unwrap(handle);
+  constexpr uint32_t kDeviceCount = 1;
+  if (out_devices == nullptr) {
+    *inout_count = kDeviceCount;
+    return ACCEL_SUCCESS;
+  }
+  if (*inout_count < kDeviceCount) {
+    const uint32_t capacity = *inout_count;
+    *inout_count = kDeviceCount;
+    return Guard(context->host(), "context_get_devices", [&] {
+      return context->host().Fail(
+          ACCEL_ERROR_INVALID_ARGUMENT,
+          "room for " + std::to_string(capacity) + " devices, the host backend has " + std::to_string(kDeviceCount));
+    });
+  }
+  out_devices[0] = Wrap(context->device());
+  *inout_count = kDeviceCount;
+  return ACCEL_SUCCESS;
+}
+
+// The function table: static, immutable, every 1.0 slot filled.
+const accel_backend_api_t kApi = {
+    .stype = ACCEL_STRUCTURE_TYPE_BACKEND_API,
+    .struct_size = sizeof(accel_backend_api_t),
+    .next = nullptr,
+    .abi_version = ACCEL_BACKEND_ABI_VERSION,
+    .reserved0 = 0,
+    .name = kBackendName,
+    .version = kBackendVersion,
+    .context_create = ContextCreate,
+    .context_destroy = ContextDestroy,
+    .context_get_devices = ContextGetDevices,
+    .device_get_capabilities = DeviceGetCapabilities,
+    .device_get_memory_info = DeviceGetMemoryInfo,
+    .buffer_create = BufferCreate,
+    .buffer_destroy = BufferDestroy,
+    .buffer_map = BufferMap,
+    .buffer_unmap = BufferUnmap,
+    .stream_create = StreamCreate,
+    .stream_destroy = StreamDestroy,
+    .stream_copy_host_to_buffer = StreamCopyHostToBuffer,
+    .stream_copy_buffer_to_host = StreamCopyBufferToHost,
+    .stream_copy_buffer = StreamCopyBuffer,
+    .stream_fill_buffer = StreamFillBuffer,
+    .stream_enqueue_host_callback = StreamEnqueueHostCallback,
+    .stream_free_buffer = StreamFreeBuffer,
+    .stream_record_event = StreamRecordEvent,
+    .stream_wait_event = StreamWaitEvent,
+    .stream_query = StreamQuery,
+    .stream_synchronize = StreamSynchronize,
+    .stream_clear_error = StreamClearError,
+    .event_create = EventCreate,
+    .event_destroy = EventDestroy,
+    .event_query = EventQuery,
+    .event_synchronize = EventSynchronize,
+    .event_elapsed_time = EventElapsedTime,
+};
+
+// Negotiation: the major of the core's newest version must be ours; the answer is the older of the two newest.
+accel_status_t GetApi(accel_backend_get_api_args_t* args) noexcept {
+  if (args == nullptr) return ACCEL_ERROR_INVALID_ARGUMENT;
+  const HostServices host(ACCEL_HOST_HAS_FIELD(args, accel_backend_get_api_args_t, host) ? args->host : nullptr);
+  return Guard(host, ACCEL_BACKEND_ENTRY_POINT_NAME, [&]() -> accel_status_t {
+    if (args->stype != ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS) {
+      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "arguments have stype " + std::to_string(args->stype) +
+                                                         ", expected " +
+                                                         std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS));
+    }
+    if (!ACCEL_HOST_HAS_FIELD(args, accel_backend_get_api_args_t, out_api)) {
+      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                       "arguments are " + std::to_string(args->struct_size) + " bytes, too small for ABI 1.0 (" +
+                           std::to_string(offsetof(accel_backend_get_api_args_t, out_api) + sizeof(args->out_api)) +
+                           " bytes)");
+    }
+    args->out_abi_version = 0;
+    args->out_api = nullptr;
+    const uint32_t core_min = args->core_abi_version_min;
+    const uint32_t core_max = args->core_abi_version_max;
+    if (ACCEL_VERSION_MAJOR(core_max) != ACCEL_BACKEND_ABI_VERSION_MAJOR) {
+      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION,
+                       "the core speaks backend ABI up to " + VersionString(core_max) + ", the host backend speaks " +
+                           VersionString(ACCEL_BACKEND_ABI_VERSION) + ": the major versions differ");
+    }
+    const uint32_t negotiated = core_max < ACCEL_BACKEND_ABI_VERSION ? core_max : ACCEL_BACKEND_ABI_VERSION;
+    if (negotiated < core_min) {
+      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION,
+                       "the core accepts backend ABI " + VersionString(core_min) + " to " + VersionString(core_max) +
+                           ", the host backend implements up to " + VersionString(ACCEL_BACKEND_ABI_VERSION));
+    }
+    args->out_abi_version = negotiated;
+    args->out_api = &kApi;
+    return ACCEL_SUCCESS;
+  });
+}
+
+}  // namespace
+}  // namespace accel::host
+
+extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {
+  return accel::host::GetApi(args);
+}

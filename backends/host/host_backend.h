@@ -1,0 +1,175 @@
+// What every file of the host backend shares: the core's host services, the
+// guard that keeps exceptions from crossing the C ABI, timeouts, handle
+// conversions and the slot functions that backend.cc puts into its table.
+#ifndef ACCEL_BACKENDS_HOST_HOST_BACKEND_H_
+#define ACCEL_BACKENDS_HOST_HOST_BACKEND_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "accel_backend.h"
+
+namespace accel::host {
+
+inline constexpr const char* kBackendName = "host";
+inline constexpr const char* kBackendVersion = "1.0.0";
+
+// "ACCEL_ERROR_INTERNAL"; "ACCEL_STATUS_UNKNOWN" for a value this build does not know.
+const char* StatusName(accel_status_t status) noexcept;
+
+// "1.0.0" for a packed ACCEL_MAKE_VERSION value.
+std::string VersionString(uint32_t version);
+
+// Whether a struct whose struct_size is `struct_size` holds the member at [offset, offset + size).
+constexpr bool Covers(uint32_t struct_size, size_t offset, size_t size) { return offset + size <= struct_size; }
+
+// Whether `*pointer` (a struct of type `type` from a peer of any version) holds `member`.
+#define ACCEL_HOST_HAS_FIELD(pointer, type, member) \
+  (::accel::host::Covers((pointer)->struct_size, offsetof(type, member), sizeof(static_cast<type*>(nullptr)->member)))
+
+// The core's services, read field by field as far as the core's struct_size reaches; a missing service is a no-op.
+// Immutable after construction; the core's services may be called from any thread.
+class HostServices {
+ public:
+  HostServices() = default;
+  explicit HostServices(const accel_host_services_t* services) noexcept;
+
+  void Log(accel_log_level_t level, const char* message) const noexcept;
+  void Log(accel_log_level_t level, const std::string& message) const noexcept { Log(level, message.c_str()); }
+
+  // Hands `message` to the core as the calling thread's error for the slot in progress and returns `status`.
+  accel_status_t Fail(accel_status_t status, const char* message) const noexcept;
+  accel_status_t Fail(accel_status_t status, const std::string& message) const noexcept {
+    return Fail(status, message.c_str());
+  }
+
+ private:
+  void* context_ = nullptr;
+  void (*log_)(void*, accel_log_level_t, const char*) = nullptr;
+  void (*set_error_)(void*, accel_status_t, const char*) = nullptr;
+};
+
+// Runs a slot's body and turns an escaping exception into a status with a message, so none crosses the C ABI.
+template <typename Body>
+accel_status_t Guard(const HostServices& host, const char* slot, Body&& body) noexcept {
+  char message[512];
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    std::snprintf(message, sizeof(message), "%s: out of host memory", slot);
+    return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
+  } catch (const std::exception& e) {
+    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: %s", slot, e.what());
+    return host.Fail(ACCEL_ERROR_INTERNAL, message);
+  } catch (...) {
+    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: unknown exception", slot);
+    return host.Fail(ACCEL_ERROR_INTERNAL, message);
+  }
+}
+
+// Guard for the slots that return nothing (the destroy slots): an escaping exception is logged as an error.
+template <typename Body>
+void GuardVoid(const HostServices& host, const char* slot, Body&& body) noexcept {
+  char message[512];
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: %s", slot, e.what());
+    host.Log(ACCEL_LOG_LEVEL_ERROR, message);
+  } catch (...) {
+    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: unknown exception", slot);
+    host.Log(ACCEL_LOG_LEVEL_ERROR, message);
+  }
+}
+
+// The end of a wait given as a timeout in nanoseconds. ACCEL_TIMEOUT_INFINITE, and any timeout too long for the
+// steady clock to represent, never ends. Plain value.
+class Deadline {
+ public:
+  explicit Deadline(uint64_t timeout_ns);
+
+  // Waits on `cv` (with `lock` held) until `done()` or the deadline; returns done().
+  template <typename Lock, typename Predicate>
+  bool Wait(std::condition_variable& cv, Lock& lock, Predicate done) const {
+    if (!end_) {
+      cv.wait(lock, done);
+      return true;
+    }
+    return cv.wait_until(lock, *end_, done);
+  }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> end_;
+};
+
+// Backend objects behind the opaque handles; each is defined in the file named after it.
+class Context;
+struct Device;
+struct Buffer;
+class Stream;
+class Event;
+
+inline Context* Unwrap(accel_bk_context_t handle) { return reinterpret_cast<Context*>(handle); }
+inline Device* Unwrap(accel_bk_device_t handle) { return reinterpret_cast<Device*>(handle); }
+inline Buffer* Unwrap(accel_bk_buffer_t handle) { return reinterpret_cast<Buffer*>(handle); }
+inline Stream* Unwrap(accel_bk_stream_t handle) { return reinterpret_cast<Stream*>(handle); }
+inline Event* Unwrap(accel_bk_event_t handle) { return reinterpret_cast<Event*>(handle); }
+inline accel_bk_context_t Wrap(Context* object) { return reinterpret_cast<accel_bk_context_t>(object); }
+inline accel_bk_device_t Wrap(Device* object) { return reinterpret_cast<accel_bk_device_t>(object); }
+inline accel_bk_buffer_t Wrap(Buffer* object) { return reinterpret_cast<accel_bk_buffer_t>(object); }
+inline accel_bk_stream_t Wrap(Stream* object) { return reinterpret_cast<accel_bk_stream_t>(object); }
+inline accel_bk_event_t Wrap(Event* object) { return reinterpret_cast<accel_bk_event_t>(object); }
+
+// --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
+
+// device.cc
+accel_status_t DeviceGetCapabilities(accel_bk_device_t device, accel_device_capabilities_t* out) noexcept;
+accel_status_t DeviceGetMemoryInfo(accel_bk_device_t device, uint64_t* out_free, uint64_t* out_total) noexcept;
+
+// memory.cc
+accel_status_t BufferCreate(accel_bk_device_t device, const accel_buffer_desc_t* desc,
+                            accel_bk_buffer_t* out_buffer) noexcept;
+void BufferDestroy(accel_bk_buffer_t buffer) noexcept;
+accel_status_t BufferMap(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
+                         void** out_ptr) noexcept;
+accel_status_t BufferUnmap(accel_bk_buffer_t buffer) noexcept;
+
+// stream.cc
+accel_status_t StreamCreate(accel_bk_device_t device, const accel_stream_desc_t* desc,
+                            accel_bk_stream_t* out_stream) noexcept;
+void StreamDestroy(accel_bk_stream_t stream) noexcept;
+accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst,
+                                      uint64_t dst_offset, uint64_t size) noexcept;
+accel_status_t StreamCopyBufferToHost(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset, void* dst,
+                                      uint64_t size) noexcept;
+accel_status_t StreamCopyBuffer(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset,
+                                accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept;
+accel_status_t StreamFillBuffer(accel_bk_stream_t stream, accel_bk_buffer_t buffer, uint64_t offset, uint64_t size,
+                                const void* pattern, uint32_t pattern_size) noexcept;
+accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t stream, accel_host_callback_t callback,
+                                         void* user_data) noexcept;
+accel_status_t StreamFreeBuffer(accel_bk_stream_t stream, accel_bk_buffer_t buffer) noexcept;
+accel_status_t StreamRecordEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept;
+accel_status_t StreamWaitEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept;
+accel_status_t StreamQuery(accel_bk_stream_t stream) noexcept;
+accel_status_t StreamSynchronize(accel_bk_stream_t stream, uint64_t timeout_ns) noexcept;
+accel_status_t StreamClearError(accel_bk_stream_t stream) noexcept;
+
+// event.cc
+accel_status_t EventCreate(accel_bk_device_t device, const accel_event_desc_t* desc,
+                           accel_bk_event_t* out_event) noexcept;
+void EventDestroy(accel_bk_event_t event) noexcept;
+accel_status_t EventQuery(accel_bk_event_t event) noexcept;
+accel_status_t EventSynchronize(accel_bk_event_t event, uint64_t timeout_ns) noexcept;
+accel_status_t EventElapsedTime(accel_bk_event_t start, accel_bk_event_t end, uint64_t* out_nanoseconds) noexcept;
+
+}  // namespace accel::host
+
+#endif  // ACCEL_BACKENDS_HOST_HOST_BACKEND_H_

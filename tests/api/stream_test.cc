@@ -1,0 +1,256 @@
+// Streams and events on the host device: real asynchrony, ordering within
+// and across streams, timing, asynchronous errors, use from many threads.
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <latch>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using accel_test::BufferDesc;
+using accel_test::ScopedInstance;
+
+accel_status_t WaitOnLatch(void* latch, accel_status_t status) {
+  if (status == ACCEL_SUCCESS) static_cast<std::latch*>(latch)->wait();
+  return ACCEL_SUCCESS;
+}
+
+// Appends its id to a shared log when it runs.
+struct Order {
+  std::mutex mutex;
+  std::vector<int> seen;
+  struct Step {
+    Order* order;
+    int id;
+  };
+  std::vector<std::unique_ptr<Step>> steps;
+  Step* Make(int id) { return steps.emplace_back(new Step{this, id}).get(); }
+  static accel_status_t Run(void* p, accel_status_t status) {
+    auto* step = static_cast<Step*>(p);
+    std::lock_guard lock(step->order->mutex);
+    step->order->seen.push_back(status == ACCEL_SUCCESS ? step->id : -step->id);
+    return ACCEL_SUCCESS;
+  }
+};
+
+class StreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    device_ = instance_.DeviceOf("host");
+    ASSERT_NE(device_, nullptr);
+  }
+  accel_stream_t NewStream() {
+    accel_stream_t s = nullptr;
+    EXPECT_EQ(accel_stream_create(device_, nullptr, &s), ACCEL_SUCCESS) << accel_last_error();
+    return s;
+  }
+  accel_event_t NewEvent(uint64_t flags = 0) {
+    accel_event_desc_t desc{};
+    desc.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
+    desc.struct_size = sizeof(desc);
+    desc.flags = flags;
+    accel_event_t e = nullptr;
+    EXPECT_EQ(accel_event_create(device_, &desc, &e), ACCEL_SUCCESS) << accel_last_error();
+    return e;
+  }
+  ScopedInstance instance_{nullptr};
+  accel_device_t device_ = nullptr;
+};
+
+TEST_F(StreamTest, EnqueueReturnsAtOnceAndWorkCompletesInOrderWhenReleased) {
+  accel_stream_t stream = NewStream();
+  accel_event_t done = NewEvent();
+  std::latch gate(1);
+  Order order;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &WaitOnLatch, &gate), ACCEL_SUCCESS);
+  for (int i = 1; i <= 3; ++i) ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Order::Run, order.Make(i)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(stream, done), ACCEL_SUCCESS);
+  // Nothing ran: the worker is blocked on the latch while we hold it.
+  EXPECT_EQ(accel_event_query(done), ACCEL_NOT_READY);
+  EXPECT_EQ(accel_stream_query(stream), ACCEL_NOT_READY);
+  EXPECT_EQ(accel_stream_synchronize(stream, 1'000'000), ACCEL_ERROR_TIMEOUT);
+  EXPECT_EQ(accel_event_synchronize(done, 1'000'000), ACCEL_ERROR_TIMEOUT);
+  {
+    std::lock_guard lock(order.mutex);
+    EXPECT_TRUE(order.seen.empty());
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << "enqueue blocked";
+  gate.count_down();
+  ASSERT_EQ(accel_event_synchronize(done, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_query(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(order.seen, (std::vector<int>{1, 2, 3}));
+  accel_event_destroy(done);
+  accel_stream_destroy(stream);
+}
+
+TEST_F(StreamTest, CrossStreamWaitOrdersWork) {
+  accel_stream_t producer = NewStream(), consumer = NewStream();
+  accel_event_t ready = NewEvent();
+  accel_buffer_desc_t desc = BufferDesc(1 << 16);
+  accel_buffer_t buffer = nullptr;
+  ASSERT_EQ(accel_buffer_create(device_, &desc, &buffer), ACCEL_SUCCESS);
+  std::latch gate(1);
+  std::vector<uint8_t> in(1 << 16, 0x3C), out(1 << 16, 0);
+  ASSERT_EQ(accel_stream_enqueue_host_callback(producer, &WaitOnLatch, &gate), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(producer, in.data(), buffer, 0, in.size()), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(producer, ready), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_wait_event(consumer, ready), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(consumer, buffer, 0, out.data(), out.size()), ACCEL_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(accel_stream_query(consumer), ACCEL_NOT_READY) << "the consumer must wait for the producer";
+  gate.count_down();
+  ASSERT_EQ(accel_stream_synchronize(consumer, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(out, in);
+  accel_stream_destroy(producer);
+  accel_stream_destroy(consumer);
+  accel_event_destroy(ready);
+  accel_buffer_destroy(buffer);
+}
+
+TEST_F(StreamTest, NeverRecordedEventIsCompleteAndRerecordReplaces) {
+  accel_stream_t stream = NewStream();
+  accel_event_t e = NewEvent();
+  EXPECT_EQ(accel_event_query(e), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_wait_event(stream, e), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  std::latch gate(1);
+  ASSERT_EQ(accel_stream_record_event(stream, e), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_event_query(e), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &WaitOnLatch, &gate), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(stream, e), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_event_query(e), ACCEL_NOT_READY) << "the new record is pending";
+  gate.count_down();
+  EXPECT_EQ(accel_event_synchronize(e, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_event_destroy(e);
+  accel_stream_destroy(stream);
+}
+
+accel_status_t Sleep2ms(void*, accel_status_t) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return ACCEL_SUCCESS;
+}
+
+TEST_F(StreamTest, EventTimingIsMonotonic) {
+  accel_stream_t stream = NewStream();
+  std::vector<accel_event_t> events;
+  for (int i = 0; i < 4; ++i) {
+    events.push_back(NewEvent(ACCEL_EVENT_FLAG_TIMING));
+    ASSERT_EQ(accel_stream_record_event(stream, events.back()), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Sleep2ms, nullptr), ACCEL_SUCCESS);
+  }
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  uint64_t previous = 0;
+  for (size_t i = 1; i < events.size(); ++i) {
+    uint64_t ns = 0;
+    ASSERT_EQ(accel_event_elapsed_time(events[0], events[i], &ns), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_GE(ns, previous);
+    EXPECT_GE(ns, i * 2'000'000u) << "each gap holds a 2 ms sleep";
+    previous = ns;
+  }
+  accel_event_t untimed = NewEvent();
+  ASSERT_EQ(accel_stream_record_event(stream, untimed), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  uint64_t ns = 0;
+  EXPECT_EQ(accel_event_elapsed_time(events[0], untimed, &ns), ACCEL_ERROR_FAILED_PRECONDITION);
+  EXPECT_NE(std::string(accel_last_error()).find("'end' was created without ACCEL_EVENT_FLAG_TIMING"),
+            std::string::npos);
+  accel_event_t unrecorded = NewEvent(ACCEL_EVENT_FLAG_TIMING);
+  EXPECT_EQ(accel_event_elapsed_time(events[0], unrecorded, &ns), ACCEL_ERROR_FAILED_PRECONDITION);
+  for (accel_event_t e : events) accel_event_destroy(e);
+  accel_event_destroy(untimed);
+  accel_event_destroy(unrecorded);
+  accel_stream_destroy(stream);
+}
+
+accel_status_t FailWithInternal(void*, accel_status_t) { return ACCEL_ERROR_INTERNAL; }
+
+TEST_F(StreamTest, AsynchronousErrorsLandOnStreamAndEventsAndSkipLaterWork) {
+  accel_stream_t stream = NewStream(), other = NewStream();
+  accel_event_t after = NewEvent();
+  Order order;
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Order::Run, order.Make(1)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &FailWithInternal, nullptr), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Order::Run, order.Make(2)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(stream, after), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  std::string message = accel_last_error();
+  EXPECT_NE(message.find("accel_stream_synchronize: stream on device 0 (host: "), std::string::npos) << message;
+  EXPECT_NE(message.find("host callback"), std::string::npos) << message;
+  EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(accel_stream_query(stream), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(accel_event_query(after), ACCEL_ERROR_INTERNAL);
+  // The skipped callback still ran once, told of the error, so it could clean up.
+  EXPECT_EQ(order.seen, (std::vector<int>{1, -2}));
+  // The error passes to a stream that waits on the event.
+  ASSERT_EQ(accel_stream_wait_event(other, after), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(other, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  // Cleared, the stream works again.
+  ASSERT_EQ(accel_stream_clear_error(stream), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Order::Run, order.Make(3)), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(order.seen, (std::vector<int>{1, -2, 3}));
+  accel_event_destroy(after);
+  accel_stream_destroy(stream);
+  accel_stream_destroy(other);
+}
+
+TEST_F(StreamTest, ManyThreadsShareTheDevice) {
+  constexpr int kThreads = 4, kIterations = 20, kSize = 4096;
+  std::atomic<int> failures{0};
+  accel_stream_t shared = NewStream();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      accel_stream_t own = nullptr;
+      if (accel_stream_create(device_, nullptr, &own) != ACCEL_SUCCESS) ++failures;
+      for (int i = 0; i < kIterations; ++i) {
+        accel_stream_t s = (i % 2 == 0) ? own : shared;
+        accel_buffer_desc_t desc = BufferDesc(kSize);
+        accel_buffer_t b = nullptr;
+        if (accel_buffer_create(device_, &desc, &b) != ACCEL_SUCCESS) {
+          ++failures;
+          continue;
+        }
+        std::vector<uint8_t> in(kSize, static_cast<uint8_t>(t * 16 + i)), out(kSize, 0);
+        accel_event_t e = nullptr;
+        if (accel_event_create(device_, nullptr, &e) != ACCEL_SUCCESS) ++failures;
+        if (accel_stream_copy_host_to_buffer(s, in.data(), b, 0, kSize) != ACCEL_SUCCESS) ++failures;
+        if (accel_stream_copy_buffer_to_host(s, b, 0, out.data(), kSize) != ACCEL_SUCCESS) ++failures;
+        if (accel_stream_free_buffer(s, b) != ACCEL_SUCCESS) ++failures;
+        if (accel_stream_record_event(s, e) != ACCEL_SUCCESS) ++failures;
+        if (accel_event_synchronize(e, ACCEL_TIMEOUT_INFINITE) != ACCEL_SUCCESS) ++failures;
+        if (in != out) ++failures;
+        accel_event_destroy(e);
+      }
+      if (accel_stream_destroy(own) != ACCEL_SUCCESS) ++failures;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(accel_stream_synchronize(shared, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_stream_destroy(shared);
+}
+
+TEST_F(StreamTest, DestroyWaitsForPendingWork) {
+  accel_stream_t stream = NewStream();
+  std::atomic<bool> ran{false};
+  auto mark = [](void* p, accel_status_t) -> accel_status_t {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    static_cast<std::atomic<bool>*>(p)->store(true);
+    return ACCEL_SUCCESS;
+  };
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, mark, &ran), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_TRUE(ran.load());
+  EXPECT_EQ(accel_stream_query(stream), ACCEL_ERROR_INVALID_HANDLE);
+}
+
+}  // namespace

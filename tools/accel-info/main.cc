@@ -1,0 +1,145 @@
+// accel-info: lists the devices Accel sees, their access paths and
+// capabilities, and the loader report (docs/accel-info.md).
+//
+// Exit codes: 0 success (even with zero devices), 1 usage error, 2 the
+// instance could not be created or a query failed, 3 --require-devices and no
+// device is visible.
+#include <accel/accel.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "names.h"
+#include "output.h"
+#include "report.h"
+
+namespace accel::info {
+namespace {
+
+constexpr int kExitSuccess = 0;
+constexpr int kExitUsage = 1;
+constexpr int kExitQueryFailed = 2;
+constexpr int kExitNoDevices = 3;
+
+struct Options {
+  bool verbose = false;
+  bool json = false;
+  bool loader_debug = false;
+  bool require_devices = false;
+};
+
+// Sole owner of the instance: destroyed on every path out of Run().
+struct InstanceDeleter {
+  void operator()(accel_instance_t instance) const { accel_instance_destroy(instance); }
+};
+using InstancePtr = std::unique_ptr<accel_instance_s, InstanceDeleter>;
+
+std::string VersionText() {
+  std::string text = fmt::format("accel-info {}", ACCEL_INFO_VERSION);
+  accel_version_info_t v{};
+  v.stype = ACCEL_STRUCTURE_TYPE_VERSION_INFO;
+  v.struct_size = sizeof(v);
+  if (accel_version_get(&v) == ACCEL_SUCCESS) {
+    text += fmt::format(" (libaccel {}, ABI {}, backend ABI {}..{})", VersionString(v.library_version),
+                        AbiString(v.abi_version), AbiString(v.backend_abi_min), AbiString(v.backend_abi_max));
+  }
+  return text;
+}
+
+// CLI11's help text, ending with exactly one newline.
+void PrintHelp(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  fmt::print("{}\n", text);
+}
+
+int Run(const Options& options) {
+  accel_instance_t raw = nullptr;
+  const accel_status_t created = accel_instance_create(nullptr, &raw);
+  if (created != ACCEL_SUCCESS) {
+    fmt::print(stderr, "accel-info: accel_instance_create failed with {}: {}\n", accel_status_name(created),
+               accel_last_error());
+    if (raw != nullptr) accel_instance_destroy(raw);
+    return kExitQueryFailed;
+  }
+  InstancePtr instance(raw);
+
+  const Report report = Collect(instance.get());
+  if (options.json) {
+    PrintJson(report);  // the loader report is its "loader" array
+  } else {
+    const bool hint = !options.loader_debug;
+    if (options.verbose) {
+      PrintVerbose(report, hint);
+    } else {
+      PrintTable(report, hint);
+    }
+    if (options.loader_debug) {
+      fmt::print("\n");
+      PrintLoaderReport(report);
+    }
+  }
+  if (std::fflush(stdout) != 0) {
+    fmt::print(stderr, "accel-info: writing the output failed: {}\n", std::strerror(errno));
+    return kExitQueryFailed;
+  }
+  if (options.require_devices && report.physical_devices.empty()) {
+    fmt::print(stderr, "accel-info: --require-devices: no device is visible (see `accel-info --loader-debug`)\n");
+    return kExitNoDevices;
+  }
+  return kExitSuccess;
+}
+
+}  // namespace
+}  // namespace accel::info
+
+int main(int argc, char** argv) {
+  using namespace accel::info;  // NOLINT(google-build-using-namespace)
+  Options options;
+  CLI::App app{"Lists the devices Accel sees: one line per physical device, or every access path and "
+               "capability with -v, or one JSON document with --json.",
+               "accel-info"};
+  CLI::Option* verbose =
+      app.add_flag("-v,--verbose", options.verbose, "Show each access path and every capability key");
+  CLI::Option* json = app.add_flag("--json", options.json, "Print one JSON document (docs/accel-info.schema.json)");
+  verbose->excludes(json);
+  app.add_flag("--loader-debug", options.loader_debug,
+               "Print the loader report: every backend considered, its state and the reason");
+  app.add_flag("--require-devices", options.require_devices, "Exit with status 3 when no device is visible");
+  app.set_version_flag("--version", VersionText);
+  app.footer("Exit status: 0 success (also with zero devices), 1 usage error, 2 instance creation or a query "
+             "failed, 3 --require-devices and no device is visible.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    PrintHelp(app.help());
+    return kExitSuccess;
+  } catch (const CLI::CallForAllHelp&) {
+    PrintHelp(app.help("", CLI::AppFormatMode::All));
+    return kExitSuccess;
+  } catch (const CLI::CallForVersion& e) {
+    fmt::print("{}\n", e.what());
+    return kExitSuccess;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return kExitSuccess;
+    fmt::print(stderr, "accel-info: {}\nRun with --help for more information.\n", e.what());
+    return kExitUsage;
+  }
+
+  try {
+    return Run(options);
+  } catch (const QueryError& e) {
+    fmt::print(stderr, "accel-info: {}\n", e.what());
+    return kExitQueryFailed;
+  } catch (const std::exception& e) {
+    std::fputs(fmt::format("accel-info: {}\n", e.what()).c_str(), stderr);
+    return kExitQueryFailed;
+  }
+}

@@ -1,0 +1,75 @@
+// Names the tool prints for Accel's enums and bit sets, and small formatting
+// helpers shared by the table, verbose and JSON outputs.
+// Everything here is a pure function over constant tables: thread-safe.
+#ifndef ACCEL_TOOLS_ACCEL_INFO_NAMES_H_
+#define ACCEL_TOOLS_ACCEL_INFO_NAMES_H_
+
+#include <accel/accel.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace accel::info {
+
+// One named bit of a flag set.
+struct FlagName {
+  uint64_t bit;
+  const char* name;
+};
+
+// ACCEL_NUMERIC_FORMAT_*: fp64, fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2,
+// int8, int4, int64.
+std::span<const FlagName> NumericFormatNames();
+// ACCEL_KERNEL_FORMAT_*: native-host, spirv-vulkan, opencl-c, spir,
+// spirv-opencl, ptx, cubin, hsaco.
+std::span<const FlagName> KernelFormatNames();
+// ACCEL_DEVICE_FEATURE_*: peer-access, unified-memory, ...
+std::span<const FlagName> DeviceFeatureNames();
+// ACCEL_DEVICE_FLAG_*: simulated, uuid-unique.
+std::span<const FlagName> DeviceFlagNames();
+
+// The table that names the bits of capability `key`'s value, or an empty span
+// when the key is not a bit set this tool knows.
+std::span<const FlagName> FlagTableFor(accel_device_info_key_t key);
+
+// The names of the bits set in `bits`, lowest bit first; a bit the table does
+// not name comes out as "bit<N>", so nothing set is ever hidden.
+std::vector<std::string> FlagNames(std::span<const FlagName> table, uint64_t bits);
+
+// "cpu", "gpu", "npu", "tpu", "fpga", or "unknown".
+const char* KindName(uint32_t kind);
+
+// "loaded", "skipped", "failed", or "unknown".
+const char* LoaderStateName(accel_loader_state_t state);
+
+// "1.0" for a packed ACCEL_MAKE_VERSION value.
+std::string AbiString(uint32_t version);
+// "1.0.0" for a packed ACCEL_MAKE_VERSION value.
+std::string VersionString(uint32_t version);
+
+// "23.4 GiB", "512 B": binary units, one decimal from KiB upward.
+std::string HumanBytes(uint64_t bytes);
+
+// The canonical 8-4-4-4-12 lowercase hex form of a 16-byte UUID.
+std::string UuidHex(const uint8_t (&uuid)[ACCEL_UUID_SIZE]);
+
+// Whether capability `key` is a size in bytes (printed with HumanBytes too).
+bool IsByteSize(accel_device_info_key_t key);
+
+// A fixed-size character array of a descriptor as a string, up to its NUL
+// (or its whole size when the sender left no NUL).
+template <size_t N>
+std::string FixedString(const char (&chars)[N]) {
+  size_t length = 0;
+  while (length < N && chars[length] != '\0') ++length;
+  return std::string(chars, length);
+}
+
+// `items` joined by `separator`.
+std::string Join(const std::vector<std::string>& items, const char* separator);
+
+}  // namespace accel::info
+
+#endif  // ACCEL_TOOLS_ACCEL_INFO_NAMES_H_

@@ -125,7 +125,7 @@ accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_conte
     if (topology == nullptr) return host.Fail(ACCEL_ERROR_BACKEND_UNAVAILABLE, error);
     auto context = std::make_unique<Context>(desc->host, abi_version, std::move(topology));
     const accel_device_capabilities_t& caps = context->device()->capabilities;
-    context->host().Log(ACCEL_LOG_LEVEL_DEBUG, "host: " + std::to_string(caps.compute_units) + " CPUs, " +
+    context->host().Log(ACCEL_LOG_LEVEL_DEBUG, std::to_string(caps.compute_units) + " CPUs, " +
                                                    std::to_string(caps.memory_total) + " bytes (" + caps.name + ", " +
                                                    caps.driver_version + ", ABI " + VersionString(abi_version) + ")");
     *out_context = Wrap(context.release());

@@ -244,7 +244,7 @@ void DescribeMachine(const Topology& topology, const HostServices& host, accel_d
   const std::optional<uint64_t> meminfo_total = meminfo ? FindMeminfoBytes(*meminfo, "MemTotal") : std::nullopt;
   out->memory_total = ChooseMemoryTotal(hwloc_total, meminfo_total);
   if (meminfo_total && *meminfo_total != hwloc_total) {
-    host.Log(ACCEL_LOG_LEVEL_DEBUG, "host: hwloc counts " + std::to_string(hwloc_total) +
+    host.Log(ACCEL_LOG_LEVEL_DEBUG, "hwloc counts " + std::to_string(hwloc_total) +
                                         " bytes over its NUMA nodes but /proc/meminfo MemTotal is " +
                                         std::to_string(*meminfo_total) + " bytes; using MemTotal");
   }

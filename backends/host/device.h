@@ -19,7 +19,7 @@ namespace accel::host {
 // The one device of a context: the machine's CPU with its descriptor.
 // Immutable after the context creates it; safe to read from any thread.
 struct Device {
-  const HostServices* host = nullptr;        // the context's services
+  const HostServices* host = nullptr;          // the context's services
   accel_device_capabilities_t capabilities{};  // full size, every backend-owned field filled
 };
 

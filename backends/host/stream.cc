@@ -357,7 +357,7 @@ void StreamDestroy(accel_bk_stream_t handle) noexcept {
   if (stream->OnWorker()) {
     // Destroying waits for the stream's work, which includes the calling callback: refuse rather than deadlock.
     host.Log(ACCEL_LOG_LEVEL_ERROR,
-             "host: stream_destroy was called from a host callback of the same stream; the stream is leaked");
+             "stream_destroy was called from a host callback of the same stream; the stream is leaked");
     return;
   }
   GuardVoid(host, "stream_destroy", [&] { std::unique_ptr<Stream> owned(stream); });

@@ -103,13 +103,13 @@ typedef struct accel_bk_context_desc_t {
 } accel_bk_context_desc_t;
 
 typedef struct accel_backend_api_t {
-  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_API */
+  uint32_t stype;       /* ACCEL_STRUCTURE_TYPE_BACKEND_API */
   uint32_t struct_size; /* sizeof the table as the backend compiled it */
   const void* next;
   uint32_t abi_version; /* the newest ABI this table's layout implements */
   uint32_t reserved0;
-  const char* name;     /* short lowercase name, e.g. "host" */
-  const char* version;  /* the backend's own version string */
+  const char* name;    /* short lowercase name, e.g. "host" */
+  const char* version; /* the backend's own version string */
 
   /* --- Contexts and devices ---------------------------------------------- */
   /* REQUIRED. Opens the backend for one instance. A missing runtime is not a
@@ -124,8 +124,7 @@ typedef struct accel_backend_api_t {
                                         accel_bk_device_t* out_devices);
   /* REQUIRED. Fills the descriptor; stable_id and backend_name are the
    * core's. The core passes a struct of its own size, zeroed. */
-  accel_status_t (*device_get_capabilities)(accel_bk_device_t device,
-                                            accel_device_capabilities_t* out_capabilities);
+  accel_status_t (*device_get_capabilities)(accel_bk_device_t device, accel_device_capabilities_t* out_capabilities);
   accel_status_t (*device_get_memory_info)(accel_bk_device_t device, uint64_t* out_free, uint64_t* out_total);
 
   /* --- Memory ------------------------------------------------------------ */
@@ -143,8 +142,8 @@ typedef struct accel_backend_api_t {
   void (*stream_destroy)(accel_bk_stream_t stream);
   accel_status_t (*stream_copy_host_to_buffer)(accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst,
                                                uint64_t dst_offset, uint64_t size);
-  accel_status_t (*stream_copy_buffer_to_host)(accel_bk_stream_t stream, accel_bk_buffer_t src,
-                                               uint64_t src_offset, void* dst, uint64_t size);
+  accel_status_t (*stream_copy_buffer_to_host)(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset,
+                                               void* dst, uint64_t size);
   accel_status_t (*stream_copy_buffer)(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset,
                                        accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size);
   accel_status_t (*stream_fill_buffer)(accel_bk_stream_t stream, accel_bk_buffer_t buffer, uint64_t offset,
@@ -162,8 +161,7 @@ typedef struct accel_backend_api_t {
   accel_status_t (*stream_clear_error)(accel_bk_stream_t stream);
 
   /* --- Events ------------------------------------------------------------ */
-  accel_status_t (*event_create)(accel_bk_device_t device, const accel_event_desc_t* desc,
-                                 accel_bk_event_t* out_event);
+  accel_status_t (*event_create)(accel_bk_device_t device, const accel_event_desc_t* desc, accel_bk_event_t* out_event);
   void (*event_destroy)(accel_bk_event_t event);
   accel_status_t (*event_query)(accel_bk_event_t event);
   accel_status_t (*event_synchronize)(accel_bk_event_t event, uint64_t timeout_ns);
@@ -181,10 +179,10 @@ typedef struct accel_backend_get_api_args_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS */
   uint32_t struct_size;
   const void* next;
-  uint32_t core_abi_version_min;  /* [in] oldest ABI the core accepts */
-  uint32_t core_abi_version_max;  /* [in] newest ABI the core speaks */
+  uint32_t core_abi_version_min;     /* [in] oldest ABI the core accepts */
+  uint32_t core_abi_version_max;     /* [in] newest ABI the core speaks */
   const accel_host_services_t* host; /* [in] valid for the call */
-  uint32_t out_abi_version;       /* [out] highest version both speak */
+  uint32_t out_abi_version;          /* [out] highest version both speak */
   uint32_t reserved0;
   const accel_backend_api_t* out_api; /* [out] static table */
 } accel_backend_get_api_args_t;

@@ -116,19 +116,20 @@ inline Status OnDevice(const Device& device, Status status) {
 
 }  // namespace accel::core
 
-#define ACCEL_RESOLVE(var, Type, handle)                           \
+#define ACCEL_RESOLVE(var, Type, handle)                                 \
   auto var##_resolved = ::accel::core::Resolve<Type>((handle), #handle); \
-  if (!var##_resolved.ok()) return var##_resolved.status();        \
+  if (!var##_resolved.ok()) return var##_resolved.status();              \
   std::shared_ptr<Type> var = std::move(var##_resolved.value())
 
 #define ACCEL_REQUIRE(condition, code, ...) \
   if (!(condition)) return ::accel::core::Error((code), __VA_ARGS__)
 
-#define ACCEL_NOT_NULL(pointer) ACCEL_REQUIRE((pointer) != nullptr, ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is NULL", #pointer)
+#define ACCEL_NOT_NULL(pointer) \
+  ACCEL_REQUIRE((pointer) != nullptr, ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is NULL", #pointer)
 
 #define ACCEL_TRY(expression)                \
   do {                                       \
-    ::accel::core::Status _s = (expression);       \
+    ::accel::core::Status _s = (expression); \
     if (!_s.ok()) return _s;                 \
   } while (0)
 

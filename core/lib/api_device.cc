@@ -86,7 +86,8 @@ Expected<std::string> InfoValue(const Device& d, accel_device_info_key_t key) {
     case ACCEL_DEVICE_INFO_PCI_BUS_ID: return CString(c.pci_bus_id, sizeof(c.pci_bus_id));
     case ACCEL_DEVICE_INFO_NUMA_NODE: return Bytes(c.numa_node);
     case ACCEL_DEVICE_INFO_FLAGS: return Bytes(c.flags);
-    case ACCEL_DEVICE_INFO_SIMULATED: return Bytes(static_cast<uint32_t>((c.flags & ACCEL_DEVICE_FLAG_SIMULATED) ? 1 : 0));
+    case ACCEL_DEVICE_INFO_SIMULATED:
+      return Bytes(static_cast<uint32_t>((c.flags & ACCEL_DEVICE_FLAG_SIMULATED) ? 1 : 0));
     case ACCEL_DEVICE_INFO_COMPUTE_UNITS: return Bytes(c.compute_units);
     case ACCEL_DEVICE_INFO_CLOCK_MHZ: return Bytes(c.clock_mhz);
     case ACCEL_DEVICE_INFO_MEMORY_TOTAL: return Bytes(c.memory_total);
@@ -111,8 +112,7 @@ Expected<std::string> InfoValue(const Device& d, accel_device_info_key_t key) {
     case ACCEL_DEVICE_INFO_FEATURES: return Bytes(c.features);
     default: break;
   }
-  return Error(ACCEL_ERROR_INVALID_ENUM, "'key' {} is not a registered accel_device_info_key_t",
-               static_cast<int>(key));
+  return Error(ACCEL_ERROR_INVALID_ENUM, "'key' {} is not a registered accel_device_info_key_t", static_cast<int>(key));
 }
 
 }  // namespace

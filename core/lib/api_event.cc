@@ -63,8 +63,7 @@ ACCEL_API accel_status_t accel_event_synchronize(accel_event_t event, uint64_t t
   });
 }
 
-ACCEL_API accel_status_t accel_event_elapsed_time(accel_event_t start, accel_event_t end,
-                                                  uint64_t* out_nanoseconds) {
+ACCEL_API accel_status_t accel_event_elapsed_time(accel_event_t start, accel_event_t end, uint64_t* out_nanoseconds) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(first, Event, start);
     ACCEL_RESOLVE(last, Event, end);

@@ -14,7 +14,8 @@ std::string FormatBytes(uint64_t bytes) {
     v /= 1024.0;
     ++unit;
   }
-  if (v == static_cast<double>(static_cast<uint64_t>(v))) return fmt::format("{} {}", static_cast<uint64_t>(v), kUnits[unit]);
+  if (v == static_cast<double>(static_cast<uint64_t>(v)))
+    return fmt::format("{} {}", static_cast<uint64_t>(v), kUnits[unit]);
   return fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
@@ -64,7 +65,8 @@ ACCEL_API accel_status_t accel_buffer_destroy(accel_buffer_t buffer) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
-    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE, "'buffer' is a stale buffer handle (already destroyed)");
+    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
+                  "'buffer' is a stale buffer handle (already destroyed)");
     self->Release();
     return Status::Ok();
   });

@@ -58,7 +58,8 @@ ACCEL_API accel_status_t accel_stream_destroy(accel_stream_t stream) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Stream, stream);
     std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
-    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE, "'stream' is a stale stream handle (already destroyed)");
+    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
+                  "'stream' is a stale stream handle (already destroyed)");
     self->Release();
     return Status::Ok();
   });
@@ -151,7 +152,8 @@ ACCEL_API accel_status_t accel_stream_free_buffer(accel_stream_t stream, accel_b
                                    backend.name()));
     }
     std::shared_ptr<Object> owned = InstanceOf(*target->device).Forget(target->handle());
-    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE, "'buffer' is a stale buffer handle (already destroyed)");
+    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
+                  "'buffer' is a stale buffer handle (already destroyed)");
     if (target->released.exchange(true)) return Status::Ok();
     Status s = ACCEL_SLOT(backend, stream_free_buffer, self->bk, target->bk);
     if (!s.ok()) {

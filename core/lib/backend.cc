@@ -58,9 +58,8 @@ std::shared_ptr<Backend> Backend::Load(const Candidate& candidate, const Logger*
     report->state = ACCEL_LOADER_STATE_FAILED;
     report->status = s.code();
     report->reason = s.message();
-    log->Log(ACCEL_LOG_LEVEL_WARN, "loader: {}: {}", candidate.library_path.empty() ? candidate.manifest_path
-                                                                                    : candidate.library_path,
-             s.message());
+    log->Log(ACCEL_LOG_LEVEL_WARN, "loader: {}: {}",
+             candidate.library_path.empty() ? candidate.manifest_path : candidate.library_path, s.message());
     backend->Shutdown();
     return nullptr;
   }
@@ -143,8 +142,9 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
                  VersionString(kCoreBackendAbiMax), VersionString(table->abi_version));
   }
   if (table->struct_size < kMinTableSize) {
-    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "function table is {} bytes, smaller than the {} bytes ABI 1.0 needs",
-                 table->struct_size, kMinTableSize);
+    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION,
+                 "function table is {} bytes, smaller than the {} bytes ABI 1.0 needs", table->struct_size,
+                 kMinTableSize);
   }
   std::memcpy(&api_, table, std::min<size_t>(table->struct_size, sizeof(api_)));
   api_.struct_size = sizeof(api_);
@@ -166,8 +166,9 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
   if (table_name.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "function table has no backend name");
   name_ = candidate.name.empty() ? table_name : candidate.name;
   if (!candidate.name.empty() && table_name != candidate.name) {
-    host_context_.log->Log(ACCEL_LOG_LEVEL_WARN, "loader: manifest names backend '{}' but the library calls itself '{}'",
-                           candidate.name, table_name);
+    host_context_.log->Log(ACCEL_LOG_LEVEL_WARN,
+                           "loader: manifest names backend '{}' but the library calls itself '{}'", candidate.name,
+                           table_name);
   }
   host_context_.name = name_;
   version_ = api_.version != nullptr ? api_.version : "";
@@ -183,8 +184,8 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
     return Status(created.code(), "initialisation failed: " + created.message());
   }
   uint32_t count = 0;
-  Status listed = Call("context_get_devices", api_.context_get_devices, context_, &count,
-                       static_cast<accel_bk_device_t*>(nullptr));
+  Status listed =
+      Call("context_get_devices", api_.context_get_devices, context_, &count, static_cast<accel_bk_device_t*>(nullptr));
   if (listed.ok() && count > 0) {
     devices_.resize(count);
     listed = Call("context_get_devices", api_.context_get_devices, context_, &count, devices_.data());

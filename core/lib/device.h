@@ -21,15 +21,15 @@ class Device : public Object {
  public:
   static constexpr HandleType kHandleType = HandleType::kDevice;
 
-  Instance* instance = nullptr;           // outlives the device
+  Instance* instance = nullptr;  // outlives the device
   std::shared_ptr<Backend> backend;
   accel_bk_device_t bk = nullptr;
-  uint32_t backend_index = 0;              // position in the backend's own list
-  uint32_t index = 0;                      // position in the instance's visible list
-  accel_device_capabilities_t caps{};      // complete, with the core's fields
+  uint32_t backend_index = 0;          // position in the backend's own list
+  uint32_t index = 0;                  // position in the instance's visible list
+  accel_device_capabilities_t caps{};  // complete, with the core's fields
   std::string physical_id;
   PhysicalDevice* physical = nullptr;
-  std::string label;                       // "device 0 (host: AMD EPYC 7B13)"
+  std::string label;  // "device 0 (host: AMD EPYC 7B13)"
 };
 
 // A group of access paths that reach one chip. Immutable after creation.

@@ -17,9 +17,7 @@
 namespace accel::core {
 namespace fs = std::filesystem;
 
-bool ProcessIsPrivileged() {
-  return getauxval(AT_SECURE) != 0 || getuid() != geteuid() || getgid() != getegid();
-}
+bool ProcessIsPrivileged() { return getauxval(AT_SECURE) != 0 || getuid() != geteuid() || getgid() != getegid(); }
 
 std::vector<std::string> SplitList(const std::string& text, char separator) {
   std::vector<std::string> out;

@@ -28,9 +28,9 @@ struct LoaderSettings {
 struct Candidate {
   std::string manifest_path;  // "" for a library named directly
   std::string library_path;
-  std::string name;           // from the manifest; "" until the library says
-  Status error;               // set: FAILED before opening
-  bool skipped = false;       // deselected or duplicate; `error` holds the reason text
+  std::string name;      // from the manifest; "" until the library says
+  Status error;          // set: FAILED before opening
+  bool skipped = false;  // deselected or duplicate; `error` holds the reason text
 };
 
 // True when the process must not trust its environment (setuid, setgid,

@@ -77,9 +77,9 @@ std::string PhysicalDeviceId(const accel_device_capabilities_t& caps, const std:
   if (!simulated && !bus.empty()) {
     return fmt::format("{}-{:016x}", kind, StableHash(machine_id + "\npci\n" + bus));
   }
-  return fmt::format("{}-{:016x}", kind,
-                     StableHash(fmt::format("{}\n{}\n{}\n{}", machine_id, simulated ? "sim" : "dev", backend,
-                                            backend_index)));
+  return fmt::format(
+      "{}-{:016x}", kind,
+      StableHash(fmt::format("{}\n{}\n{}\n{}", machine_id, simulated ? "sim" : "dev", backend, backend_index)));
 }
 
 std::string AccessPathId(const std::string& physical_id, const std::string& backend, uint32_t ordinal) {

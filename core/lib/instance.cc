@@ -175,9 +175,8 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
     }
     ordered.push_back({MakeOrderKey(paths[0]->caps, paths[0]->backend->name(), paths[0]->backend_index), id, paths});
   }
-  std::sort(ordered.begin(), ordered.end(), [](const Group& a, const Group& b) {
-    return a.key < b.key || (a.key == b.key && a.id < b.id);
-  });
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Group& a, const Group& b) { return a.key < b.key || (a.key == b.key && a.id < b.id); });
 
   // 3. ACCEL_VISIBLE_DEVICES: physical indices in the stable order, or ids.
   std::vector<bool> group_visible(ordered.size(), true);

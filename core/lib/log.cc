@@ -24,9 +24,9 @@ accel_log_level_t Logger::ParseLevel(const char* text, accel_log_level_t fallbac
     const char* name;
     accel_log_level_t level;
   };
-  static const Name kNames[] = {{"off", ACCEL_LOG_LEVEL_OFF},    {"error", ACCEL_LOG_LEVEL_ERROR},
-                                {"warn", ACCEL_LOG_LEVEL_WARN},  {"warning", ACCEL_LOG_LEVEL_WARN},
-                                {"info", ACCEL_LOG_LEVEL_INFO},  {"debug", ACCEL_LOG_LEVEL_DEBUG}};
+  static const Name kNames[] = {{"off", ACCEL_LOG_LEVEL_OFF},   {"error", ACCEL_LOG_LEVEL_ERROR},
+                                {"warn", ACCEL_LOG_LEVEL_WARN}, {"warning", ACCEL_LOG_LEVEL_WARN},
+                                {"info", ACCEL_LOG_LEVEL_INFO}, {"debug", ACCEL_LOG_LEVEL_DEBUG}};
   for (const Name& n : kNames) {
     if (strcasecmp(text, n.name) == 0) return n.level;
   }

@@ -27,12 +27,13 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
   std::smatch m;
   const std::string version = format->get<std::string>();
   if (!std::regex_match(version, m, kVersion)) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'file_format_version' \"{}\" is not MAJOR.MINOR.PATCH", path,
-                 version);
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'file_format_version' \"{}\" is not MAJOR.MINOR.PATCH",
+                 path, version);
   }
   if (std::stoi(m[1].str()) != kManifestFormatMajor) {
-    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "manifest {}: file format {} is not readable by this core (reads {}.x)",
-                 path, version, kManifestFormatMajor);
+    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION,
+                 "manifest {}: file format {} is not readable by this core (reads {}.x)", path, version,
+                 kManifestFormatMajor);
   }
   auto backend = doc.find("backend");
   if (backend == doc.end() || !backend->is_object()) {
@@ -54,8 +55,8 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
   }
   auto library = backend->find("library_path");
   if (library == backend->end() || !library->is_string() || library->get<std::string>().empty()) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend.library_path' is missing or not a non-empty string",
-                 path);
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                 "manifest {}: 'backend.library_path' is missing or not a non-empty string", path);
   }
   std::filesystem::path lib(library->get<std::string>());
   if (lib.is_relative()) lib = std::filesystem::path(path).parent_path() / lib;

@@ -38,7 +38,7 @@ Status Error(accel_status_t code, fmt::format_string<Args...> format, Args&&... 
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Expected(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return v_.index() == 0; }
   T& value() { return std::get<0>(v_); }

@@ -156,11 +156,11 @@ typedef struct accel_version_info_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_VERSION_INFO */
   uint32_t struct_size;
   const void* next;
-  uint32_t library_version;     /* ACCEL_MAKE_VERSION of libaccel */
-  uint32_t abi_version;         /* ACCEL_ABI_VERSION libaccel implements */
-  uint32_t backend_abi_min;     /* oldest backend ABI the loader accepts */
-  uint32_t backend_abi_max;     /* newest backend ABI the loader speaks */
-  const char* build;            /* static: compiler and build type */
+  uint32_t library_version; /* ACCEL_MAKE_VERSION of libaccel */
+  uint32_t abi_version;     /* ACCEL_ABI_VERSION libaccel implements */
+  uint32_t backend_abi_min; /* oldest backend ABI the loader accepts */
+  uint32_t backend_abi_max; /* newest backend ABI the loader speaks */
+  const char* build;        /* static: compiler and build type */
 } accel_version_info_t;
 
 /* Fills `out_info` (caller sets stype and struct_size; a smaller, older
@@ -181,7 +181,7 @@ typedef struct accel_instance_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_INSTANCE_DESC */
   uint32_t struct_size;
   const void* next;
-  uint64_t flags;                /* ACCEL_INSTANCE_FLAG_* */
+  uint64_t flags; /* ACCEL_INSTANCE_FLAG_* */
   /* Each string below, when non-NULL, replaces the environment variable of
    * the same meaning (docs/loader.md); NULL leaves the variable in force. */
   const char* backend_files;     /* ACCEL_BACKEND_FILES: ':'-separated manifests or .so files */
@@ -200,9 +200,8 @@ typedef struct accel_instance_desc_t {
  * Returns ACCEL_ERROR_INVALID_ARGUMENT when `out_instance` is NULL, `desc` has
  *         a wrong stype or struct_size, or a selection string cannot parse,
  *         ACCEL_ERROR_RESOURCE_EXHAUSTED when host memory runs out. */
-ACCEL_API accel_status_t accel_instance_create(
-    const accel_instance_desc_t* desc, /* [in][optional] NULL: defaults */
-    accel_instance_t* out_instance);   /* [out] */
+ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc, /* [in][optional] NULL: defaults */
+                                               accel_instance_t* out_instance);   /* [out] */
 
 /* Destroys `instance` and every object still alive under it: streams are
  * drained, buffers and events freed, backends shut down and unloaded. Every
@@ -228,12 +227,12 @@ typedef struct accel_loader_entry_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_LOADER_ENTRY */
   uint32_t struct_size;
   const void* next;
-  const char* backend_name;   /* from the manifest or the library; "" unknown */
-  const char* manifest_path;  /* "" when a library was named directly */
-  const char* library_path;   /* resolved path; "" when the manifest had none */
-  const char* reason;         /* why it failed or was skipped; "" when loaded */
+  const char* backend_name;  /* from the manifest or the library; "" unknown */
+  const char* manifest_path; /* "" when a library was named directly */
+  const char* library_path;  /* resolved path; "" when the manifest had none */
+  const char* reason;        /* why it failed or was skipped; "" when loaded */
   accel_loader_state_t state;
-  accel_status_t status;      /* ACCEL_SUCCESS when loaded; the failure's code otherwise */
+  accel_status_t status;           /* ACCEL_SUCCESS when loaded; the failure's code otherwise */
   uint32_t negotiated_abi_version; /* 0 when negotiation did not happen */
   uint32_t backend_abi_version;    /* what the backend declared; 0 unknown */
   uint32_t device_count;           /* devices it reported */
@@ -250,8 +249,7 @@ ACCEL_API accel_status_t accel_instance_get_loader_entry_count(accel_instance_t 
  * Returns ACCEL_ERROR_INVALID_HANDLE when `instance` is not live,
  *         ACCEL_ERROR_INVALID_ARGUMENT when `index` is out of range or
  *         `out_entry` is NULL or too small. */
-ACCEL_API accel_status_t accel_instance_get_loader_entry(accel_instance_t instance,
-                                                         uint32_t index,
+ACCEL_API accel_status_t accel_instance_get_loader_entry(accel_instance_t instance, uint32_t index,
                                                          accel_loader_entry_t* out_entry); /* [out] */
 
 /*===----------------------------------------------------------------------===*/
@@ -266,18 +264,18 @@ ACCEL_API accel_status_t accel_instance_get_loader_entry(accel_instance_t instan
 /* The backends that loaded and initialised, in load order. Thread-safe.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
 ACCEL_API accel_status_t accel_instance_enumerate_backends(accel_instance_t instance,
-                                                           uint32_t* inout_count,      /* [in,out] */
+                                                           uint32_t* inout_count,       /* [in,out] */
                                                            accel_backend_t* out_array); /* [out][optional] */
 
 typedef struct accel_backend_properties_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES */
   uint32_t struct_size;
   const void* next;
-  const char* name;          /* "host" */
-  const char* version;       /* the backend's own version string */
+  const char* name;    /* "host" */
+  const char* version; /* the backend's own version string */
   const char* library_path;
-  uint32_t abi_version;      /* negotiated */
-  uint32_t device_count;     /* devices it reported, before ACCEL_VISIBLE_DEVICES */
+  uint32_t abi_version;  /* negotiated */
+  uint32_t device_count; /* devices it reported, before ACCEL_VISIBLE_DEVICES */
 } accel_backend_properties_t;
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. Thread-safe. */
@@ -286,8 +284,7 @@ ACCEL_API accel_status_t accel_backend_get_properties(accel_backend_t backend,
 
 /* The visible devices reached through `backend`, in the stable order.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
-ACCEL_API accel_status_t accel_backend_enumerate_devices(accel_backend_t backend,
-                                                         uint32_t* inout_count,
+ACCEL_API accel_status_t accel_backend_enumerate_devices(accel_backend_t backend, uint32_t* inout_count,
                                                          accel_device_t* out_array);
 
 /*===----------------------------------------------------------------------===*/
@@ -350,78 +347,78 @@ typedef struct accel_device_capabilities_t {
   uint32_t struct_size;
   const void* next;
   accel_device_kind_t kind;
-  uint32_t vendor_id;              /* PCI vendor id; 0 unknown */
-  uint64_t flags;                  /* ACCEL_DEVICE_FLAG_* */
-  uint32_t device_id;              /* PCI device id; 0 unknown */
+  uint32_t vendor_id; /* PCI vendor id; 0 unknown */
+  uint64_t flags;     /* ACCEL_DEVICE_FLAG_* */
+  uint32_t device_id; /* PCI device id; 0 unknown */
   uint32_t reserved0;
-  uint64_t memory_total;           /* bytes this access path exposes */
-  uint64_t max_allocation;         /* largest single buffer, bytes */
-  uint64_t max_buffer_range;       /* largest range one kernel argument may bind */
-  uint64_t local_memory_size;      /* work-group local memory, bytes */
+  uint64_t memory_total;      /* bytes this access path exposes */
+  uint64_t max_allocation;    /* largest single buffer, bytes */
+  uint64_t max_buffer_range;  /* largest range one kernel argument may bind */
+  uint64_t local_memory_size; /* work-group local memory, bytes */
   accel_numeric_formats_t numeric_formats;
   accel_kernel_formats_t kernel_formats;         /* what this device executes */
   accel_kernel_formats_t modeled_kernel_formats; /* simulated: the modeled part's formats */
   accel_device_features_t features;
   uint32_t compute_units;
-  uint32_t clock_mhz;              /* 0 unknown */
+  uint32_t clock_mhz; /* 0 unknown */
   uint32_t max_work_group_size;
   uint32_t max_work_group_dims[3];
   uint32_t max_grid_dims[3];
-  uint32_t max_argument_size;      /* bytes of kernel arguments */
-  uint32_t subgroup_size;          /* 0 unknown or none */
-  int32_t numa_node;               /* -1 unknown */
-  uint8_t uuid[ACCEL_UUID_SIZE];   /* all zero when none */
+  uint32_t max_argument_size;    /* bytes of kernel arguments */
+  uint32_t subgroup_size;        /* 0 unknown or none */
+  int32_t numa_node;             /* -1 unknown */
+  uint8_t uuid[ACCEL_UUID_SIZE]; /* all zero when none */
   char name[ACCEL_NAME_SIZE];
   char vendor[ACCEL_SHORT_STRING_SIZE];
   char architecture[ACCEL_SHORT_STRING_SIZE];
-  char sku[ACCEL_SHORT_STRING_SIZE];            /* normalised SKU id */
+  char sku[ACCEL_SHORT_STRING_SIZE]; /* normalised SKU id */
   char driver_version[ACCEL_SHORT_STRING_SIZE];
-  char pci_bus_id[ACCEL_PCI_BUS_ID_SIZE];       /* "0000:3b:00.0"; "" none */
-  char stable_id[ACCEL_SHORT_STRING_SIZE];      /* filled by the core */
-  char backend_name[ACCEL_BACKEND_NAME_SIZE];   /* filled by the core */
+  char pci_bus_id[ACCEL_PCI_BUS_ID_SIZE];     /* "0000:3b:00.0"; "" none */
+  char stable_id[ACCEL_SHORT_STRING_SIZE];    /* filled by the core */
+  char backend_name[ACCEL_BACKEND_NAME_SIZE]; /* filled by the core */
 } accel_device_capabilities_t;
 
 /* Registered capability keys. Each key's value type is fixed forever
  * (accel_device_info_key_describe tells it); docs/capability-keys.md lists
  * them. New keys get new numbers; numbers are never reused. */
 typedef enum accel_device_info_key_t {
-  ACCEL_DEVICE_INFO_KIND = 1,                 /* uint32 accel_device_kind_t */
-  ACCEL_DEVICE_INFO_NAME = 2,                 /* string */
-  ACCEL_DEVICE_INFO_VENDOR = 3,               /* string */
-  ACCEL_DEVICE_INFO_VENDOR_ID = 4,            /* uint32 */
-  ACCEL_DEVICE_INFO_DEVICE_ID = 5,            /* uint32 */
-  ACCEL_DEVICE_INFO_ARCHITECTURE = 6,         /* string */
-  ACCEL_DEVICE_INFO_SKU = 7,                  /* string */
-  ACCEL_DEVICE_INFO_DRIVER_VERSION = 8,       /* string */
-  ACCEL_DEVICE_INFO_BACKEND_NAME = 9,         /* string */
-  ACCEL_DEVICE_INFO_STABLE_ID = 10,           /* string */
-  ACCEL_DEVICE_INFO_PHYSICAL_DEVICE_ID = 11,  /* string: the physical device's stable id */
-  ACCEL_DEVICE_INFO_UUID = 12,                /* bytes[16] */
-  ACCEL_DEVICE_INFO_PCI_BUS_ID = 13,          /* string */
-  ACCEL_DEVICE_INFO_NUMA_NODE = 14,           /* int32 */
-  ACCEL_DEVICE_INFO_FLAGS = 15,               /* uint64 ACCEL_DEVICE_FLAG_* */
-  ACCEL_DEVICE_INFO_SIMULATED = 16,           /* uint32 0 or 1 */
-  ACCEL_DEVICE_INFO_COMPUTE_UNITS = 17,       /* uint32 */
-  ACCEL_DEVICE_INFO_CLOCK_MHZ = 18,           /* uint32 */
-  ACCEL_DEVICE_INFO_MEMORY_TOTAL = 19,        /* uint64 */
-  ACCEL_DEVICE_INFO_MEMORY_FREE = 20,         /* uint64, read live */
-  ACCEL_DEVICE_INFO_MAX_ALLOCATION = 21,      /* uint64 */
-  ACCEL_DEVICE_INFO_MAX_BUFFER_RANGE = 22,    /* uint64 */
-  ACCEL_DEVICE_INFO_LOCAL_MEMORY_SIZE = 23,   /* uint64 */
-  ACCEL_DEVICE_INFO_MAX_WORK_GROUP_SIZE = 24, /* uint32 */
-  ACCEL_DEVICE_INFO_MAX_WORK_GROUP_DIMS = 25, /* uint32[3] */
-  ACCEL_DEVICE_INFO_MAX_GRID_DIMS = 26,       /* uint32[3] */
-  ACCEL_DEVICE_INFO_MAX_ARGUMENT_SIZE = 27,   /* uint32 */
-  ACCEL_DEVICE_INFO_SUBGROUP_SIZE = 28,       /* uint32 */
-  ACCEL_DEVICE_INFO_NUMERIC_FORMATS = 29,     /* uint64 ACCEL_NUMERIC_FORMAT_* */
-  ACCEL_DEVICE_INFO_KERNEL_FORMATS = 30,      /* uint64 ACCEL_KERNEL_FORMAT_* */
+  ACCEL_DEVICE_INFO_KIND = 1,                    /* uint32 accel_device_kind_t */
+  ACCEL_DEVICE_INFO_NAME = 2,                    /* string */
+  ACCEL_DEVICE_INFO_VENDOR = 3,                  /* string */
+  ACCEL_DEVICE_INFO_VENDOR_ID = 4,               /* uint32 */
+  ACCEL_DEVICE_INFO_DEVICE_ID = 5,               /* uint32 */
+  ACCEL_DEVICE_INFO_ARCHITECTURE = 6,            /* string */
+  ACCEL_DEVICE_INFO_SKU = 7,                     /* string */
+  ACCEL_DEVICE_INFO_DRIVER_VERSION = 8,          /* string */
+  ACCEL_DEVICE_INFO_BACKEND_NAME = 9,            /* string */
+  ACCEL_DEVICE_INFO_STABLE_ID = 10,              /* string */
+  ACCEL_DEVICE_INFO_PHYSICAL_DEVICE_ID = 11,     /* string: the physical device's stable id */
+  ACCEL_DEVICE_INFO_UUID = 12,                   /* bytes[16] */
+  ACCEL_DEVICE_INFO_PCI_BUS_ID = 13,             /* string */
+  ACCEL_DEVICE_INFO_NUMA_NODE = 14,              /* int32 */
+  ACCEL_DEVICE_INFO_FLAGS = 15,                  /* uint64 ACCEL_DEVICE_FLAG_* */
+  ACCEL_DEVICE_INFO_SIMULATED = 16,              /* uint32 0 or 1 */
+  ACCEL_DEVICE_INFO_COMPUTE_UNITS = 17,          /* uint32 */
+  ACCEL_DEVICE_INFO_CLOCK_MHZ = 18,              /* uint32 */
+  ACCEL_DEVICE_INFO_MEMORY_TOTAL = 19,           /* uint64 */
+  ACCEL_DEVICE_INFO_MEMORY_FREE = 20,            /* uint64, read live */
+  ACCEL_DEVICE_INFO_MAX_ALLOCATION = 21,         /* uint64 */
+  ACCEL_DEVICE_INFO_MAX_BUFFER_RANGE = 22,       /* uint64 */
+  ACCEL_DEVICE_INFO_LOCAL_MEMORY_SIZE = 23,      /* uint64 */
+  ACCEL_DEVICE_INFO_MAX_WORK_GROUP_SIZE = 24,    /* uint32 */
+  ACCEL_DEVICE_INFO_MAX_WORK_GROUP_DIMS = 25,    /* uint32[3] */
+  ACCEL_DEVICE_INFO_MAX_GRID_DIMS = 26,          /* uint32[3] */
+  ACCEL_DEVICE_INFO_MAX_ARGUMENT_SIZE = 27,      /* uint32 */
+  ACCEL_DEVICE_INFO_SUBGROUP_SIZE = 28,          /* uint32 */
+  ACCEL_DEVICE_INFO_NUMERIC_FORMATS = 29,        /* uint64 ACCEL_NUMERIC_FORMAT_* */
+  ACCEL_DEVICE_INFO_KERNEL_FORMATS = 30,         /* uint64 ACCEL_KERNEL_FORMAT_* */
   ACCEL_DEVICE_INFO_MODELED_KERNEL_FORMATS = 31, /* uint64 ACCEL_KERNEL_FORMAT_* */
-  ACCEL_DEVICE_INFO_FEATURES = 32,            /* uint64 ACCEL_DEVICE_FEATURE_* */
+  ACCEL_DEVICE_INFO_FEATURES = 32,               /* uint64 ACCEL_DEVICE_FEATURE_* */
   ACCEL_DEVICE_INFO_FORCE32 = 0x7FFFFFFF
 } accel_device_info_key_t;
 
 typedef enum accel_value_type_t {
-  ACCEL_VALUE_TYPE_STRING = 1,   /* NUL-terminated; size includes the NUL */
+  ACCEL_VALUE_TYPE_STRING = 1, /* NUL-terminated; size includes the NUL */
   ACCEL_VALUE_TYPE_UINT32 = 2,
   ACCEL_VALUE_TYPE_INT32 = 3,
   ACCEL_VALUE_TYPE_UINT64 = 4,
@@ -436,8 +433,8 @@ typedef enum accel_value_type_t {
  * Returns ACCEL_ERROR_INVALID_ENUM for a key this version does not know,
  *         ACCEL_ERROR_INVALID_ARGUMENT when both outputs are NULL. */
 ACCEL_API accel_status_t accel_device_info_key_describe(accel_device_info_key_t key,
-                                                        const char** out_name,           /* [out][optional] static */
-                                                        accel_value_type_t* out_type);   /* [out][optional] */
+                                                        const char** out_name,         /* [out][optional] static */
+                                                        accel_value_type_t* out_type); /* [out][optional] */
 
 /* Reads one capability. With `value` NULL, writes the size the value needs to
  * `out_size`; otherwise `size` must be at least that size. Thread-safe.
@@ -445,8 +442,7 @@ ACCEL_API accel_status_t accel_device_info_key_describe(accel_device_info_key_t 
  *         ACCEL_ERROR_INVALID_ENUM for an unknown key,
  *         ACCEL_ERROR_INVALID_ARGUMENT when `value` and `out_size` are both
  *         NULL or `size` is too small (the needed size goes to `out_size`). */
-ACCEL_API accel_status_t accel_device_get_info(accel_device_t device,
-                                               accel_device_info_key_t key,
+ACCEL_API accel_status_t accel_device_get_info(accel_device_t device, accel_device_info_key_t key,
                                                size_t size,       /* [in] bytes at `value` */
                                                void* value,       /* [out][optional] */
                                                size_t* out_size); /* [out][optional] */
@@ -460,14 +456,12 @@ ACCEL_API accel_status_t accel_device_get_capabilities(accel_device_t device,
 /* Live free and total memory of the device. Thread-safe.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT when both
  * outputs are NULL, ACCEL_ERROR_UNIMPLEMENTED. */
-ACCEL_API accel_status_t accel_device_get_memory_info(accel_device_t device,
-                                                      uint64_t* out_free,   /* [out][optional] */
-                                                      uint64_t* out_total); /* [out][optional] */
+ACCEL_API accel_status_t accel_device_get_memory_info(accel_device_t device, uint64_t* out_free, /* [out][optional] */
+                                                      uint64_t* out_total);                      /* [out][optional] */
 
 /* The visible devices of every backend, in the stable order (docs/devices.md).
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
-ACCEL_API accel_status_t accel_instance_enumerate_devices(accel_instance_t instance,
-                                                          uint32_t* inout_count,
+ACCEL_API accel_status_t accel_instance_enumerate_devices(accel_instance_t instance, uint32_t* inout_count,
                                                           accel_device_t* out_array);
 
 /* The backend a device is reached through.
@@ -483,12 +477,12 @@ typedef struct accel_physical_device_properties_t {
   uint32_t struct_size;
   const void* next;
   accel_device_kind_t kind;
-  uint32_t index;               /* position in the stable order */
-  uint64_t flags;               /* ACCEL_DEVICE_FLAG_* */
-  uint64_t memory_total;        /* counted once: for a CPU the host's memory */
-  uint32_t compute_units;       /* for a CPU the host's logical CPUs */
-  uint32_t device_count;        /* visible access paths */
-  int32_t numa_node;            /* -1 unknown or several */
+  uint32_t index;         /* position in the stable order */
+  uint64_t flags;         /* ACCEL_DEVICE_FLAG_* */
+  uint64_t memory_total;  /* counted once: for a CPU the host's memory */
+  uint32_t compute_units; /* for a CPU the host's logical CPUs */
+  uint32_t device_count;  /* visible access paths */
+  int32_t numa_node;      /* -1 unknown or several */
   uint32_t reserved0;
   char name[ACCEL_NAME_SIZE];
   char stable_id[ACCEL_SHORT_STRING_SIZE];
@@ -497,20 +491,17 @@ typedef struct accel_physical_device_properties_t {
 
 /* Physical devices with at least one visible access path, in the stable order.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
-ACCEL_API accel_status_t accel_instance_enumerate_physical_devices(accel_instance_t instance,
-                                                                   uint32_t* inout_count,
+ACCEL_API accel_status_t accel_instance_enumerate_physical_devices(accel_instance_t instance, uint32_t* inout_count,
                                                                    accel_physical_device_t* out_array);
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
-ACCEL_API accel_status_t accel_physical_device_get_properties(
-    accel_physical_device_t physical_device,
-    accel_physical_device_properties_t* out_properties);
+ACCEL_API accel_status_t accel_physical_device_get_properties(accel_physical_device_t physical_device,
+                                                              accel_physical_device_properties_t* out_properties);
 
 /* The access paths (backend devices) of one physical device.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
 ACCEL_API accel_status_t accel_physical_device_enumerate_devices(accel_physical_device_t physical_device,
-                                                                 uint32_t* inout_count,
-                                                                 accel_device_t* out_array);
+                                                                 uint32_t* inout_count, accel_device_t* out_array);
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
 ACCEL_API accel_status_t accel_device_get_physical_device(accel_device_t device,
@@ -530,10 +521,10 @@ typedef struct accel_buffer_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BUFFER_DESC */
   uint32_t struct_size;
   const void* next;
-  uint64_t size;                  /* bytes, > 0 */
+  uint64_t size; /* bytes, > 0 */
   accel_memory_kind_t memory_kind;
   uint32_t reserved0;
-  uint64_t flags;                 /* reserved, 0 */
+  uint64_t flags; /* reserved, 0 */
 } accel_buffer_desc_t;
 
 typedef struct accel_buffer_properties_t {
@@ -542,7 +533,7 @@ typedef struct accel_buffer_properties_t {
   const void* next;
   uint64_t size;
   accel_memory_kind_t memory_kind;
-  uint32_t mapped;                /* 1 while mapped */
+  uint32_t mapped; /* 1 while mapped */
   accel_device_t device;
 } accel_buffer_properties_t;
 
@@ -554,9 +545,8 @@ typedef struct accel_buffer_properties_t {
  *         ACCEL_ERROR_UNSUPPORTED when the device lacks that memory kind,
  *         ACCEL_ERROR_RESOURCE_EXHAUSTED when the size is past the device's
  *         max allocation or memory runs out. */
-ACCEL_API accel_status_t accel_buffer_create(accel_device_t device,
-                                             const accel_buffer_desc_t* desc, /* [in] */
-                                             accel_buffer_t* out_buffer);     /* [out] */
+ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_buffer_desc_t* desc, /* [in] */
+                                             accel_buffer_t* out_buffer);                            /* [out] */
 
 /* Releases the handle now; the memory is released when work already enqueued
  * that uses the buffer completes. A mapping ends with it. Thread-safe.
@@ -564,8 +554,7 @@ ACCEL_API accel_status_t accel_buffer_create(accel_device_t device,
 ACCEL_API accel_status_t accel_buffer_destroy(accel_buffer_t buffer);
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
-ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer,
-                                                     accel_buffer_properties_t* out_properties);
+ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer, accel_buffer_properties_t* out_properties);
 
 #define ACCEL_MAP_READ (UINT64_C(1) << 0)
 #define ACCEL_MAP_WRITE (UINT64_C(1) << 1)
@@ -577,11 +566,9 @@ ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer,
  *         output, a range past the end, or flags outside ACCEL_MAP_*,
  *         ACCEL_ERROR_FAILED_PRECONDITION when already mapped,
  *         ACCEL_ERROR_UNSUPPORTED when the memory is not host-mappable. */
-ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer,
-                                          uint64_t offset,
-                                          uint64_t size,
-                                          uint64_t flags,   /* ACCEL_MAP_* */
-                                          void** out_ptr);  /* [out] */
+ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset, uint64_t size,
+                                          uint64_t flags,  /* ACCEL_MAP_* */
+                                          void** out_ptr); /* [out] */
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE,
  *         ACCEL_ERROR_FAILED_PRECONDITION when the buffer is not mapped. */
@@ -595,8 +582,8 @@ typedef struct accel_stream_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_STREAM_DESC */
   uint32_t struct_size;
   const void* next;
-  uint64_t flags;     /* reserved, 0 */
-  int32_t priority;   /* 0 normal; backends may ignore */
+  uint64_t flags;   /* reserved, 0 */
+  int32_t priority; /* 0 normal; backends may ignore */
   uint32_t reserved0;
 } accel_stream_desc_t;
 
@@ -624,41 +611,26 @@ ACCEL_API accel_status_t accel_stream_destroy(accel_stream_t stream);
  * completes. Returns ACCEL_ERROR_INVALID_HANDLE (stream or buffer),
  * ACCEL_ERROR_INVALID_ARGUMENT (NULL `src`, range past the buffer's end,
  * buffer of another device). */
-ACCEL_API accel_status_t accel_stream_copy_host_to_buffer(accel_stream_t stream,
-                                                          const void* src,
-                                                          accel_buffer_t dst,
-                                                          uint64_t dst_offset,
-                                                          uint64_t size);
+ACCEL_API accel_status_t accel_stream_copy_host_to_buffer(accel_stream_t stream, const void* src, accel_buffer_t dst,
+                                                          uint64_t dst_offset, uint64_t size);
 
 /* Enqueues a copy to host memory; `dst` must stay valid until it completes. */
-ACCEL_API accel_status_t accel_stream_copy_buffer_to_host(accel_stream_t stream,
-                                                          accel_buffer_t src,
-                                                          uint64_t src_offset,
-                                                          void* dst,
-                                                          uint64_t size);
+ACCEL_API accel_status_t accel_stream_copy_buffer_to_host(accel_stream_t stream, accel_buffer_t src,
+                                                          uint64_t src_offset, void* dst, uint64_t size);
 
 /* Enqueues a device-to-device copy. Both buffers must belong to devices of
  * the stream's backend; overlapping ranges of one buffer are rejected. */
-ACCEL_API accel_status_t accel_stream_copy_buffer(accel_stream_t stream,
-                                                  accel_buffer_t src,
-                                                  uint64_t src_offset,
-                                                  accel_buffer_t dst,
-                                                  uint64_t dst_offset,
-                                                  uint64_t size);
+ACCEL_API accel_status_t accel_stream_copy_buffer(accel_stream_t stream, accel_buffer_t src, uint64_t src_offset,
+                                                  accel_buffer_t dst, uint64_t dst_offset, uint64_t size);
 
 /* Enqueues a fill of [offset, offset+size) with a 1, 2 or 4 byte pattern
  * (copied at enqueue); offset and size must be multiples of pattern_size. */
-ACCEL_API accel_status_t accel_stream_fill_buffer(accel_stream_t stream,
-                                                  accel_buffer_t buffer,
-                                                  uint64_t offset,
-                                                  uint64_t size,
-                                                  const void* pattern,
-                                                  uint32_t pattern_size);
+ACCEL_API accel_status_t accel_stream_fill_buffer(accel_stream_t stream, accel_buffer_t buffer, uint64_t offset,
+                                                  uint64_t size, const void* pattern, uint32_t pattern_size);
 
 /* Enqueues `callback(user_data, status)`. Returns ACCEL_ERROR_INVALID_HANDLE,
  * ACCEL_ERROR_INVALID_ARGUMENT (NULL callback). */
-ACCEL_API accel_status_t accel_stream_enqueue_host_callback(accel_stream_t stream,
-                                                            accel_host_callback_t callback,
+ACCEL_API accel_status_t accel_stream_enqueue_host_callback(accel_stream_t stream, accel_host_callback_t callback,
                                                             void* user_data); /* [optional] */
 
 /* Stream-ordered free: releases the handle now and the memory once the work
@@ -708,9 +680,8 @@ typedef struct accel_event_desc_t {
 /* Creates an event on `device`. Returns ACCEL_ERROR_INVALID_HANDLE,
  * ACCEL_ERROR_INVALID_ARGUMENT (NULL output, unknown flags),
  * ACCEL_ERROR_UNSUPPORTED (timing on a device without event timing). */
-ACCEL_API accel_status_t accel_event_create(accel_device_t device,
-                                            const accel_event_desc_t* desc, /* [in][optional] */
-                                            accel_event_t* out_event);      /* [out] */
+ACCEL_API accel_status_t accel_event_create(accel_device_t device, const accel_event_desc_t* desc, /* [in][optional] */
+                                            accel_event_t* out_event);                             /* [out] */
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE. Pending records still complete. */
 ACCEL_API accel_status_t accel_event_destroy(accel_event_t event);
@@ -728,8 +699,7 @@ ACCEL_API accel_status_t accel_event_synchronize(accel_event_t event, uint64_t t
  * output, events of different devices), ACCEL_NOT_READY when either is
  * pending, ACCEL_ERROR_FAILED_PRECONDITION when
  * either was never recorded or was created without ACCEL_EVENT_FLAG_TIMING. */
-ACCEL_API accel_status_t accel_event_elapsed_time(accel_event_t start,
-                                                  accel_event_t end,
+ACCEL_API accel_status_t accel_event_elapsed_time(accel_event_t start, accel_event_t end,
                                                   uint64_t* out_nanoseconds); /* [out] */
 
 #ifdef __cplusplus

@@ -19,7 +19,8 @@ int main(void) {
   uint32_t count = 0;
   int ok = check(accel_instance_enumerate_physical_devices(instance, &count, NULL), "enumerate");
   accel_physical_device_t* devices = calloc(count ? count : 1, sizeof(*devices));
-  ok = ok && devices != NULL && check(accel_instance_enumerate_physical_devices(instance, &count, devices), "enumerate");
+  ok =
+      ok && devices != NULL && check(accel_instance_enumerate_physical_devices(instance, &count, devices), "enumerate");
   printf("%u physical device(s)\n", ok ? count : 0);
   for (uint32_t i = 0; ok && i < count; ++i) {
     accel_physical_device_properties_t props = {ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES, sizeof(props), NULL};

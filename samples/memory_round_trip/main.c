@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    accel_status_t s_ = (call);                                                              \
-    if (s_ < 0) {                                                                            \
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    accel_status_t s_ = (call);                                                                  \
+    if (s_ < 0) {                                                                                \
       fprintf(stderr, "%s failed: %s (%s)\n", #call, accel_status_name(s_), accel_last_error()); \
-      return 1;                                                                              \
-    }                                                                                        \
+      return 1;                                                                                  \
+    }                                                                                            \
   } while (0)
 
 enum { kCount = 1 << 16 };

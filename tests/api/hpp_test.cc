@@ -1,7 +1,7 @@
 // accel.hpp against the host backend: RAII ownership, exceptions that carry
 // the status and the C message, host callbacks from lambdas.
-#include <accel/accel.hpp>
 #include <gtest/gtest.h>
+#include <accel/accel.hpp>
 
 #include <atomic>
 #include <cstring>

@@ -27,7 +27,9 @@ class MemoryTest : public ::testing::TestWithParam<accel_memory_kind_t> {
     EXPECT_EQ(accel_buffer_create(device_, &desc, &b), ACCEL_SUCCESS) << accel_last_error();
     return b;
   }
-  void Sync() { ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error(); }
+  void Sync() {
+    ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  }
 
   ScopedInstance instance_{nullptr};
   accel_device_t device_ = nullptr;
@@ -148,7 +150,7 @@ TEST_P(MemoryTest, StreamOrderedFreeOutlivesQueuedWork) {
   ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, &WaitOnLatch, &gate), ACCEL_SUCCESS);
   ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, a, 0, out1.data(), kSize), ACCEL_SUCCESS);
   ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, b, 0, out2.data(), kSize), ACCEL_SUCCESS);
-  ASSERT_EQ(accel_buffer_destroy(a), ACCEL_SUCCESS);       // handle gone now
+  ASSERT_EQ(accel_buffer_destroy(a), ACCEL_SUCCESS);  // handle gone now
   ASSERT_EQ(accel_stream_free_buffer(stream_, b), ACCEL_SUCCESS);
   EXPECT_EQ(accel_buffer_destroy(a), ACCEL_ERROR_INVALID_HANDLE);
   EXPECT_EQ(accel_buffer_destroy(b), ACCEL_ERROR_INVALID_HANDLE);
@@ -172,11 +174,10 @@ TEST_P(MemoryTest, AllocationPastTheDeviceIsRefusedWithSizes) {
   EXPECT_EQ(b, nullptr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, MemoryTest,
-                         ::testing::Values(ACCEL_MEMORY_KIND_DEVICE, ACCEL_MEMORY_KIND_HOST_PINNED),
+INSTANTIATE_TEST_SUITE_P(Kinds, MemoryTest, ::testing::Values(ACCEL_MEMORY_KIND_DEVICE, ACCEL_MEMORY_KIND_HOST_PINNED),
                          [](const auto& param_info) {
                            return param_info.param == ACCEL_MEMORY_KIND_DEVICE ? std::string("Device")
-                                                                         : std::string("HostPinned");
+                                                                               : std::string("HostPinned");
                          });
 
 TEST(Memory, MemoryInfoMatchesTheMachine) {

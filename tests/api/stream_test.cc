@@ -69,7 +69,8 @@ TEST_F(StreamTest, EnqueueReturnsAtOnceAndWorkCompletesInOrderWhenReleased) {
   Order order;
   auto start = std::chrono::steady_clock::now();
   ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &WaitOnLatch, &gate), ACCEL_SUCCESS);
-  for (int i = 1; i <= 3; ++i) ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Order::Run, order.Make(i)), ACCEL_SUCCESS);
+  for (int i = 1; i <= 3; ++i)
+    ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &Order::Run, order.Make(i)), ACCEL_SUCCESS);
   ASSERT_EQ(accel_stream_record_event(stream, done), ACCEL_SUCCESS);
   // Nothing ran: the worker is blocked on the latch while we hold it.
   EXPECT_EQ(accel_event_query(done), ACCEL_NOT_READY);

@@ -63,7 +63,8 @@ accel_status_t GetDevices(accel_bk_context_t context, uint32_t* inout_count, acc
   out->compute_units = 4;
   std::strncpy(out->name, FAKE_DEVICE_NAME, sizeof(out->name) - 1);
 #if defined(FAKE_MODE_FUTURE)
-  if (g_core_features.load() == 0) std::strncat(out->name, " (core features: none)", sizeof(out->name) - 1 - std::strlen(out->name));
+  if (g_core_features.load() == 0)
+    std::strncat(out->name, " (core features: none)", sizeof(out->name) - 1 - std::strlen(out->name));
 #endif
   std::strncpy(out->vendor, "Accel tests", sizeof(out->vendor) - 1);
   return ACCEL_SUCCESS;
@@ -122,7 +123,8 @@ extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backe
 #endif
 #if defined(FAKE_MODE_FUTURE)
   // A receiver reads a field only where the sender's struct_size covers it.
-  const bool has_features = args->struct_size >= offsetof(accel_backend_get_api_args_t, core_features) + sizeof(uint64_t);
+  const bool has_features =
+      args->struct_size >= offsetof(accel_backend_get_api_args_t, core_features) + sizeof(uint64_t);
   g_core_features = has_features ? args->core_features : 0;
 #endif
   args->out_api = &kTable;

@@ -108,8 +108,9 @@ TEST_F(LoaderTest, RejectsMalformedManifest) {
 }
 
 TEST_F(LoaderTest, RejectsManifestWithoutLibraryPath) {
-  ExpectRefused(dir_.Write("nolib.json", R"({"file_format_version": "1.0.0", "backend": {"name": "x", "abi_major": 1}})"),
-                ACCEL_ERROR_INVALID_ARGUMENT, "'backend.library_path' is missing");
+  ExpectRefused(
+      dir_.Write("nolib.json", R"({"file_format_version": "1.0.0", "backend": {"name": "x", "abi_major": 1}})"),
+      ACCEL_ERROR_INVALID_ARGUMENT, "'backend.library_path' is missing");
 }
 
 TEST_F(LoaderTest, RejectsNewerManifestFormat) {
@@ -131,8 +132,8 @@ TEST_F(LoaderTest, RefusesLibraryWritableByOthers) {
   fs::path copy = dir_.path() / "libaccel_backend_host.so";
   fs::copy_file(ACCEL_TEST_HOST_LIBRARY, copy);
   ASSERT_EQ(chmod(copy.c_str(), 0646), 0);
-  ExpectRefused(dir_.Write("writable.json", ManifestJson("host_copy", copy.string())),
-                ACCEL_ERROR_FAILED_PRECONDITION, "is writable by others (mode 0646)");
+  ExpectRefused(dir_.Write("writable.json", ManifestJson("host_copy", copy.string())), ACCEL_ERROR_FAILED_PRECONDITION,
+                "is writable by others (mode 0646)");
 }
 
 TEST_F(LoaderTest, RefusesLibraryInFolderWritableByOthers) {
@@ -161,8 +162,9 @@ TEST_F(LoaderTest, NullOptionalSlotsGiveUnimplementedNamingTheSlot) {
   accel_buffer_desc_t bdesc = accel_test::BufferDesc(16);
   accel_buffer_t buffer = nullptr;
   EXPECT_EQ(accel_buffer_create(device, &bdesc, &buffer), ACCEL_ERROR_UNIMPLEMENTED);
-  EXPECT_NE(std::string(accel_last_error()).find("accel_buffer_create: device 0 (fake_good: Fake fake_good device): "
-                                                 "backend 'fake_good' does not implement buffer_create"),
+  EXPECT_NE(std::string(accel_last_error())
+                .find("accel_buffer_create: device 0 (fake_good: Fake fake_good device): "
+                      "backend 'fake_good' does not implement buffer_create"),
             std::string::npos)
       << accel_last_error();
   EXPECT_EQ(buffer, nullptr);
@@ -279,7 +281,8 @@ TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
 #ifdef ACCEL_TEST_ACCEL_INFO
 TEST_F(LoaderTest, AccelInfoLoaderDebugPrintsEachReason) {
   std::vector<std::pair<std::string, std::string>> cases = {
-      {dir_.Write("a.json", ManifestJson("no_entry", TestBackend("no_entry"))), "does not export accel_backend_get_api"},
+      {dir_.Write("a.json", ManifestJson("no_entry", TestBackend("no_entry"))),
+       "does not export accel_backend_get_api"},
       {dir_.Write("b.json", ManifestJson("fake_major2", TestBackend("fake_major2"))), "backend implements ABI 2.0"},
       {dir_.Write("c.json", ManifestJson("fake_null_required", TestBackend("fake_null_required"))),
        "required slot 'device_get_capabilities' is NULL"},

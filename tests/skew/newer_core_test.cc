@@ -123,7 +123,8 @@ TEST(NewerCore, SmallerCapabilitiesStructIsFilledOnlyUpToItsSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, NewerCore,
-                         ::testing::Values(ACCEL_TEST_HOST_LIBRARY, ACCEL_TEST_BACKEND_DIR "/libaccel_backend_fake_good.so"),
+                         ::testing::Values(ACCEL_TEST_HOST_LIBRARY,
+                                           ACCEL_TEST_BACKEND_DIR "/libaccel_backend_fake_good.so"),
                          [](const auto& param_info) {
                            return std::string(param_info.index == 0 ? "Host" : "FakeGood");
                          });

@@ -6,8 +6,8 @@
 // device is visible.
 #include <accel/accel.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -102,9 +102,10 @@ int Run(const Options& options) {
 int main(int argc, char** argv) {
   using namespace accel::info;  // NOLINT(google-build-using-namespace)
   Options options;
-  CLI::App app{"Lists the devices Accel sees: one line per physical device, or every access path and "
-               "capability with -v, or one JSON document with --json.",
-               "accel-info"};
+  CLI::App app{
+      "Lists the devices Accel sees: one line per physical device, or every access path and "
+      "capability with -v, or one JSON document with --json.",
+      "accel-info"};
   CLI::Option* verbose =
       app.add_flag("-v,--verbose", options.verbose, "Show each access path and every capability key");
   CLI::Option* json = app.add_flag("--json", options.json, "Print one JSON document (docs/accel-info.schema.json)");
@@ -113,8 +114,9 @@ int main(int argc, char** argv) {
                "Print the loader report: every backend considered, its state and the reason");
   app.add_flag("--require-devices", options.require_devices, "Exit with status 3 when no device is visible");
   app.set_version_flag("--version", VersionText);
-  app.footer("Exit status: 0 success (also with zero devices), 1 usage error, 2 instance creation or a query "
-             "failed, 3 --require-devices and no device is visible.");
+  app.footer(
+      "Exit status: 0 success (also with zero devices), 1 usage error, 2 instance creation or a query "
+      "failed, 3 --require-devices and no device is visible.");
 
   try {
     app.parse(argc, argv);

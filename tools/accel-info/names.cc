@@ -18,10 +18,14 @@ constexpr FlagName kNumericFormats[] = {
 };
 
 constexpr FlagName kKernelFormats[] = {
-    {ACCEL_KERNEL_FORMAT_NATIVE_HOST, "native-host"},   {ACCEL_KERNEL_FORMAT_SPIRV_VULKAN, "spirv-vulkan"},
-    {ACCEL_KERNEL_FORMAT_OPENCL_C, "opencl-c"},         {ACCEL_KERNEL_FORMAT_SPIR, "spir"},
-    {ACCEL_KERNEL_FORMAT_SPIRV_OPENCL, "spirv-opencl"}, {ACCEL_KERNEL_FORMAT_PTX, "ptx"},
-    {ACCEL_KERNEL_FORMAT_CUBIN, "cubin"},               {ACCEL_KERNEL_FORMAT_HSACO, "hsaco"},
+    {ACCEL_KERNEL_FORMAT_NATIVE_HOST, "native-host"},
+    {ACCEL_KERNEL_FORMAT_SPIRV_VULKAN, "spirv-vulkan"},
+    {ACCEL_KERNEL_FORMAT_OPENCL_C, "opencl-c"},
+    {ACCEL_KERNEL_FORMAT_SPIR, "spir"},
+    {ACCEL_KERNEL_FORMAT_SPIRV_OPENCL, "spirv-opencl"},
+    {ACCEL_KERNEL_FORMAT_PTX, "ptx"},
+    {ACCEL_KERNEL_FORMAT_CUBIN, "cubin"},
+    {ACCEL_KERNEL_FORMAT_HSACO, "hsaco"},
 };
 
 constexpr FlagName kDeviceFeatures[] = {

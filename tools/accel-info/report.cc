@@ -153,7 +153,8 @@ Report Collect(accel_instance_t instance) {
   report.build = Str(v.build);
   report.keys = RegisteredKeys();
 
-  for (accel_backend_t b : Enumerate(accel_instance_enumerate_backends, instance, "accel_instance_enumerate_backends")) {
+  for (accel_backend_t b :
+       Enumerate(accel_instance_enumerate_backends, instance, "accel_instance_enumerate_backends")) {
     accel_backend_properties_t p{};
     p.stype = ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES;
     p.struct_size = sizeof(p);

@@ -38,19 +38,19 @@ struct CapabilityKey {
 // One capability value of one access path.
 struct Capability {
   CapabilityKey key;
-  bool available = true;           // false: the device lacks it (UNSUPPORTED/UNIMPLEMENTED)
-  std::string unavailable_reason;  // accel_last_error() when !available
-  std::string text;                // STRING
-  uint64_t unsigned_value = 0;     // UINT32, UINT64, FLAGS64
-  int64_t signed_value = 0;        // INT32
-  std::array<uint32_t, 3> dims{};  // UINT32_3
+  bool available = true;             // false: the device lacks it (UNSUPPORTED/UNIMPLEMENTED)
+  std::string unavailable_reason;    // accel_last_error() when !available
+  std::string text;                  // STRING
+  uint64_t unsigned_value = 0;       // UINT32, UINT64, FLAGS64
+  int64_t signed_value = 0;          // INT32
+  std::array<uint32_t, 3> dims{};    // UINT32_3
   uint8_t bytes[ACCEL_UUID_SIZE]{};  // BYTES_16
 };
 
 // One access path (backend device) of a physical device.
 struct AccessPath {
-  std::string backend;          // the backend's name
-  accel_device_capabilities_t caps{};  // the typed snapshot
+  std::string backend;                   // the backend's name
+  accel_device_capabilities_t caps{};    // the typed snapshot
   std::vector<Capability> capabilities;  // every registered key, in key order
 };
 

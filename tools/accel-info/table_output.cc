@@ -48,9 +48,8 @@ std::string KeyCapabilities(const PhysicalDevice& device) {
 std::string OrDash(std::string s) { return s.empty() ? std::string("-") : s; }
 
 size_t FailedBackends(const Report& report) {
-  return static_cast<size_t>(std::count_if(report.loader.begin(), report.loader.end(), [](const LoaderEntry& e) {
-    return e.state == ACCEL_LOADER_STATE_FAILED;
-  }));
+  return static_cast<size_t>(std::count_if(report.loader.begin(), report.loader.end(),
+                                           [](const LoaderEntry& e) { return e.state == ACCEL_LOADER_STATE_FAILED; }));
 }
 
 }  // namespace
@@ -84,10 +83,9 @@ void PrintTable(const Report& report, bool hint_loader_debug) {
   rows.push_back({"IDX", "STABLE ID", "KIND", "NAME", "MEMORY", "CUS", "BACKENDS", "CAPABILITIES"});
   for (const PhysicalDevice& d : report.physical_devices) {
     const auto& p = d.props;
-    rows.push_back({fmt::format("{}", p.index), OrDash(FixedString(p.stable_id)),
-                    KindName(p.kind), OrDash(FixedString(p.name)),
-                    p.memory_total != 0 ? HumanBytes(p.memory_total) : "-", fmt::format("{}", p.compute_units),
-                    BackendList(d), KeyCapabilities(d)});
+    rows.push_back({fmt::format("{}", p.index), OrDash(FixedString(p.stable_id)), KindName(p.kind),
+                    OrDash(FixedString(p.name)), p.memory_total != 0 ? HumanBytes(p.memory_total) : "-",
+                    fmt::format("{}", p.compute_units), BackendList(d), KeyCapabilities(d)});
   }
   std::vector<size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows) {

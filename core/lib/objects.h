@@ -11,59 +11,51 @@
 
 namespace accel::core {
 
-// A device buffer. Thread-safe: the mapping state is under `mutex`.
-class Buffer : public Object {
+// The part every per-device object shares: its device, its backend object,
+// and a release that calls the backend's destroy slot exactly once.
+// Thread-safe: Release may race itself; only one call destroys.
+template <typename BkHandle, void (*accel_backend_api_t::*Destroy)(BkHandle)>
+class DeviceObject : public Object {
  public:
-  static constexpr HandleType kHandleType = HandleType::kBuffer;
-  ~Buffer() override { Release(); }
+  ~DeviceObject() override { Release(); }
 
-  // Frees the backend buffer (the backend defers it past queued work).
   void Release() {
-    if (!released.exchange(true) && bk != nullptr && device->backend->api().buffer_destroy != nullptr) {
-      device->backend->api().buffer_destroy(bk);
-    }
+    if (released.exchange(true) || bk == nullptr) return;
+    auto destroy = device->backend->api().*Destroy;
+    if (destroy != nullptr) destroy(bk);
   }
 
   std::shared_ptr<Device> device;
-  accel_bk_buffer_t bk = nullptr;
+  BkHandle bk = nullptr;
+  // Set once the backend object is gone or handed over (stream-ordered free).
+  std::atomic<bool> released{false};
+};
+
+// A device buffer; the backend defers its release past queued work.
+// Thread-safe: the mapping state is under `mutex`.
+class Buffer : public DeviceObject<accel_bk_buffer_t, &accel_backend_api_t::buffer_destroy> {
+ public:
+  static constexpr HandleType kHandleType = HandleType::kBuffer;
+
   uint64_t size = 0;
   accel_memory_kind_t memory_kind = ACCEL_MEMORY_KIND_DEVICE;
   std::mutex mutex;
   bool mapped = false;
-  std::atomic<bool> released{false};
 };
 
-// An in-order stream. Thread-safe: the backend serialises enqueues.
-class Stream : public Object {
+// An in-order stream; releasing it waits for its work. Thread-safe: the
+// backend serialises enqueues.
+class Stream : public DeviceObject<accel_bk_stream_t, &accel_backend_api_t::stream_destroy> {
  public:
   static constexpr HandleType kHandleType = HandleType::kStream;
-  ~Stream() override { Release(); }
-  void Release() {
-    if (!released.exchange(true) && bk != nullptr && device->backend->api().stream_destroy != nullptr) {
-      device->backend->api().stream_destroy(bk);
-    }
-  }
-
-  std::shared_ptr<Device> device;
-  accel_bk_stream_t bk = nullptr;
-  std::atomic<bool> released{false};
 };
 
 // A completion marker recorded on streams. Thread-safe.
-class Event : public Object {
+class Event : public DeviceObject<accel_bk_event_t, &accel_backend_api_t::event_destroy> {
  public:
   static constexpr HandleType kHandleType = HandleType::kEvent;
-  ~Event() override { Release(); }
-  void Release() {
-    if (!released.exchange(true) && bk != nullptr && device->backend->api().event_destroy != nullptr) {
-      device->backend->api().event_destroy(bk);
-    }
-  }
 
-  std::shared_ptr<Device> device;
-  accel_bk_event_t bk = nullptr;
   uint64_t flags = 0;
-  std::atomic<bool> released{false};
 };
 
 }  // namespace accel::core

@@ -159,7 +159,7 @@ ACCEL_API accel_status_t accel_stream_free_buffer(accel_stream_t stream, accel_b
     if (!s.ok()) {
       // The buffer is gone from the application either way; hand it to the
       // backend's own deferred free so nothing leaks.
-      backend.api().buffer_destroy(target->bk);
+      if (backend.api().buffer_destroy != nullptr) backend.api().buffer_destroy(target->bk);
       return OnStream(*self, Status(s.code(), s.message() + " (the buffer was freed after pending work instead)"));
     }
     return Status::Ok();

@@ -37,6 +37,49 @@ uint32_t HostCpuCount() {
   return n > 0 ? static_cast<uint32_t>(n) : 0;
 }
 
+// The identity keys of one access path: "uuid:<hex>" and "pci:<bus id>".
+std::vector<std::string> IdentityKeys(const accel_device_capabilities_t& c) {
+  std::vector<std::string> keys;
+  const bool simulated = (c.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0;
+  bool has_uuid = false;
+  for (uint8_t b : c.uuid) has_uuid = has_uuid || b != 0;
+  if ((c.flags & ACCEL_DEVICE_FLAG_UUID_UNIQUE) != 0 && has_uuid) {
+    keys.push_back("uuid:" + std::string(reinterpret_cast<const char*>(c.uuid), sizeof(c.uuid)));
+  }
+  std::string bus = FieldString(c.pci_bus_id, sizeof(c.pci_bus_id));
+  if (!simulated && c.kind != ACCEL_DEVICE_KIND_CPU && !bus.empty()) keys.push_back("pci:" + bus);
+  return keys;
+}
+
+// Union of access paths that share an identity key; every member of a group
+// gets the group's physical id (a UUID-derived one where there is one).
+void MergeAccessPaths(std::vector<std::shared_ptr<Device>>& all) {
+  std::vector<size_t> parent(all.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<std::string, size_t> owner;
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (const std::string& key : IdentityKeys(all[i]->caps)) {
+      auto [it, inserted] = owner.emplace(key, i);
+      if (!inserted) parent[find(i)] = find(it->second);
+    }
+  }
+  // Per group: the first member's id, replaced by the first UUID-derived one.
+  std::map<size_t, std::pair<std::string, bool>> chosen;
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto& [id, from_uuid] = chosen[find(i)];
+    const bool uuid_id = (all[i]->caps.flags & ACCEL_DEVICE_FLAG_UUID_UNIQUE) != 0;
+    if (id.empty() || (uuid_id && !from_uuid)) {
+      id = all[i]->physical_id;
+      from_uuid = uuid_id;
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i) all[i]->physical_id = chosen[find(i)].first;
+}
+
 }  // namespace
 
 Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t& desc) {
@@ -154,7 +197,11 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
     }
   }
 
-  // 2. Group by physical id and order (docs/devices.md).
+  // 2. Group by identity (docs/devices.md): paths that share a unique UUID
+  // or, for real devices, a PCI bus id are one chip, even when one backend
+  // knows only the UUID and another only the bus id. The group takes a
+  // UUID-derived id where a member has one.
+  MergeAccessPaths(all);
   std::map<std::string, std::vector<std::shared_ptr<Device>>> groups;
   for (const auto& d : all) groups[d->physical_id].push_back(d);
   struct Group {

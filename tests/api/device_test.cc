@@ -173,6 +173,31 @@ TEST(Device, EnumerationRejectsATooSmallArrayAndReportsTheTotal) {
   EXPECT_EQ(small, n);
 }
 
+TEST(Device, AccessPathsWithOneUniqueUuidAreOnePhysicalDevice) {
+  TempDir dir;
+  std::string files = dir.Write("a.json", ManifestJson("fake_chip_a", TestBackend("fake_chip_a"))) + ":" +
+                      dir.Write("b.json", ManifestJson("fake_chip_b", TestBackend("fake_chip_b")));
+  accel_instance_desc_t desc = ScopedInstance::Files(files);
+  ScopedInstance instance(&desc);
+  ASSERT_EQ(instance.Devices().size(), 2u);
+  uint32_t n = 0;
+  ASSERT_EQ(accel_instance_enumerate_physical_devices(instance.get(), &n, nullptr), ACCEL_SUCCESS);
+  ASSERT_EQ(n, 1u);
+  accel_physical_device_t physical = nullptr;
+  ASSERT_EQ(accel_instance_enumerate_physical_devices(instance.get(), &n, &physical), ACCEL_SUCCESS);
+  accel_physical_device_properties_t p{};
+  p.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  p.struct_size = sizeof(p);
+  ASSERT_EQ(accel_physical_device_get_properties(physical, &p), ACCEL_SUCCESS);
+  EXPECT_EQ(p.device_count, 2u);
+  EXPECT_STREQ(p.stable_id, "npu-5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a");
+  EXPECT_EQ(p.memory_total, uint64_t{1} << 30) << "counted once";
+  std::string a = ScopedInstance::Capabilities(instance.DeviceOf("fake_chip_a")).stable_id;
+  std::string b = ScopedInstance::Capabilities(instance.DeviceOf("fake_chip_b")).stable_id;
+  EXPECT_EQ(a, std::string(p.stable_id) + ".fake_chip_a");
+  EXPECT_EQ(b, std::string(p.stable_id) + ".fake_chip_b");
+}
+
 class Visible : public ::testing::Test {
  protected:
   // host plus two fake (simulated NPU) backends: three physical devices.

@@ -67,6 +67,11 @@ accel_status_t GetDevices(accel_bk_context_t context, uint32_t* inout_count, acc
     std::strncat(out->name, " (core features: none)", sizeof(out->name) - 1 - std::strlen(out->name));
 #endif
   std::strncpy(out->vendor, "Accel tests", sizeof(out->vendor) - 1);
+#if defined(FAKE_UUID_BYTE)
+  // Two backends reaching one chip: the same unique UUID.
+  std::memset(out->uuid, FAKE_UUID_BYTE, sizeof(out->uuid));
+  out->flags |= ACCEL_DEVICE_FLAG_UUID_UNIQUE;
+#endif
   return ACCEL_SUCCESS;
 }
 

@@ -137,6 +137,13 @@ void Instance::LoadBackends(const LoaderSettings& settings) {
       reports_.push_back(std::move(report));
       continue;
     }
+    if (!candidate.name.empty() && loaded_names.count(candidate.name) != 0) {
+      // A library named directly earlier already reported this name.
+      report.state = ACCEL_LOADER_STATE_SKIPPED;
+      report.reason = fmt::format("skipped: a backend named '{}' was loaded earlier", candidate.name);
+      reports_.push_back(std::move(report));
+      continue;
+    }
     std::shared_ptr<Backend> backend = Backend::Load(candidate, &log_, settings, &report);
     if (backend && candidate.name.empty()) {
       // A library named directly: selection and duplicates apply by the name it reports.

@@ -174,7 +174,7 @@ ACCEL_API accel_status_t accel_version_get(accel_version_info_t* out_info); /* [
 /*===----------------------------------------------------------------------===*/
 
 /* Ignore ACCEL_BACKEND_FILES, ACCEL_ADD_BACKEND_FILES, ACCEL_BACKENDS,
- * ACCEL_VISIBLE_DEVICES and ACCEL_LOG for this instance. */
+ * ACCEL_VISIBLE_DEVICES, ACCEL_LOG and ACCEL_CACHE_DIR for this instance. */
 #define ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT (UINT64_C(1) << 0)
 
 typedef struct accel_instance_desc_t {
@@ -198,8 +198,10 @@ typedef struct accel_instance_desc_t {
  * the device registry. A backend that fails never fails the instance; its
  * reason is in the loader report. Thread-safe; instances are independent.
  * Returns ACCEL_ERROR_INVALID_ARGUMENT when `out_instance` is NULL, `desc` has
- *         a wrong stype or struct_size, or a selection string cannot parse,
- *         ACCEL_ERROR_RESOURCE_EXHAUSTED when host memory runs out. */
+ *         a wrong stype or struct_size, or unknown flag bits,
+ *         ACCEL_ERROR_INVALID_ENUM for an unknown log level,
+ *         ACCEL_ERROR_RESOURCE_EXHAUSTED when host memory runs out.
+ * Selection entries that match nothing are logged, not errors. */
 ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc, /* [in][optional] NULL: defaults */
                                                accel_instance_t* out_instance);   /* [out] */
 

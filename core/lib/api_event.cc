@@ -44,7 +44,8 @@ ACCEL_API accel_status_t accel_event_destroy(accel_event_t event) {
     ACCEL_RESOLVE(self, Event, event);
     std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
     ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE, "'event' is a stale event handle (already destroyed)");
-    self->Release();
+    // The backend object goes when the last reference does: a call in flight
+    // on another thread keeps it alive until it returns.
     return Status::Ok();
   });
 }

@@ -60,7 +60,8 @@ ACCEL_API accel_status_t accel_stream_destroy(accel_stream_t stream) {
     std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
     ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
                   "'stream' is a stale stream handle (already destroyed)");
-    self->Release();
+    // The backend object goes when the last reference does: a call in flight
+    // on another thread keeps it alive until it returns.
     return Status::Ok();
   });
 }

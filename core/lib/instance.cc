@@ -71,7 +71,8 @@ void MergeAccessPaths(std::vector<std::shared_ptr<Device>>& all) {
   std::map<size_t, std::pair<std::string, bool>> chosen;
   for (size_t i = 0; i < all.size(); ++i) {
     auto& [id, from_uuid] = chosen[find(i)];
-    const bool uuid_id = (all[i]->caps.flags & ACCEL_DEVICE_FLAG_UUID_UNIQUE) != 0;
+    const std::vector<std::string> keys = IdentityKeys(all[i]->caps);
+    const bool uuid_id = !keys.empty() && keys[0].rfind("uuid:", 0) == 0;
     if (id.empty() || (uuid_id && !from_uuid)) {
       id = all[i]->physical_id;
       from_uuid = uuid_id;

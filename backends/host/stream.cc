@@ -132,7 +132,8 @@ Failure Abandon(Operation& op, accel_status_t status, const char* why) noexcept 
 }  // namespace
 
 // An in-order queue of operations with its own worker thread; enqueueing returns at once. After an operation fails,
-// the stream holds its status and message and skips later operations (records still complete, with that error).
+// the stream holds its status and message and skips later operations: records still complete, with that error, and
+// host callbacks still run once, told the error.
 // Thread-safe: the queue and state are guarded by the stream's mutex, which is never held while an operation runs.
 class Stream {
  public:

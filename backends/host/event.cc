@@ -123,7 +123,7 @@ accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t 
       records[i] = events[i].event->current();
       if (records[i] == nullptr) {
         return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
-                         std::string("the ") + events[i].role + " event was never recorded");
+                         std::string("'") + events[i].role + "' was never recorded");
       }
     }
     Record::Outcome outcomes[2];

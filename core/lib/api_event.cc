@@ -7,7 +7,7 @@ namespace {
 
 Status OnEvent(const Event& e, Status status) {
   if (status.ok()) return status;
-  return Status(status.code(), "event on " + e.device->label + ": " + status.message());
+  return Status(status.code(), "'event' on " + e.device->label + ": " + status.message());
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_
                   static_cast<int>(d.memory_kind));
     const accel_device_capabilities_t& c = dev->caps;
     if (d.size > c.max_allocation) {
-      return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED, "{}: {} requested, {} is the largest allocation ({} total)",
+      return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED, "{}: 'desc->size' {} requested, {} is the largest allocation ({} total)",
                    dev->label, FormatBytes(d.size), FormatBytes(c.max_allocation), FormatBytes(c.memory_total));
     }
     auto buffer = std::make_shared<Buffer>();

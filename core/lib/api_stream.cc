@@ -5,7 +5,7 @@ using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
 namespace {
 
-std::string StreamLabel(const Stream& s) { return "stream on " + s.device->label; }
+std::string StreamLabel(const Stream& s) { return "'stream' on " + s.device->label; }
 
 Status OnStream(const Stream& s, Status status) {
   if (status.ok()) return status;

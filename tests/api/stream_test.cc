@@ -183,7 +183,7 @@ TEST_F(StreamTest, AsynchronousErrorsLandOnStreamAndEventsAndSkipLaterWork) {
   ASSERT_EQ(accel_stream_record_event(stream, after), ACCEL_SUCCESS);
   EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
   std::string message = accel_last_error();
-  EXPECT_NE(message.find("accel_stream_synchronize: stream on device 0 (host: "), std::string::npos) << message;
+  EXPECT_NE(message.find("accel_stream_synchronize: 'stream' on device 0 (host: "), std::string::npos) << message;
   EXPECT_NE(message.find("host callback"), std::string::npos) << message;
   EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_INTERNAL);
   EXPECT_EQ(accel_stream_query(stream), ACCEL_ERROR_INTERNAL);

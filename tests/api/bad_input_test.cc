@@ -1,0 +1,1333 @@
+// The bad-input table: one row per function libaccel exports. Each row calls
+// its function with a NULL, a stale handle, a wrong-type handle, a garbage
+// handle and an out-of-range value (or says, with a reason, why a kind does not
+// apply), and checks the code accel.h documents, that accel_last_error() names
+// the function and the argument, that accel_last_error_status() agrees, and
+// that the live objects still work afterwards. A second test lists the exported
+// symbols (nm -D) and fails for any function without a row.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using accel_test::BufferDesc;
+using accel_test::ScopedInstance;
+
+constexpr uint64_t kBufferSize = 4096;
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+constexpr uintptr_t kGarbageHandle = 0x1234;
+
+// --- The live objects every case runs against ------------------------------------------------------------------------
+
+struct Fixture {
+  accel_instance_t instance = nullptr;
+  accel_backend_t backend = nullptr;
+  accel_device_t device = nullptr;
+  accel_physical_device_t physical = nullptr;
+  accel_buffer_t buffer = nullptr;
+  accel_stream_t stream = nullptr;
+  accel_event_t event = nullptr;         // created without ACCEL_EVENT_FLAG_TIMING
+  accel_event_t timing_start = nullptr;  // timing, never recorded
+  accel_event_t timing_end = nullptr;    // timing, never recorded
+
+  // Stale handles: objects created and destroyed (the first four with their instance).
+  accel_instance_t stale_instance = nullptr;
+  accel_backend_t stale_backend = nullptr;
+  accel_device_t stale_device = nullptr;
+  accel_physical_device_t stale_physical = nullptr;
+  accel_buffer_t stale_buffer = nullptr;
+  accel_stream_t stale_stream = nullptr;
+  accel_event_t stale_event = nullptr;
+
+  std::atomic<bool> release_callback{false};
+};
+
+accel_instance_desc_t HostOnly() { return ScopedInstance::Files(ACCEL_TEST_HOST_MANIFEST); }
+
+accel_device_t FirstDevice(accel_instance_t instance) {
+  uint32_t n = 0;
+  if (accel_instance_enumerate_devices(instance, &n, nullptr) != ACCEL_SUCCESS || n == 0) return nullptr;
+  std::vector<accel_device_t> devices(n);
+  if (accel_instance_enumerate_devices(instance, &n, devices.data()) != ACCEL_SUCCESS) return nullptr;
+  return devices[0];
+}
+
+// Builds the fixture; ASSERTs (the caller checks HasFatalFailure).
+void Build(Fixture& f) {
+  accel_instance_desc_t desc = HostOnly();
+  ASSERT_EQ(accel_instance_create(&desc, &f.instance), ACCEL_SUCCESS) << accel_last_error();
+  f.device = FirstDevice(f.instance);
+  ASSERT_NE(f.device, nullptr) << "no host device";
+  ASSERT_EQ(accel_device_get_backend(f.device, &f.backend), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_device_get_physical_device(f.device, &f.physical), ACCEL_SUCCESS) << accel_last_error();
+  accel_buffer_desc_t bd = BufferDesc(kBufferSize);
+  ASSERT_EQ(accel_buffer_create(f.device, &bd, &f.buffer), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_create(f.device, nullptr, &f.stream), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_event_create(f.device, nullptr, &f.event), ACCEL_SUCCESS) << accel_last_error();
+  accel_event_desc_t timing{};
+  timing.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
+  timing.struct_size = sizeof(timing);
+  timing.flags = ACCEL_EVENT_FLAG_TIMING;
+  ASSERT_EQ(accel_event_create(f.device, &timing, &f.timing_start), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_event_create(f.device, &timing, &f.timing_end), ACCEL_SUCCESS) << accel_last_error();
+
+  // Stale instance, backend, device, physical device: a second instance, destroyed.
+  ASSERT_EQ(accel_instance_create(&desc, &f.stale_instance), ACCEL_SUCCESS) << accel_last_error();
+  f.stale_device = FirstDevice(f.stale_instance);
+  ASSERT_NE(f.stale_device, nullptr);
+  ASSERT_EQ(accel_device_get_backend(f.stale_device, &f.stale_backend), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_device_get_physical_device(f.stale_device, &f.stale_physical), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_instance_destroy(f.stale_instance), ACCEL_SUCCESS) << accel_last_error();
+
+  // Stale buffer, stream, event: created on the live device and destroyed.
+  ASSERT_EQ(accel_buffer_create(f.device, &bd, &f.stale_buffer), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_buffer_destroy(f.stale_buffer), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_create(f.device, nullptr, &f.stale_stream), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_destroy(f.stale_stream), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_event_create(f.device, nullptr, &f.stale_event), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_event_destroy(f.stale_event), ACCEL_SUCCESS) << accel_last_error();
+}
+
+// Bad input loses nothing: every live object still does its job.
+void ExpectFixtureStillWorks(Fixture& f) {
+  SCOPED_TRACE("fixture objects after the bad-input cases");
+  std::vector<uint8_t> in(256), out(256, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
+  EXPECT_EQ(accel_stream_copy_host_to_buffer(f.stream, in.data(), f.buffer, 128, in.size()), ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(accel_stream_record_event(f.stream, f.event), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_copy_buffer_to_host(f.stream, f.buffer, 128, out.data(), out.size()), ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(f.stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(in, out) << "stream copy round trip";
+  EXPECT_EQ(accel_event_synchronize(f.event, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+
+  accel_buffer_properties_t bp{};
+  bp.stype = ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES;
+  bp.struct_size = sizeof(bp);
+  EXPECT_EQ(accel_buffer_get_properties(f.buffer, &bp), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(bp.size, kBufferSize);
+  EXPECT_EQ(bp.mapped, 0u) << "a bad-input case left the buffer mapped";
+  EXPECT_EQ(bp.device, f.device);
+
+  accel_device_capabilities_t caps{};
+  caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+  caps.struct_size = sizeof(caps);
+  EXPECT_EQ(accel_device_get_capabilities(f.device, &caps), ACCEL_SUCCESS) << accel_last_error();
+  accel_backend_properties_t backp{};
+  backp.stype = ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES;
+  backp.struct_size = sizeof(backp);
+  EXPECT_EQ(accel_backend_get_properties(f.backend, &backp), ACCEL_SUCCESS) << accel_last_error();
+  accel_physical_device_properties_t pp{};
+  pp.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  pp.struct_size = sizeof(pp);
+  EXPECT_EQ(accel_physical_device_get_properties(f.physical, &pp), ACCEL_SUCCESS) << accel_last_error();
+  uint32_t entries = 0;
+  EXPECT_EQ(accel_instance_get_loader_entry_count(f.instance, &entries), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(FirstDevice(f.instance), f.device);
+  for (accel_event_t e : {f.timing_start, f.timing_end}) {
+    EXPECT_EQ(accel_event_query(e), ACCEL_SUCCESS) << accel_last_error();
+  }
+}
+
+void TearDownFixture(Fixture& f) {
+  if (f.instance == nullptr) return;
+  // Explicit destroys of the children first (they must all still be live), then the instance.
+  for (accel_event_t e : {f.event, f.timing_start, f.timing_end}) {
+    if (e != nullptr) {
+      EXPECT_EQ(accel_event_destroy(e), ACCEL_SUCCESS) << accel_last_error();
+    }
+  }
+  if (f.stream != nullptr) {
+    EXPECT_EQ(accel_stream_destroy(f.stream), ACCEL_SUCCESS) << accel_last_error();
+  }
+  if (f.buffer != nullptr) {
+    EXPECT_EQ(accel_buffer_destroy(f.buffer), ACCEL_SUCCESS) << accel_last_error();
+  }
+  EXPECT_EQ(accel_instance_destroy(f.instance), ACCEL_SUCCESS) << accel_last_error();
+  f.instance = nullptr;
+}
+
+accel_status_t BlockUntilReleased(void* user_data, accel_status_t /*status*/) {
+  auto* release = static_cast<std::atomic<bool>*>(user_data);
+  while (!release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t Succeed(void* /*user_data*/, accel_status_t /*status*/) { return ACCEL_SUCCESS; }
+
+// --- Handle traits: the stale and foreign (wrong-type) value for each handle type ------------------------------------
+
+template <typename H>
+struct HandleTraits;
+template <>
+struct HandleTraits<accel_instance_t> {
+  static constexpr const char* kName = "instance";
+  static constexpr const char* kForeignName = "device";
+  static accel_instance_t Stale(const Fixture& f) { return f.stale_instance; }
+  static accel_instance_t Foreign(const Fixture& f) { return reinterpret_cast<accel_instance_t>(f.device); }
+};
+template <>
+struct HandleTraits<accel_backend_t> {
+  static constexpr const char* kName = "backend";
+  static constexpr const char* kForeignName = "device";
+  static accel_backend_t Stale(const Fixture& f) { return f.stale_backend; }
+  static accel_backend_t Foreign(const Fixture& f) { return reinterpret_cast<accel_backend_t>(f.device); }
+};
+template <>
+struct HandleTraits<accel_device_t> {
+  static constexpr const char* kName = "device";
+  static constexpr const char* kForeignName = "buffer";
+  static accel_device_t Stale(const Fixture& f) { return f.stale_device; }
+  static accel_device_t Foreign(const Fixture& f) { return reinterpret_cast<accel_device_t>(f.buffer); }
+};
+template <>
+struct HandleTraits<accel_physical_device_t> {
+  static constexpr const char* kName = "physical device";
+  static constexpr const char* kForeignName = "device";
+  static accel_physical_device_t Stale(const Fixture& f) { return f.stale_physical; }
+  static accel_physical_device_t Foreign(const Fixture& f) {
+    return reinterpret_cast<accel_physical_device_t>(f.device);
+  }
+};
+template <>
+struct HandleTraits<accel_buffer_t> {
+  static constexpr const char* kName = "buffer";
+  static constexpr const char* kForeignName = "stream";
+  static accel_buffer_t Stale(const Fixture& f) { return f.stale_buffer; }
+  static accel_buffer_t Foreign(const Fixture& f) { return reinterpret_cast<accel_buffer_t>(f.stream); }
+};
+template <>
+struct HandleTraits<accel_stream_t> {
+  static constexpr const char* kName = "stream";
+  static constexpr const char* kForeignName = "event";
+  static accel_stream_t Stale(const Fixture& f) { return f.stale_stream; }
+  static accel_stream_t Foreign(const Fixture& f) { return reinterpret_cast<accel_stream_t>(f.event); }
+};
+template <>
+struct HandleTraits<accel_event_t> {
+  static constexpr const char* kName = "event";
+  static constexpr const char* kForeignName = "buffer";
+  static accel_event_t Stale(const Fixture& f) { return f.stale_event; }
+  static accel_event_t Foreign(const Fixture& f) { return reinterpret_cast<accel_event_t>(f.buffer); }
+};
+
+// --- The table -------------------------------------------------------------------------------------------------------
+
+enum class Kind { kNull, kStale, kWrongType, kGarbage, kOutOfRange, kBehaviour };
+constexpr Kind kRequiredKinds[] = {Kind::kNull, Kind::kStale, Kind::kWrongType, Kind::kGarbage, Kind::kOutOfRange};
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kNull: return "NULL";
+    case Kind::kStale: return "stale handle";
+    case Kind::kWrongType: return "wrong-type handle";
+    case Kind::kGarbage: return "garbage handle";
+    case Kind::kOutOfRange: return "out-of-range value";
+    case Kind::kBehaviour: return "documented behaviour";
+  }
+  return "?";
+}
+
+using Call = std::function<accel_status_t(Fixture&)>;
+using Check = std::function<void(Fixture&)>;
+
+struct Case {
+  Kind kind = Kind::kNull;
+  std::string label;           // what the case passes
+  Call call;                   // status-returning case
+  accel_status_t expected = ACCEL_SUCCESS;
+  std::string argument;        // must appear in the message, quoted: "'offset'"
+  std::string detail;          // optional further substring of the message
+  Check check;                 // a case for a function that returns no status
+  std::string not_applicable;  // non-empty: the reason this kind does not apply
+  bool applicable() const { return not_applicable.empty(); }
+};
+
+struct Row {
+  std::string function;
+  std::vector<Case> cases;
+};
+
+void PrintTo(const Row& row, std::ostream* os) { *os << row.function; }
+
+std::string Quoted(const std::string& argument) { return "'" + argument + "'"; }
+
+// Builds one row.
+class RowBuilder {
+ public:
+  explicit RowBuilder(std::string function) { row_.function = std::move(function); }
+
+  // A status-returning case. `argument` is the parameter name, unquoted.
+  RowBuilder& Expect(Kind kind, std::string label, accel_status_t code, const std::string& argument, Call call,
+                     std::string detail = "") {
+    Case c;
+    c.kind = kind;
+    c.label = std::move(label);
+    c.call = std::move(call);
+    c.expected = code;
+    c.argument = Quoted(argument);
+    c.detail = std::move(detail);
+    row_.cases.push_back(std::move(c));
+    return *this;
+  }
+
+  // NULL, stale, wrong-type and garbage values for one handle parameter;
+  // `call(f, h)` calls the function with `h` in that parameter.
+  template <typename H>
+  RowBuilder& Handle(const std::string& argument, std::function<accel_status_t(Fixture&, H)> call) {
+    using T = HandleTraits<H>;
+    const std::string want = T::kName;
+    Expect(Kind::kNull, "NULL " + Quoted(argument), ACCEL_ERROR_INVALID_HANDLE, argument,
+           [call](Fixture& f) { return call(f, H{}); }, "is NULL (expected a " + want + " handle)");
+    Expect(Kind::kStale, "stale " + want + " as " + Quoted(argument), ACCEL_ERROR_INVALID_HANDLE, argument,
+           [call](Fixture& f) { return call(f, T::Stale(f)); }, "is a stale " + want + " handle");
+    Expect(Kind::kWrongType, std::string("live ") + T::kForeignName + " handle as " + Quoted(argument),
+           ACCEL_ERROR_INVALID_HANDLE, argument, [call](Fixture& f) { return call(f, T::Foreign(f)); },
+           std::string("is a ") + T::kForeignName + " handle, not a " + want + " handle");
+    Expect(Kind::kGarbage, "0x1234 as " + Quoted(argument), ACCEL_ERROR_INVALID_HANDLE, argument,
+           [call](Fixture& f) { return call(f, reinterpret_cast<H>(kGarbageHandle)); },
+           "(0x1234) is not an Accel handle (expected a " + want + " handle)");
+    return *this;
+  }
+
+  RowBuilder& NotApplicable(Kind kind, std::string reason) {
+    Case c;
+    c.kind = kind;
+    c.not_applicable = std::move(reason);
+    row_.cases.push_back(std::move(c));
+    return *this;
+  }
+  RowBuilder& NoHandle() {
+    NotApplicable(Kind::kStale, "takes no handle");
+    NotApplicable(Kind::kWrongType, "takes no handle");
+    return NotApplicable(Kind::kGarbage, "takes no handle");
+  }
+
+  RowBuilder& Behaviour(Kind kind, std::string label, Check check) {
+    Case c;
+    c.kind = kind;
+    c.label = std::move(label);
+    c.check = std::move(check);
+    row_.cases.push_back(std::move(c));
+    return *this;
+  }
+
+  Row Build() { return std::move(row_); }
+
+ private:
+  Row row_;
+};
+
+// Destroys what a case created if the call unexpectedly succeeded.
+template <typename H, typename D>
+accel_status_t Cleanup(accel_status_t s, H h, D destroy) {
+  if (s == ACCEL_SUCCESS && h != nullptr) destroy(h);
+  return s;
+}
+
+accel_instance_desc_t BadInstanceDesc(void (*edit)(accel_instance_desc_t&)) {
+  accel_instance_desc_t d = HostOnly();
+  edit(d);
+  return d;
+}
+
+accel_status_t CreateInstance(const accel_instance_desc_t& d) {
+  accel_instance_t i = nullptr;
+  return Cleanup(accel_instance_create(&d, &i), i, accel_instance_destroy);
+}
+
+accel_status_t CreateBuffer(accel_device_t device, const accel_buffer_desc_t& d) {
+  accel_buffer_t b = nullptr;
+  return Cleanup(accel_buffer_create(device, &d, &b), b, accel_buffer_destroy);
+}
+
+accel_status_t CreateStream(accel_device_t device, const accel_stream_desc_t* d) {
+  accel_stream_t s = nullptr;
+  return Cleanup(accel_stream_create(device, d, &s), s, accel_stream_destroy);
+}
+
+accel_status_t CreateEvent(accel_device_t device, const accel_event_desc_t* d) {
+  accel_event_t e = nullptr;
+  return Cleanup(accel_event_create(device, d, &e), e, accel_event_destroy);
+}
+
+accel_stream_desc_t StreamDesc() {
+  accel_stream_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_STREAM_DESC;
+  d.struct_size = sizeof(d);
+  return d;
+}
+
+accel_event_desc_t EventDesc() {
+  accel_event_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
+  d.struct_size = sizeof(d);
+  return d;
+}
+
+template <typename T>
+T OutStruct(uint32_t stype) {
+  T t{};
+  t.stype = stype;
+  t.struct_size = sizeof(T);
+  return t;
+}
+
+// Out-struct cases shared by every get_properties-like function: NULL, wrong
+// stype, struct_size 0 (smaller than the header).
+template <typename T>
+RowBuilder& OutStructCases(RowBuilder& b, const std::string& argument, uint32_t stype,
+                           std::function<accel_status_t(Fixture&, T*)> call) {
+  b.Expect(Kind::kNull, "NULL " + Quoted(argument), ACCEL_ERROR_INVALID_ARGUMENT, argument,
+           [call](Fixture& f) { return call(f, nullptr); }, "is NULL");
+  b.Expect(Kind::kOutOfRange, Quoted(argument) + " with a wrong stype", ACCEL_ERROR_INVALID_ARGUMENT, argument,
+           [call, stype](Fixture& f) {
+             T t = OutStruct<T>(stype + 1000);
+             return call(f, &t);
+           });
+  b.Expect(Kind::kOutOfRange, Quoted(argument) + " with struct_size 0", ACCEL_ERROR_INVALID_ARGUMENT, argument,
+           [call, stype](Fixture& f) {
+             T t = OutStruct<T>(stype);
+             t.struct_size = 0;
+             return call(f, &t);
+           });
+  return b;
+}
+
+// Enumeration cases: NULL inout_count, and a too-small capacity (the total is
+// written back). `call(f, count, array)`.
+template <typename H>
+RowBuilder& EnumerationCases(RowBuilder& b, std::function<accel_status_t(Fixture&, uint32_t*, H*)> call) {
+  b.Expect(Kind::kNull, "NULL 'inout_count'", ACCEL_ERROR_INVALID_ARGUMENT, "inout_count",
+           [call](Fixture& f) { return call(f, nullptr, nullptr); }, "is NULL");
+  b.Expect(Kind::kOutOfRange, "capacity 0 with an array (total written back)", ACCEL_ERROR_INVALID_ARGUMENT,
+           "inout_count", [call](Fixture& f) {
+             uint32_t total = 0;
+             EXPECT_EQ(call(f, &total, nullptr), ACCEL_SUCCESS) << accel_last_error();
+             EXPECT_GE(total, 1u);
+             std::vector<H> array(total + 1, nullptr);
+             uint32_t count = 0;
+             accel_status_t s = call(f, &count, array.data());
+             EXPECT_EQ(count, total) << "the total is written back to 'inout_count'";
+             for (H h : array) EXPECT_EQ(h, nullptr) << "nothing is written to a too-small array";
+             return s;
+           });
+  return b;
+}
+
+std::vector<Row> MakeTable() {
+  std::vector<Row> rows;
+  using S = accel_status_t;
+
+  // ---- Status, last error, version ----
+  rows.push_back(
+      RowBuilder("accel_status_name")
+          .NotApplicable(Kind::kNull, "takes a plain enum value, no pointer")
+          .NoHandle()
+          .Behaviour(Kind::kOutOfRange, "unknown values give \"ACCEL_STATUS_UNKNOWN\"",
+                     [](Fixture&) {
+                       for (int v : {2, -14, 12345, -99999, static_cast<int>(ACCEL_STATUS_FORCE32)}) {
+                         const char* name = accel_status_name(static_cast<accel_status_t>(v));
+                         ASSERT_NE(name, nullptr) << v;
+                         EXPECT_STREQ(name, "ACCEL_STATUS_UNKNOWN") << v;
+                       }
+                     })
+          .Behaviour(Kind::kBehaviour, "known values give their enumerator's name",
+                     [](Fixture&) {
+                       EXPECT_STREQ(accel_status_name(ACCEL_SUCCESS), "ACCEL_SUCCESS");
+                       EXPECT_STREQ(accel_status_name(ACCEL_NOT_READY), "ACCEL_NOT_READY");
+                       EXPECT_STREQ(accel_status_name(ACCEL_ERROR_INVALID_HANDLE), "ACCEL_ERROR_INVALID_HANDLE");
+                       EXPECT_STREQ(accel_status_name(ACCEL_ERROR_INTERNAL), "ACCEL_ERROR_INTERNAL");
+                     })
+          .Build());
+
+  rows.push_back(
+      RowBuilder("accel_last_error")
+          .NotApplicable(Kind::kNull, "takes no argument")
+          .NoHandle()
+          .NotApplicable(Kind::kOutOfRange, "takes no argument")
+          .Behaviour(Kind::kBehaviour, "reports the last failing call; a succeeding call leaves it",
+                     [](Fixture& f) {
+                       accel_buffer_t b = nullptr;
+                       ASSERT_EQ(accel_buffer_create(f.device, nullptr, &b), ACCEL_ERROR_INVALID_ARGUMENT);
+                       const std::string failed = accel_last_error();
+                       EXPECT_EQ(failed, "accel_buffer_create: 'desc' is NULL");
+                       uint32_t n = 0;
+                       ASSERT_EQ(accel_instance_enumerate_devices(f.instance, &n, nullptr), ACCEL_SUCCESS);
+                       EXPECT_EQ(std::string(accel_last_error()), failed) << "a succeeding call changed it";
+                       EXPECT_EQ(accel_stream_query(f.stream), ACCEL_SUCCESS);
+                       EXPECT_EQ(std::string(accel_last_error()), failed);
+                     })
+          .Behaviour(Kind::kBehaviour, "\"\" (never NULL) on a thread where nothing failed; thread-local",
+                     [](Fixture& f) {
+                       ASSERT_EQ(accel_buffer_unmap(f.buffer), ACCEL_ERROR_FAILED_PRECONDITION);
+                       std::string other;
+                       bool was_null = true;
+                       std::thread([&] {
+                         const char* m = accel_last_error();
+                         was_null = (m == nullptr);
+                         if (m != nullptr) other = m;
+                       }).join();
+                       EXPECT_FALSE(was_null);
+                       EXPECT_EQ(other, "");
+                       EXPECT_TRUE(Contains(accel_last_error(), "accel_buffer_unmap: 'buffer' is not mapped"));
+                     })
+          .Build());
+
+  rows.push_back(
+      RowBuilder("accel_last_error_status")
+          .NotApplicable(Kind::kNull, "takes no argument")
+          .NoHandle()
+          .NotApplicable(Kind::kOutOfRange, "takes no argument")
+          .Behaviour(Kind::kBehaviour, "the code of the last failing call; a succeeding call leaves it",
+                     [](Fixture& f) {
+                       ASSERT_EQ(accel_device_get_info(f.device, static_cast<accel_device_info_key_t>(0), 0, nullptr,
+                                                       nullptr),
+                                 ACCEL_ERROR_INVALID_ENUM);
+                       EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_INVALID_ENUM);
+                       ASSERT_EQ(accel_stream_destroy(nullptr), ACCEL_ERROR_INVALID_HANDLE);
+                       EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_INVALID_HANDLE);
+                       uint32_t n = 0;
+                       ASSERT_EQ(accel_instance_get_loader_entry_count(f.instance, &n), ACCEL_SUCCESS);
+                       EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_INVALID_HANDLE) << "a success changed it";
+                     })
+          .Behaviour(Kind::kBehaviour, "ACCEL_SUCCESS on a thread where nothing failed",
+                     [](Fixture&) {
+                       ASSERT_EQ(accel_version_get(nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
+                       accel_status_t other = ACCEL_ERROR_INTERNAL;
+                       std::thread([&] { other = accel_last_error_status(); }).join();
+                       EXPECT_EQ(other, ACCEL_SUCCESS);
+                       EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_INVALID_ARGUMENT);
+                     })
+          .Build());
+
+  {
+    RowBuilder b("accel_version_get");
+    b.NoHandle();
+    OutStructCases<accel_version_info_t>(b, "out_info", ACCEL_STRUCTURE_TYPE_VERSION_INFO,
+                                         [](Fixture&, accel_version_info_t* v) { return accel_version_get(v); });
+    b.Expect(Kind::kOutOfRange, "'out_info' with struct_size 8 (half the header)", ACCEL_ERROR_INVALID_ARGUMENT,
+             "out_info", [](Fixture&) {
+               accel_version_info_t v = OutStruct<accel_version_info_t>(ACCEL_STRUCTURE_TYPE_VERSION_INFO);
+               v.struct_size = 8;
+               return accel_version_get(&v);
+             });
+    rows.push_back(b.Build());
+  }
+
+  // ---- Instances and the loader report ----
+  rows.push_back(
+      RowBuilder("accel_instance_create")
+          .Expect(Kind::kNull, "NULL 'out_instance'", ACCEL_ERROR_INVALID_ARGUMENT, "out_instance",
+                  [](Fixture&) {
+                    accel_instance_desc_t d = HostOnly();
+                    return accel_instance_create(&d, nullptr);
+                  })
+          .NotApplicable(Kind::kStale, "takes no handle (it creates one)")
+          .NotApplicable(Kind::kWrongType, "takes no handle (it creates one)")
+          .NotApplicable(Kind::kGarbage, "takes no handle (it creates one)")
+          .Expect(Kind::kOutOfRange, "'desc' with a wrong stype", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture&) {
+                    return CreateInstance(BadInstanceDesc([](accel_instance_desc_t& d) {
+                      d.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+                    }));
+                  })
+          .Expect(Kind::kOutOfRange, "'desc' with struct_size 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture&) {
+                    return CreateInstance(BadInstanceDesc([](accel_instance_desc_t& d) { d.struct_size = 0; }));
+                  })
+          .Expect(Kind::kOutOfRange, "'desc->flags' with unknown bits", ACCEL_ERROR_INVALID_ARGUMENT, "desc->flags",
+                  [](Fixture&) {
+                    return CreateInstance(BadInstanceDesc([](accel_instance_desc_t& d) { d.flags |= 1u << 8; }));
+                  })
+          .Expect(Kind::kOutOfRange, "'desc->log_level' 99", ACCEL_ERROR_INVALID_ENUM, "desc->log_level",
+                  [](Fixture&) {
+                    return CreateInstance(BadInstanceDesc(
+                        [](accel_instance_desc_t& d) { d.log_level = static_cast<accel_log_level_t>(99); }));
+                  })
+          .Build());
+
+  rows.push_back(RowBuilder("accel_instance_destroy")
+                     .Handle<accel_instance_t>("instance", [](Fixture&, accel_instance_t i) {
+                       return accel_instance_destroy(i);
+                     })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_instance_get_loader_entry_count")
+                     .Handle<accel_instance_t>("instance",
+                                               [](Fixture&, accel_instance_t i) {
+                                                 uint32_t n = 0;
+                                                 return accel_instance_get_loader_entry_count(i, &n);
+                                               })
+                     .Expect(Kind::kNull, "NULL 'out_count'", ACCEL_ERROR_INVALID_ARGUMENT, "out_count",
+                             [](Fixture& f) { return accel_instance_get_loader_entry_count(f.instance, nullptr); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range")
+                     .Build());
+
+  {
+    RowBuilder b("accel_instance_get_loader_entry");
+    b.Handle<accel_instance_t>("instance", [](Fixture&, accel_instance_t i) {
+      auto e = OutStruct<accel_loader_entry_t>(ACCEL_STRUCTURE_TYPE_LOADER_ENTRY);
+      return accel_instance_get_loader_entry(i, 0, &e);
+    });
+    OutStructCases<accel_loader_entry_t>(b, "out_entry", ACCEL_STRUCTURE_TYPE_LOADER_ENTRY,
+                                         [](Fixture& f, accel_loader_entry_t* e) {
+                                           return accel_instance_get_loader_entry(f.instance, 0, e);
+                                         });
+    b.Expect(Kind::kOutOfRange, "'index' == the entry count", ACCEL_ERROR_INVALID_ARGUMENT, "index", [](Fixture& f) {
+      uint32_t n = 0;
+      EXPECT_EQ(accel_instance_get_loader_entry_count(f.instance, &n), ACCEL_SUCCESS);
+      auto e = OutStruct<accel_loader_entry_t>(ACCEL_STRUCTURE_TYPE_LOADER_ENTRY);
+      return accel_instance_get_loader_entry(f.instance, n, &e);
+    });
+    b.Expect(Kind::kOutOfRange, "'index' UINT32_MAX", ACCEL_ERROR_INVALID_ARGUMENT, "index", [](Fixture& f) {
+      auto e = OutStruct<accel_loader_entry_t>(ACCEL_STRUCTURE_TYPE_LOADER_ENTRY);
+      return accel_instance_get_loader_entry(f.instance, UINT32_MAX, &e);
+    });
+    rows.push_back(b.Build());
+  }
+
+  // ---- Enumerations ----
+  {
+    RowBuilder b("accel_instance_enumerate_backends");
+    b.Handle<accel_instance_t>("instance", [](Fixture&, accel_instance_t i) {
+      uint32_t n = 0;
+      return accel_instance_enumerate_backends(i, &n, nullptr);
+    });
+    EnumerationCases<accel_backend_t>(b, [](Fixture& f, uint32_t* n, accel_backend_t* a) {
+      return accel_instance_enumerate_backends(f.instance, n, a);
+    });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_instance_enumerate_devices");
+    b.Handle<accel_instance_t>("instance", [](Fixture&, accel_instance_t i) {
+      uint32_t n = 0;
+      return accel_instance_enumerate_devices(i, &n, nullptr);
+    });
+    EnumerationCases<accel_device_t>(b, [](Fixture& f, uint32_t* n, accel_device_t* a) {
+      return accel_instance_enumerate_devices(f.instance, n, a);
+    });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_instance_enumerate_physical_devices");
+    b.Handle<accel_instance_t>("instance", [](Fixture&, accel_instance_t i) {
+      uint32_t n = 0;
+      return accel_instance_enumerate_physical_devices(i, &n, nullptr);
+    });
+    EnumerationCases<accel_physical_device_t>(b, [](Fixture& f, uint32_t* n, accel_physical_device_t* a) {
+      return accel_instance_enumerate_physical_devices(f.instance, n, a);
+    });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_backend_enumerate_devices");
+    b.Handle<accel_backend_t>("backend", [](Fixture&, accel_backend_t h) {
+      uint32_t n = 0;
+      return accel_backend_enumerate_devices(h, &n, nullptr);
+    });
+    EnumerationCases<accel_device_t>(b, [](Fixture& f, uint32_t* n, accel_device_t* a) {
+      return accel_backend_enumerate_devices(f.backend, n, a);
+    });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_physical_device_enumerate_devices");
+    b.Handle<accel_physical_device_t>("physical_device", [](Fixture&, accel_physical_device_t h) {
+      uint32_t n = 0;
+      return accel_physical_device_enumerate_devices(h, &n, nullptr);
+    });
+    EnumerationCases<accel_device_t>(b, [](Fixture& f, uint32_t* n, accel_device_t* a) {
+      return accel_physical_device_enumerate_devices(f.physical, n, a);
+    });
+    rows.push_back(b.Build());
+  }
+
+  // ---- Properties ----
+  {
+    RowBuilder b("accel_backend_get_properties");
+    b.Handle<accel_backend_t>("backend", [](Fixture&, accel_backend_t h) {
+      auto p = OutStruct<accel_backend_properties_t>(ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES);
+      return accel_backend_get_properties(h, &p);
+    });
+    OutStructCases<accel_backend_properties_t>(
+        b, "out_properties", ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES,
+        [](Fixture& f, accel_backend_properties_t* p) { return accel_backend_get_properties(f.backend, p); });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_physical_device_get_properties");
+    b.Handle<accel_physical_device_t>("physical_device", [](Fixture&, accel_physical_device_t h) {
+      auto p = OutStruct<accel_physical_device_properties_t>(ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES);
+      return accel_physical_device_get_properties(h, &p);
+    });
+    OutStructCases<accel_physical_device_properties_t>(
+        b, "out_properties", ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES,
+        [](Fixture& f, accel_physical_device_properties_t* p) {
+          return accel_physical_device_get_properties(f.physical, p);
+        });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_device_get_capabilities");
+    b.Handle<accel_device_t>("device", [](Fixture&, accel_device_t h) {
+      auto c = OutStruct<accel_device_capabilities_t>(ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES);
+      return accel_device_get_capabilities(h, &c);
+    });
+    OutStructCases<accel_device_capabilities_t>(
+        b, "out_capabilities", ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES,
+        [](Fixture& f, accel_device_capabilities_t* c) { return accel_device_get_capabilities(f.device, c); });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_buffer_get_properties");
+    b.Handle<accel_buffer_t>("buffer", [](Fixture&, accel_buffer_t h) {
+      auto p = OutStruct<accel_buffer_properties_t>(ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES);
+      return accel_buffer_get_properties(h, &p);
+    });
+    OutStructCases<accel_buffer_properties_t>(
+        b, "out_properties", ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES,
+        [](Fixture& f, accel_buffer_properties_t* p) { return accel_buffer_get_properties(f.buffer, p); });
+    rows.push_back(b.Build());
+  }
+
+  // ---- Devices ----
+  rows.push_back(
+      RowBuilder("accel_device_info_key_describe")
+          .Expect(Kind::kNull, "'out_name' and 'out_type' both NULL", ACCEL_ERROR_INVALID_ARGUMENT, "out_name",
+                  [](Fixture&) { return accel_device_info_key_describe(ACCEL_DEVICE_INFO_NAME, nullptr, nullptr); },
+                  "'out_type'")
+          .NoHandle()
+          .Expect(Kind::kOutOfRange, "'key' 0", ACCEL_ERROR_INVALID_ENUM, "key",
+                  [](Fixture&) {
+                    const char* name = nullptr;
+                    return accel_device_info_key_describe(static_cast<accel_device_info_key_t>(0), &name, nullptr);
+                  })
+          .Expect(Kind::kOutOfRange, "'key' one past the last registered key", ACCEL_ERROR_INVALID_ENUM, "key",
+                  [](Fixture&) {
+                    accel_value_type_t type{};
+                    return accel_device_info_key_describe(
+                        static_cast<accel_device_info_key_t>(ACCEL_DEVICE_INFO_FEATURES + 1), nullptr, &type);
+                  })
+          .Build());
+
+  rows.push_back(
+      RowBuilder("accel_device_get_info")
+          .Handle<accel_device_t>("device",
+                                  [](Fixture&, accel_device_t h) {
+                                    size_t n = 0;
+                                    return accel_device_get_info(h, ACCEL_DEVICE_INFO_KIND, 0, nullptr, &n);
+                                  })
+          .Expect(Kind::kNull, "'value' and 'out_size' both NULL", ACCEL_ERROR_INVALID_ARGUMENT, "value",
+                  [](Fixture& f) { return accel_device_get_info(f.device, ACCEL_DEVICE_INFO_NAME, 0, nullptr, nullptr); },
+                  "'out_size'")
+          .Expect(Kind::kOutOfRange, "unknown 'key' 0", ACCEL_ERROR_INVALID_ENUM, "key",
+                  [](Fixture& f) {
+                    size_t n = 0;
+                    return accel_device_get_info(f.device, static_cast<accel_device_info_key_t>(0), 0, nullptr, &n);
+                  })
+          .Expect(Kind::kOutOfRange, "unknown 'key' 9999", ACCEL_ERROR_INVALID_ENUM, "key",
+                  [](Fixture& f) {
+                    uint64_t v = 0;
+                    return accel_device_get_info(f.device, static_cast<accel_device_info_key_t>(9999), sizeof(v), &v,
+                                                 nullptr);
+                  })
+          .Expect(Kind::kOutOfRange, "'size' 1 for the name (needed size written to 'out_size')",
+                  ACCEL_ERROR_INVALID_ARGUMENT, "size",
+                  [](Fixture& f) {
+                    size_t needed = 0;
+                    EXPECT_EQ(accel_device_get_info(f.device, ACCEL_DEVICE_INFO_NAME, 0, nullptr, &needed),
+                              ACCEL_SUCCESS);
+                    EXPECT_GT(needed, 1u);
+                    char value[4] = {'x', 'x', 'x', 'x'};
+                    size_t got = 0;
+                    S s = accel_device_get_info(f.device, ACCEL_DEVICE_INFO_NAME, 1, value, &got);
+                    EXPECT_EQ(got, needed) << "the needed size goes to 'out_size'";
+                    EXPECT_EQ(value[1], 'x') << "nothing past 'size' is written";
+                    return s;
+                  })
+          .Expect(Kind::kOutOfRange, "'size' 4 for a uint64 key", ACCEL_ERROR_INVALID_ARGUMENT, "size",
+                  [](Fixture& f) {
+                    uint64_t v = 0;
+                    return accel_device_get_info(f.device, ACCEL_DEVICE_INFO_MEMORY_TOTAL, 4, &v, nullptr);
+                  })
+          .Build());
+
+  rows.push_back(RowBuilder("accel_device_get_memory_info")
+                     .Handle<accel_device_t>("device",
+                                             [](Fixture&, accel_device_t h) {
+                                               uint64_t total = 0;
+                                               return accel_device_get_memory_info(h, nullptr, &total);
+                                             })
+                     .Expect(Kind::kNull, "'out_free' and 'out_total' both NULL", ACCEL_ERROR_INVALID_ARGUMENT,
+                             "out_free",
+                             [](Fixture& f) { return accel_device_get_memory_info(f.device, nullptr, nullptr); },
+                             "'out_total'")
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_device_get_backend")
+                     .Handle<accel_device_t>("device",
+                                             [](Fixture&, accel_device_t h) {
+                                               accel_backend_t b = nullptr;
+                                               return accel_device_get_backend(h, &b);
+                                             })
+                     .Expect(Kind::kNull, "NULL 'out_backend'", ACCEL_ERROR_INVALID_ARGUMENT, "out_backend",
+                             [](Fixture& f) { return accel_device_get_backend(f.device, nullptr); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_device_get_physical_device")
+                     .Handle<accel_device_t>("device",
+                                             [](Fixture&, accel_device_t h) {
+                                               accel_physical_device_t p = nullptr;
+                                               return accel_device_get_physical_device(h, &p);
+                                             })
+                     .Expect(Kind::kNull, "NULL 'out_physical_device'", ACCEL_ERROR_INVALID_ARGUMENT,
+                             "out_physical_device",
+                             [](Fixture& f) { return accel_device_get_physical_device(f.device, nullptr); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range")
+                     .Build());
+
+  // ---- Buffers ----
+  rows.push_back(
+      RowBuilder("accel_buffer_create")
+          .Handle<accel_device_t>("device",
+                                  [](Fixture&, accel_device_t h) { return CreateBuffer(h, BufferDesc(64)); })
+          .Expect(Kind::kNull, "NULL 'desc'", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_buffer_t b = nullptr;
+                    return Cleanup(accel_buffer_create(f.device, nullptr, &b), b, accel_buffer_destroy);
+                  })
+          .Expect(Kind::kNull, "NULL 'out_buffer'", ACCEL_ERROR_INVALID_ARGUMENT, "out_buffer",
+                  [](Fixture& f) {
+                    accel_buffer_desc_t d = BufferDesc(64);
+                    return accel_buffer_create(f.device, &d, nullptr);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc->size' 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc->size",
+                  [](Fixture& f) { return CreateBuffer(f.device, BufferDesc(0)); })
+          .Expect(Kind::kOutOfRange, "memory kind 99", ACCEL_ERROR_INVALID_ENUM, "desc->memory_kind",
+                  [](Fixture& f) { return CreateBuffer(f.device, BufferDesc(64, static_cast<accel_memory_kind_t>(99))); })
+          .Expect(Kind::kOutOfRange, "'desc->flags' not 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc->flags",
+                  [](Fixture& f) {
+                    accel_buffer_desc_t d = BufferDesc(64);
+                    d.flags = 1;
+                    return CreateBuffer(f.device, d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc' with a wrong stype", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_buffer_desc_t d = BufferDesc(64);
+                    d.stype = ACCEL_STRUCTURE_TYPE_STREAM_DESC;
+                    return CreateBuffer(f.device, d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc' with struct_size 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_buffer_desc_t d = BufferDesc(64);
+                    d.struct_size = 0;
+                    return CreateBuffer(f.device, d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc->size' UINT64_MAX, past max_allocation", ACCEL_ERROR_RESOURCE_EXHAUSTED,
+                  "desc->size", [](Fixture& f) { return CreateBuffer(f.device, BufferDesc(UINT64_MAX)); })
+          .Build());
+
+  rows.push_back(RowBuilder("accel_buffer_destroy")
+                     .Handle<accel_buffer_t>("buffer", [](Fixture&, accel_buffer_t h) { return accel_buffer_destroy(h); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+                     .Build());
+
+  rows.push_back(
+      RowBuilder("accel_buffer_map")
+          .Handle<accel_buffer_t>("buffer",
+                                  [](Fixture&, accel_buffer_t h) {
+                                    void* p = nullptr;
+                                    return accel_buffer_map(h, 0, 16, ACCEL_MAP_READ, &p);
+                                  })
+          .Expect(Kind::kNull, "NULL 'out_ptr'", ACCEL_ERROR_INVALID_ARGUMENT, "out_ptr",
+                  [](Fixture& f) { return accel_buffer_map(f.buffer, 0, 16, ACCEL_MAP_READ, nullptr); })
+          .Expect(Kind::kOutOfRange, "'offset' + 'size' past the end", ACCEL_ERROR_INVALID_ARGUMENT, "offset",
+                  [](Fixture& f) {
+                    void* p = nullptr;
+                    S s = accel_buffer_map(f.buffer, kBufferSize - 8, 16, ACCEL_MAP_READ, &p);
+                    EXPECT_EQ(p, nullptr);
+                    return s;
+                  })
+          .Expect(Kind::kOutOfRange, "'offset' UINT64_MAX (overflowing 'offset' + 'size')",
+                  ACCEL_ERROR_INVALID_ARGUMENT, "offset",
+                  [](Fixture& f) {
+                    void* p = nullptr;
+                    return accel_buffer_map(f.buffer, UINT64_MAX, 2, ACCEL_MAP_READ, &p);
+                  })
+          .Expect(Kind::kOutOfRange, "'flags' with a bit outside ACCEL_MAP_*", ACCEL_ERROR_INVALID_ARGUMENT, "flags",
+                  [](Fixture& f) {
+                    void* p = nullptr;
+                    return accel_buffer_map(f.buffer, 0, 16, ACCEL_MAP_READ | (uint64_t{1} << 7), &p);
+                  })
+          .Expect(Kind::kOutOfRange, "already mapped", ACCEL_ERROR_FAILED_PRECONDITION, "buffer",
+                  [](Fixture& f) {
+                    void* p = nullptr;
+                    EXPECT_EQ(accel_buffer_map(f.buffer, 0, 16, ACCEL_MAP_READ, &p), ACCEL_SUCCESS)
+                        << accel_last_error();
+                    void* q = nullptr;
+                    S s = accel_buffer_map(f.buffer, 0, 16, ACCEL_MAP_READ, &q);
+                    EXPECT_EQ(accel_buffer_unmap(f.buffer), ACCEL_SUCCESS);
+                    return s;
+                  },
+                  "already mapped")
+          .Build());
+
+  rows.push_back(RowBuilder("accel_buffer_unmap")
+                     .Handle<accel_buffer_t>("buffer", [](Fixture&, accel_buffer_t h) { return accel_buffer_unmap(h); })
+                     .Expect(Kind::kOutOfRange, "not mapped", ACCEL_ERROR_FAILED_PRECONDITION, "buffer",
+                             [](Fixture& f) { return accel_buffer_unmap(f.buffer); }, "not mapped")
+                     .Build());
+
+  // ---- Streams ----
+  rows.push_back(
+      RowBuilder("accel_stream_create")
+          .Handle<accel_device_t>("device", [](Fixture&, accel_device_t h) { return CreateStream(h, nullptr); })
+          .Expect(Kind::kNull, "NULL 'out_stream'", ACCEL_ERROR_INVALID_ARGUMENT, "out_stream",
+                  [](Fixture& f) { return accel_stream_create(f.device, nullptr, nullptr); })
+          .Expect(Kind::kOutOfRange, "'desc' with a wrong stype", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_stream_desc_t d = StreamDesc();
+                    d.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
+                    return CreateStream(f.device, &d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc' with struct_size 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_stream_desc_t d = StreamDesc();
+                    d.struct_size = 0;
+                    return CreateStream(f.device, &d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc->flags' not 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc->flags",
+                  [](Fixture& f) {
+                    accel_stream_desc_t d = StreamDesc();
+                    d.flags = 4;
+                    return CreateStream(f.device, &d);
+                  })
+          .Build());
+
+  rows.push_back(RowBuilder("accel_stream_destroy")
+                     .Handle<accel_stream_t>("stream", [](Fixture&, accel_stream_t h) { return accel_stream_destroy(h); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+                     .Build());
+
+  rows.push_back(
+      RowBuilder("accel_stream_copy_host_to_buffer")
+          .Handle<accel_stream_t>("stream",
+                                  [](Fixture& f, accel_stream_t h) {
+                                    static const char src[16] = {};
+                                    return accel_stream_copy_host_to_buffer(h, src, f.buffer, 0, sizeof(src));
+                                  })
+          .Handle<accel_buffer_t>("dst",
+                                  [](Fixture& f, accel_buffer_t h) {
+                                    static const char src[16] = {};
+                                    return accel_stream_copy_host_to_buffer(f.stream, src, h, 0, sizeof(src));
+                                  })
+          .Expect(Kind::kNull, "NULL 'src'", ACCEL_ERROR_INVALID_ARGUMENT, "src",
+                  [](Fixture& f) { return accel_stream_copy_host_to_buffer(f.stream, nullptr, f.buffer, 0, 16); })
+          .Expect(Kind::kOutOfRange, "'dst_offset' + 'size' past the end", ACCEL_ERROR_INVALID_ARGUMENT, "dst_offset",
+                  [](Fixture& f) {
+                    static const char src[100] = {};
+                    return accel_stream_copy_host_to_buffer(f.stream, src, f.buffer, kBufferSize - 99, sizeof(src));
+                  })
+          .Expect(Kind::kOutOfRange, "'dst_offset' UINT64_MAX", ACCEL_ERROR_INVALID_ARGUMENT, "dst_offset",
+                  [](Fixture& f) {
+                    static const char src[2] = {};
+                    return accel_stream_copy_host_to_buffer(f.stream, src, f.buffer, UINT64_MAX, sizeof(src));
+                  })
+          .Build());
+
+  rows.push_back(
+      RowBuilder("accel_stream_copy_buffer_to_host")
+          .Handle<accel_stream_t>("stream",
+                                  [](Fixture& f, accel_stream_t h) {
+                                    static char dst[16];
+                                    return accel_stream_copy_buffer_to_host(h, f.buffer, 0, dst, sizeof(dst));
+                                  })
+          .Handle<accel_buffer_t>("src",
+                                  [](Fixture& f, accel_buffer_t h) {
+                                    static char dst[16];
+                                    return accel_stream_copy_buffer_to_host(f.stream, h, 0, dst, sizeof(dst));
+                                  })
+          .Expect(Kind::kNull, "NULL 'dst'", ACCEL_ERROR_INVALID_ARGUMENT, "dst",
+                  [](Fixture& f) { return accel_stream_copy_buffer_to_host(f.stream, f.buffer, 0, nullptr, 16); })
+          .Expect(Kind::kOutOfRange, "'src_offset' + 'size' past the end", ACCEL_ERROR_INVALID_ARGUMENT, "src_offset",
+                  [](Fixture& f) {
+                    static char dst[64];
+                    return accel_stream_copy_buffer_to_host(f.stream, f.buffer, kBufferSize - 32, dst, sizeof(dst));
+                  })
+          .Expect(Kind::kOutOfRange, "'src_offset' past the end, 'size' 0", ACCEL_ERROR_INVALID_ARGUMENT, "src_offset",
+                  [](Fixture& f) {
+                    static char dst[1];
+                    return accel_stream_copy_buffer_to_host(f.stream, f.buffer, kBufferSize + 1, dst, 0);
+                  })
+          .Build());
+
+  rows.push_back(
+      RowBuilder("accel_stream_copy_buffer")
+          .Handle<accel_stream_t>("stream",
+                                  [](Fixture& f, accel_stream_t h) {
+                                    return accel_stream_copy_buffer(h, f.buffer, 0, f.buffer, 64, 16);
+                                  })
+          .Handle<accel_buffer_t>("src",
+                                  [](Fixture& f, accel_buffer_t h) {
+                                    return accel_stream_copy_buffer(f.stream, h, 0, f.buffer, 64, 16);
+                                  })
+          .Handle<accel_buffer_t>("dst",
+                                  [](Fixture& f, accel_buffer_t h) {
+                                    return accel_stream_copy_buffer(f.stream, f.buffer, 0, h, 64, 16);
+                                  })
+          .Expect(Kind::kOutOfRange, "'src_offset' + 'size' past the end", ACCEL_ERROR_INVALID_ARGUMENT, "src_offset",
+                  [](Fixture& f) { return accel_stream_copy_buffer(f.stream, f.buffer, kBufferSize - 8, f.buffer, 0, 16); })
+          .Expect(Kind::kOutOfRange, "'dst_offset' + 'size' past the end", ACCEL_ERROR_INVALID_ARGUMENT, "dst_offset",
+                  [](Fixture& f) { return accel_stream_copy_buffer(f.stream, f.buffer, 0, f.buffer, kBufferSize - 8, 16); })
+          .Expect(Kind::kOutOfRange, "overlapping ranges of one buffer", ACCEL_ERROR_INVALID_ARGUMENT, "src",
+                  [](Fixture& f) { return accel_stream_copy_buffer(f.stream, f.buffer, 0, f.buffer, 8, 16); }, "'dst'")
+          .Build());
+
+  rows.push_back(
+      RowBuilder("accel_stream_fill_buffer")
+          .Handle<accel_stream_t>("stream",
+                                  [](Fixture& f, accel_stream_t h) {
+                                    static const uint32_t pattern = 0xABCD1234u;
+                                    return accel_stream_fill_buffer(h, f.buffer, 0, 16, &pattern, 4);
+                                  })
+          .Handle<accel_buffer_t>("buffer",
+                                  [](Fixture& f, accel_buffer_t h) {
+                                    static const uint32_t pattern = 0xABCD1234u;
+                                    return accel_stream_fill_buffer(f.stream, h, 0, 16, &pattern, 4);
+                                  })
+          .Expect(Kind::kNull, "NULL 'pattern'", ACCEL_ERROR_INVALID_ARGUMENT, "pattern",
+                  [](Fixture& f) { return accel_stream_fill_buffer(f.stream, f.buffer, 0, 16, nullptr, 4); })
+          .Expect(Kind::kOutOfRange, "'pattern_size' 3", ACCEL_ERROR_INVALID_ARGUMENT, "pattern_size",
+                  [](Fixture& f) {
+                    static const uint32_t pattern = 0;
+                    return accel_stream_fill_buffer(f.stream, f.buffer, 0, 12, &pattern, 3);
+                  })
+          .Expect(Kind::kOutOfRange, "'pattern_size' 0", ACCEL_ERROR_INVALID_ARGUMENT, "pattern_size",
+                  [](Fixture& f) {
+                    static const uint32_t pattern = 0;
+                    return accel_stream_fill_buffer(f.stream, f.buffer, 0, 12, &pattern, 0);
+                  })
+          .Expect(Kind::kOutOfRange, "'offset' not a multiple of 'pattern_size'", ACCEL_ERROR_INVALID_ARGUMENT,
+                  "offset",
+                  [](Fixture& f) {
+                    static const uint32_t pattern = 0;
+                    return accel_stream_fill_buffer(f.stream, f.buffer, 2, 16, &pattern, 4);
+                  })
+          .Expect(Kind::kOutOfRange, "'offset' + 'size' past the end", ACCEL_ERROR_INVALID_ARGUMENT, "offset",
+                  [](Fixture& f) {
+                    static const uint32_t pattern = 0;
+                    return accel_stream_fill_buffer(f.stream, f.buffer, kBufferSize - 4, 8, &pattern, 4);
+                  })
+          .Build());
+
+  rows.push_back(RowBuilder("accel_stream_enqueue_host_callback")
+                     .Handle<accel_stream_t>("stream",
+                                             [](Fixture&, accel_stream_t h) {
+                                               return accel_stream_enqueue_host_callback(h, Succeed, nullptr);
+                                             })
+                     .Expect(Kind::kNull, "NULL 'callback'", ACCEL_ERROR_INVALID_ARGUMENT, "callback",
+                             [](Fixture& f) { return accel_stream_enqueue_host_callback(f.stream, nullptr, nullptr); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range ('user_data' is opaque)")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_stream_free_buffer")
+                     .Handle<accel_stream_t>("stream",
+                                             [](Fixture& f, accel_stream_t h) {
+                                               return accel_stream_free_buffer(h, f.buffer);
+                                             })
+                     .Handle<accel_buffer_t>("buffer",
+                                             [](Fixture& f, accel_buffer_t h) {
+                                               return accel_stream_free_buffer(f.stream, h);
+                                             })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only handles")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_stream_record_event")
+                     .Handle<accel_stream_t>("stream",
+                                             [](Fixture& f, accel_stream_t h) {
+                                               return accel_stream_record_event(h, f.event);
+                                             })
+                     .Handle<accel_event_t>("event",
+                                            [](Fixture& f, accel_event_t h) {
+                                              return accel_stream_record_event(f.stream, h);
+                                            })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only handles")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_stream_wait_event")
+                     .Handle<accel_stream_t>("stream",
+                                             [](Fixture& f, accel_stream_t h) {
+                                               return accel_stream_wait_event(h, f.event);
+                                             })
+                     .Handle<accel_event_t>("event",
+                                            [](Fixture& f, accel_event_t h) {
+                                              return accel_stream_wait_event(f.stream, h);
+                                            })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only handles")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_stream_query")
+                     .Handle<accel_stream_t>("stream", [](Fixture&, accel_stream_t h) { return accel_stream_query(h); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_stream_synchronize")
+                     .Handle<accel_stream_t>("stream",
+                                             [](Fixture&, accel_stream_t h) {
+                                               return accel_stream_synchronize(h, ACCEL_TIMEOUT_INFINITE);
+                                             })
+                     .NotApplicable(Kind::kOutOfRange, "every 'timeout_ns' is valid (UINT64_MAX: infinite)")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_stream_clear_error")
+                     .Handle<accel_stream_t>("stream",
+                                             [](Fixture&, accel_stream_t h) { return accel_stream_clear_error(h); })
+                     .Expect(Kind::kOutOfRange, "work pending (a blocked host callback)",
+                             ACCEL_ERROR_FAILED_PRECONDITION, "stream",
+                             [](Fixture& f) {
+                               f.release_callback = false;
+                               EXPECT_EQ(accel_stream_enqueue_host_callback(f.stream, BlockUntilReleased,
+                                                                            &f.release_callback),
+                                         ACCEL_SUCCESS)
+                                   << accel_last_error();
+                               S s = accel_stream_clear_error(f.stream);
+                               f.release_callback = true;
+                               EXPECT_EQ(accel_stream_synchronize(f.stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+                               return s;
+                             })
+                     .Build());
+
+  // ---- Events ----
+  rows.push_back(
+      RowBuilder("accel_event_create")
+          .Handle<accel_device_t>("device", [](Fixture&, accel_device_t h) { return CreateEvent(h, nullptr); })
+          .Expect(Kind::kNull, "NULL 'out_event'", ACCEL_ERROR_INVALID_ARGUMENT, "out_event",
+                  [](Fixture& f) { return accel_event_create(f.device, nullptr, nullptr); })
+          .Expect(Kind::kOutOfRange, "'desc->flags' with unknown bits", ACCEL_ERROR_INVALID_ARGUMENT, "desc->flags",
+                  [](Fixture& f) {
+                    accel_event_desc_t d = EventDesc();
+                    d.flags = ACCEL_EVENT_FLAG_TIMING | (uint64_t{1} << 9);
+                    return CreateEvent(f.device, &d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc' with a wrong stype", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_event_desc_t d = EventDesc();
+                    d.stype = ACCEL_STRUCTURE_TYPE_STREAM_DESC;
+                    return CreateEvent(f.device, &d);
+                  })
+          .Expect(Kind::kOutOfRange, "'desc' with struct_size 0", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
+                  [](Fixture& f) {
+                    accel_event_desc_t d = EventDesc();
+                    d.struct_size = 0;
+                    return CreateEvent(f.device, &d);
+                  })
+          .Build());
+
+  rows.push_back(RowBuilder("accel_event_destroy")
+                     .Handle<accel_event_t>("event", [](Fixture&, accel_event_t h) { return accel_event_destroy(h); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_event_query")
+                     .Handle<accel_event_t>("event", [](Fixture&, accel_event_t h) { return accel_event_query(h); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+                     .Build());
+
+  rows.push_back(RowBuilder("accel_event_synchronize")
+                     .Handle<accel_event_t>("event",
+                                            [](Fixture&, accel_event_t h) {
+                                              return accel_event_synchronize(h, ACCEL_TIMEOUT_INFINITE);
+                                            })
+                     .NotApplicable(Kind::kOutOfRange, "every 'timeout_ns' is valid (UINT64_MAX: infinite)")
+                     .Build());
+
+  rows.push_back(
+      RowBuilder("accel_event_elapsed_time")
+          .Handle<accel_event_t>("start",
+                                 [](Fixture& f, accel_event_t h) {
+                                   uint64_t ns = 0;
+                                   return accel_event_elapsed_time(h, f.timing_end, &ns);
+                                 })
+          .Handle<accel_event_t>("end",
+                                 [](Fixture& f, accel_event_t h) {
+                                   uint64_t ns = 0;
+                                   return accel_event_elapsed_time(f.timing_start, h, &ns);
+                                 })
+          .Expect(Kind::kNull, "NULL 'out_nanoseconds'", ACCEL_ERROR_INVALID_ARGUMENT, "out_nanoseconds",
+                  [](Fixture& f) { return accel_event_elapsed_time(f.timing_start, f.timing_end, nullptr); })
+          .Expect(Kind::kOutOfRange, "'start' created without ACCEL_EVENT_FLAG_TIMING",
+                  ACCEL_ERROR_FAILED_PRECONDITION, "start",
+                  [](Fixture& f) {
+                    uint64_t ns = 0;
+                    return accel_event_elapsed_time(f.event, f.timing_end, &ns);
+                  },
+                  "ACCEL_EVENT_FLAG_TIMING")
+          .Expect(Kind::kOutOfRange, "'end' created without ACCEL_EVENT_FLAG_TIMING", ACCEL_ERROR_FAILED_PRECONDITION,
+                  "end",
+                  [](Fixture& f) {
+                    uint64_t ns = 0;
+                    return accel_event_elapsed_time(f.timing_start, f.event, &ns);
+                  },
+                  "ACCEL_EVENT_FLAG_TIMING")
+          .Expect(Kind::kOutOfRange, "timing events never recorded", ACCEL_ERROR_FAILED_PRECONDITION, "start",
+                  [](Fixture& f) {
+                    uint64_t ns = 12345;
+                    S s = accel_event_elapsed_time(f.timing_start, f.timing_end, &ns);
+                    EXPECT_EQ(ns, 12345u) << "nothing written on failure";
+                    return s;
+                  },
+                  "never recorded")
+          .Build());
+
+  return rows;
+}
+
+const std::vector<Row>& Table() {
+  static const std::vector<Row> rows = MakeTable();
+  return rows;
+}
+
+// --- The exported functions ------------------------------------------------------------------------------------------
+
+std::set<std::string> ExportedFunctions(std::string* error) {
+  std::string output;
+  int rc = accel_test::RunCommand(std::string("nm -D --defined-only '") + ACCEL_TEST_LIBACCEL + "'", &output);
+  std::set<std::string> names;
+  if (rc != 0) {
+    *error = "nm failed with " + std::to_string(rc) + ": " + output;
+    return names;
+  }
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    // "<address> <type> <name>[@@VERSION]"
+    std::istringstream fields(line);
+    std::string address, type, name;
+    if (!(fields >> address >> type >> name)) continue;
+    if (name.rfind("accel_", 0) != 0) continue;
+    name = name.substr(0, name.find('@'));
+    if (type != "T" && type != "t" && type != "W" && type != "i") {
+      *error += "exported accel_ symbol that is not a function: " + line + "\n";
+      continue;
+    }
+    names.insert(name);
+  }
+  return names;
+}
+
+TEST(BadInput, EveryExportedFunctionHasARow) {
+  std::string error;
+  std::set<std::string> exported = ExportedFunctions(&error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_FALSE(exported.empty()) << "nm found no accel_ functions in " << ACCEL_TEST_LIBACCEL;
+
+  std::set<std::string> rows;
+  for (const Row& row : Table()) {
+    EXPECT_TRUE(rows.insert(row.function).second) << "two rows for " << row.function;
+  }
+  std::string missing, extra;
+  for (const std::string& f : exported) {
+    if (rows.count(f) == 0) missing += "  " + f + "\n";
+  }
+  for (const std::string& f : rows) {
+    if (exported.count(f) == 0) extra += "  " + f + "\n";
+  }
+  EXPECT_TRUE(missing.empty()) << "exported by " << ACCEL_TEST_LIBACCEL << " but without a bad-input row:\n"
+                               << missing;
+  EXPECT_TRUE(extra.empty()) << "rows naming functions libaccel does not export:\n" << extra;
+  std::cout << "[ BadInput ] " << exported.size() << " exported functions, " << Table().size() << " rows\n";
+}
+
+// --- One test per row ------------------------------------------------------------------------------------------------
+
+class BadInputTable : public ::testing::TestWithParam<Row> {
+ protected:
+  void SetUp() override { Build(fixture_); }
+  void TearDown() override { TearDownFixture(fixture_); }
+  Fixture fixture_;
+};
+
+// A failure of a known function, so that a case that sets nothing is caught.
+void SetSentinelError(const std::string& function) {
+  if (function != "accel_version_get") {
+    ASSERT_EQ(accel_version_get(nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
+  } else {
+    ASSERT_EQ(accel_device_info_key_describe(static_cast<accel_device_info_key_t>(0), nullptr, nullptr),
+              ACCEL_ERROR_INVALID_ENUM);
+  }
+}
+
+TEST_P(BadInputTable, Call) {
+  const Row& row = GetParam();
+  ASSERT_FALSE(HasFatalFailure()) << "fixture";
+
+  // The row covers every kind, with a case or a reason, and has something to run.
+  int applicable = 0;
+  for (Kind kind : kRequiredKinds) {
+    bool has_case = false, has_reason = false;
+    for (const Case& c : row.cases) {
+      if (c.kind != kind) continue;
+      (c.applicable() ? has_case : has_reason) = true;
+    }
+    EXPECT_TRUE(has_case || has_reason) << row.function << ": no " << KindName(kind)
+                                        << " case and no reason why it does not apply";
+    EXPECT_FALSE(has_case && has_reason) << row.function << ": " << KindName(kind) << " both run and not applicable";
+  }
+  for (const Case& c : row.cases) applicable += c.applicable() ? 1 : 0;
+  EXPECT_GT(applicable, 0) << row.function << " has no applicable case";
+
+  for (const Case& c : row.cases) {
+    if (!c.applicable()) {
+      std::cout << "[   N/A    ] " << row.function << " / " << KindName(c.kind) << ": " << c.not_applicable << "\n";
+      continue;
+    }
+    std::cout << "[   CASE   ] " << row.function << " / " << KindName(c.kind) << ": " << c.label << "\n";
+    SCOPED_TRACE(row.function + " / " + KindName(c.kind) + ": " + c.label);
+    if (c.check) {
+      c.check(fixture_);
+      continue;
+    }
+    SetSentinelError(row.function);
+    const std::string sentinel = accel_last_error();
+    accel_status_t got = c.call(fixture_);
+    const std::string message = accel_last_error();
+    const accel_status_t last = accel_last_error_status();
+    EXPECT_EQ(got, c.expected) << "returned " << accel_status_name(got) << ", documented "
+                               << accel_status_name(c.expected) << "; message: " << message;
+    EXPECT_NE(message, sentinel) << "the call did not set the last error";
+    EXPECT_TRUE(Contains(message, row.function + ":")) << "the message does not name the function";
+    EXPECT_TRUE(Contains(message, c.argument)) << "the message does not name the argument";
+    if (!c.detail.empty()) {
+      EXPECT_TRUE(Contains(message, c.detail));
+    }
+    EXPECT_EQ(last, c.expected) << "accel_last_error_status() is " << accel_status_name(last);
+  }
+
+  ExpectFixtureStillWorks(fixture_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, BadInputTable, ::testing::ValuesIn(Table()),
+                         [](const ::testing::TestParamInfo<Row>& row_info) { return row_info.param.function; });
+
+}  // namespace

@@ -7,6 +7,21 @@
 # it relative to its own location. Target: accel_backend_<name>.
 set(_ACCEL_BACKEND_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
+# Writes a manifest (abi/manifest.schema.json); rewrites it only when its
+# text changes, so dependants do not rebuild.
+function(_accel_write_manifest path name library_path)
+  file(CONFIGURE OUTPUT ${path} CONTENT
+"{
+  \"file_format_version\": \"1.0.0\",
+  \"backend\": {
+    \"name\": \"${name}\",
+    \"library_path\": \"${library_path}\",
+    \"abi_major\": 1
+  }
+}
+" @ONLY)
+endfunction()
+
 function(accel_add_backend)
   cmake_parse_arguments(ARG "NO_INSTALL;NO_MANIFEST" "NAME;OUTPUT_DIR;MANIFEST_DIR;MANIFEST_NAME" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT ARG_NAME)
@@ -43,30 +58,11 @@ function(accel_add_backend)
   if(NOT ARG_NO_MANIFEST)
     file(RELATIVE_PATH rel ${ARG_MANIFEST_DIR} ${ARG_OUTPUT_DIR}/libaccel_backend_${ARG_NAME}.so)
     set(manifest ${ARG_MANIFEST_DIR}/${ARG_MANIFEST_NAME}.json)
-    file(WRITE ${manifest}.in
-"{
-  \"file_format_version\": \"1.0.0\",
-  \"backend\": {
-    \"name\": \"${ARG_NAME}\",
-    \"library_path\": \"${rel}\",
-    \"abi_major\": 1
-  }
-}
-")
-    configure_file(${manifest}.in ${manifest} COPYONLY)
+    _accel_write_manifest(${manifest} ${ARG_NAME} ${rel})
     if(NOT ARG_NO_INSTALL AND COMMAND install)
       file(RELATIVE_PATH irel /${ACCEL_MANIFEST_DATADIR} /${ACCEL_BACKEND_LIBDIR}/libaccel_backend_${ARG_NAME}.so)
       set(imanifest ${CMAKE_CURRENT_BINARY_DIR}/install/${ARG_NAME}.json)
-      file(WRITE ${imanifest}
-"{
-  \"file_format_version\": \"1.0.0\",
-  \"backend\": {
-    \"name\": \"${ARG_NAME}\",
-    \"library_path\": \"${irel}\",
-    \"abi_major\": 1
-  }
-}
-")
+      _accel_write_manifest(${imanifest} ${ARG_NAME} ${irel})
       install(FILES ${imanifest} DESTINATION ${ACCEL_MANIFEST_DATADIR})
     endif()
   endif()

@@ -1,5 +1,6 @@
 // The host backend's entry point: ABI negotiation, the function table, and the
-// context that owns the machine's topology and its one device (the CPU).
+// context that owns the machine's topology, its one device (the CPU) and the
+// thread pool that runs kernels.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "device.h"
 #include "host_backend.h"
+#include "thread_pool.h"
 
 namespace accel::host {
 
@@ -64,17 +66,21 @@ Deadline::Deadline(uint64_t timeout_ns) {
 
 // --- Context -----------------------------------------------------------------------------------------------------
 
-// One opened instance of the backend: the core's services, the machine's topology and the CPU device.
-// Immutable after creation (every slot may read it concurrently); destroyed once, after all its objects.
+// One opened instance of the backend: the core's services, the machine's topology, the CPU device and the thread
+// pool (std::thread::hardware_concurrency() workers, started by the first launch that has several work-groups).
+// Immutable after creation (every slot may read it concurrently; the pool is thread-safe); destroyed once, after all
+// its objects, which joins the pool's workers.
 class Context {
  public:
   Context(const accel_host_services_t* services, uint32_t abi_version, std::unique_ptr<Topology> topology)
-      : host_(services), abi_version_(abi_version), topology_(std::move(topology)) {
+      : host_(services), abi_version_(abi_version), topology_(std::move(topology)), pool_(&host_, 0) {
     device_.host = &host_;
     device_.capabilities = {};
     device_.capabilities.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
     device_.capabilities.struct_size = sizeof(accel_device_capabilities_t);
     DescribeMachine(*topology_, host_, &device_.capabilities);
+    device_.placement = DescribePlacement(*topology_, device_.capabilities.numa_node, host_);
+    device_.pool = &pool_;
   }
 
   const HostServices& host() const { return host_; }
@@ -86,6 +92,7 @@ class Context {
   uint32_t abi_version_;
   std::unique_ptr<Topology> topology_;
   Device device_;
+  ThreadPool pool_;  // last: its workers are joined first
 };
 
 namespace {
@@ -146,7 +153,8 @@ accel_status_t ContextGetDevices(accel_bk_context_t handle, uint32_t* inout_coun
   return ACCEL_SUCCESS;
 }
 
-// The function table: static, immutable, every 1.0 slot filled.
+// The function table: static, immutable. Every 1.0 slot is filled but device_get_link: the host backend has one
+// device, so the core never asks for a link between two of its devices.
 const accel_backend_api_t kApi = {
     .stype = ACCEL_STRUCTURE_TYPE_BACKEND_API,
     .struct_size = sizeof(accel_backend_api_t),
@@ -182,6 +190,21 @@ const accel_backend_api_t kApi = {
     .event_query = EventQuery,
     .event_synchronize = EventSynchronize,
     .event_elapsed_time = EventElapsedTime,
+    .module_create = ModuleCreate,
+    .module_destroy = ModuleDestroy,
+    .module_enumerate_kernels = ModuleEnumerateKernels,
+    .module_get_kernel = ModuleGetKernel,
+    .kernel_destroy = KernelDestroy,
+    .kernel_get_properties = KernelGetProperties,
+    .kernel_get_argument_info = KernelGetArgumentInfo,
+    .stream_launch_kernel = StreamLaunchKernel,
+    .buffer_import = BufferImport,
+    .buffer_export = BufferExport,
+    .buffer_get_host_address = BufferGetHostAddress,
+    .buffer_get_device_address = BufferGetDeviceAddress,
+    .device_get_topology = DeviceGetTopology,
+    .device_get_link = nullptr,
+    .device_get_clique = DeviceGetClique,
 };
 
 // Negotiation: the major of the core's newest version must be ours; the answer is the older of the two newest.

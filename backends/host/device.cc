@@ -21,9 +21,10 @@ constexpr uint32_t kMaxWorkGroupSize = 1024;
 constexpr uint32_t kMaxWorkGroupDims[3] = {1024, 1024, 64};
 constexpr uint32_t kMaxGridDims[3] = {2147483647, 65535, 65535};
 constexpr uint32_t kMaxArgumentSize = 4096;
-constexpr accel_device_features_t kFeatures = ACCEL_DEVICE_FEATURE_UNIFIED_MEMORY |
-                                              ACCEL_DEVICE_FEATURE_HOST_MAPPED_MEMORY |
-                                              ACCEL_DEVICE_FEATURE_ATOMICS_64 | ACCEL_DEVICE_FEATURE_EVENT_TIMING;
+// Device addresses are host addresses: a buffer's bytes are host memory the kernel's own code dereferences.
+constexpr accel_device_features_t kFeatures =
+    ACCEL_DEVICE_FEATURE_UNIFIED_MEMORY | ACCEL_DEVICE_FEATURE_HOST_MAPPED_MEMORY | ACCEL_DEVICE_FEATURE_ATOMICS_64 |
+    ACCEL_DEVICE_FEATURE_EVENT_TIMING | ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES;
 constexpr const char* kFallbackName = "Host CPU";
 constexpr const char* kCpufreqMaxPath = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq";
 

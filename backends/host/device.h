@@ -16,11 +16,22 @@
 
 namespace accel::host {
 
-// The one device of a context: the machine's CPU with its descriptor.
-// Immutable after the context creates it; safe to read from any thread.
+class ThreadPool;
+
+// Where the device sits in the machine (topology.cc computes it, device_get_topology reports it).
+struct Placement {
+  int32_t numa_node = -1;  // the only NUMA node's OS index, or -1 when there are several
+  std::string local_cpus;  // the allowed cpuset as a Linux cpulist ("0-15,32-47"), at most ACCEL_CPU_LIST_SIZE - 1
+  uint32_t local_cpu_count = 0;  // CPUs in `local_cpus`
+};
+
+// The one device of a context: the machine's CPU with its descriptor, its placement and the context's thread pool.
+// Immutable after the context creates it; safe to read from any thread (the pool is itself thread-safe).
 struct Device {
   const HostServices* host = nullptr;          // the context's services
   accel_device_capabilities_t capabilities{};  // full size, every backend-owned field filled
+  Placement placement;
+  ThreadPool* pool = nullptr;  // the context's, runs the work-groups of every launch
 };
 
 // One loaded hwloc topology of this machine (hwloc_topology_init and _load), destroyed with the object.
@@ -43,6 +54,14 @@ class Topology {
 // Fills every backend-owned field of `out` (a full-size struct) from the topology, /proc and /sys. Messages about
 // disagreeing sources go to `host`'s log.
 void DescribeMachine(const Topology& topology, const HostServices& host, accel_device_capabilities_t* out);
+
+// The placement of the machine's CPU: the allowed cpuset of hwloc's root object and `numa_node`. Defined in
+// topology.cc.
+Placement DescribePlacement(const Topology& topology, int32_t numa_node, const HostServices& host);
+
+// `list` (a Linux cpulist) cut to fit `capacity` bytes with its NUL: whole entries only, cut at a ','. Defined in
+// topology.cc.
+std::string FitCpuList(const std::string& list, size_t capacity);
 
 // Copies `from` into `to` field by field, as far as to->struct_size reaches; leaves the header, stable_id and
 // backend_name (the core's) alone.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <optional>
@@ -33,6 +34,26 @@ constexpr bool Covers(uint32_t struct_size, size_t offset, size_t size) { return
 // Whether `*pointer` (a struct of type `type` from a peer of any version) holds `member`.
 #define ACCEL_HOST_HAS_FIELD(pointer, type, member) \
   (::accel::host::Covers((pointer)->struct_size, offsetof(type, member), sizeof(static_cast<type*>(nullptr)->member)))
+
+// A peer's struct of type T, read into a zeroed T as far as its `struct_size` reaches (a smaller struct from an older
+// peer leaves the newer fields 0; a larger one from a newer peer has its unknown tail ignored). `source` holds at
+// least `struct_size` bytes; it need not be aligned.
+template <typename T>
+T ReadPrefix(const void* source, uint32_t struct_size) {
+  T value{};
+  std::memcpy(&value, source, struct_size < sizeof(T) ? struct_size : sizeof(T));
+  return value;
+}
+
+// Copies what follows the struct header of `from` into `*to`, never past to->struct_size (an output struct of an
+// older peer gets its known prefix). The header of `*to` stays as the caller set it.
+template <typename T>
+void WritePrefix(const T& from, T* to) {
+  constexpr size_t kHeader = sizeof(accel_struct_header_t);
+  const size_t end = to->struct_size < sizeof(T) ? to->struct_size : sizeof(T);
+  if (end <= kHeader) return;
+  std::memcpy(reinterpret_cast<char*>(to) + kHeader, reinterpret_cast<const char*>(&from) + kHeader, end - kHeader);
+}
 
 // The core's services, read field by field as far as the core's struct_size reaches; a missing service is a no-op.
 // Immutable after construction; the core's services may be called from any thread.
@@ -115,17 +136,23 @@ struct Device;
 struct Buffer;
 class Stream;
 class Event;
+struct Module;
+struct Kernel;
 
 inline Context* Unwrap(accel_bk_context_t handle) { return reinterpret_cast<Context*>(handle); }
 inline Device* Unwrap(accel_bk_device_t handle) { return reinterpret_cast<Device*>(handle); }
 inline Buffer* Unwrap(accel_bk_buffer_t handle) { return reinterpret_cast<Buffer*>(handle); }
 inline Stream* Unwrap(accel_bk_stream_t handle) { return reinterpret_cast<Stream*>(handle); }
 inline Event* Unwrap(accel_bk_event_t handle) { return reinterpret_cast<Event*>(handle); }
+inline Module* Unwrap(accel_bk_module_t handle) { return reinterpret_cast<Module*>(handle); }
+inline Kernel* Unwrap(accel_bk_kernel_t handle) { return reinterpret_cast<Kernel*>(handle); }
 inline accel_bk_context_t Wrap(Context* object) { return reinterpret_cast<accel_bk_context_t>(object); }
 inline accel_bk_device_t Wrap(Device* object) { return reinterpret_cast<accel_bk_device_t>(object); }
 inline accel_bk_buffer_t Wrap(Buffer* object) { return reinterpret_cast<accel_bk_buffer_t>(object); }
 inline accel_bk_stream_t Wrap(Stream* object) { return reinterpret_cast<accel_bk_stream_t>(object); }
 inline accel_bk_event_t Wrap(Event* object) { return reinterpret_cast<accel_bk_event_t>(object); }
+inline accel_bk_module_t Wrap(Module* object) { return reinterpret_cast<accel_bk_module_t>(object); }
+inline accel_bk_kernel_t Wrap(Kernel* object) { return reinterpret_cast<accel_bk_kernel_t>(object); }
 
 // --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
 
@@ -140,6 +167,12 @@ void BufferDestroy(accel_bk_buffer_t buffer) noexcept;
 accel_status_t BufferMap(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
                          void** out_ptr) noexcept;
 accel_status_t BufferUnmap(accel_bk_buffer_t buffer) noexcept;
+accel_status_t BufferImport(accel_bk_device_t device, const accel_buffer_import_desc_t* desc,
+                            accel_bk_buffer_t* out_buffer) noexcept;
+accel_status_t BufferExport(accel_bk_buffer_t buffer, accel_external_memory_type_t type,
+                            accel_external_memory_t* out_memory) noexcept;
+accel_status_t BufferGetHostAddress(accel_bk_buffer_t buffer, void** out_address) noexcept;
+accel_status_t BufferGetDeviceAddress(accel_bk_buffer_t buffer, uint64_t* out_address) noexcept;
 
 // stream.cc
 accel_status_t StreamCreate(accel_bk_device_t device, const accel_stream_desc_t* desc,
@@ -161,6 +194,8 @@ accel_status_t StreamWaitEvent(accel_bk_stream_t stream, accel_bk_event_t event)
 accel_status_t StreamQuery(accel_bk_stream_t stream) noexcept;
 accel_status_t StreamSynchronize(accel_bk_stream_t stream, uint64_t timeout_ns) noexcept;
 accel_status_t StreamClearError(accel_bk_stream_t stream) noexcept;
+accel_status_t StreamLaunchKernel(accel_bk_stream_t stream, accel_bk_kernel_t kernel,
+                                  const accel_bk_launch_t* launch) noexcept;
 
 // event.cc
 accel_status_t EventCreate(accel_bk_device_t device, const accel_event_desc_t* desc,
@@ -169,6 +204,21 @@ void EventDestroy(accel_bk_event_t event) noexcept;
 accel_status_t EventQuery(accel_bk_event_t event) noexcept;
 accel_status_t EventSynchronize(accel_bk_event_t event, uint64_t timeout_ns) noexcept;
 accel_status_t EventElapsedTime(accel_bk_event_t start, accel_bk_event_t end, uint64_t* out_nanoseconds) noexcept;
+
+// module.cc
+accel_status_t ModuleCreate(accel_bk_device_t device, const accel_module_source_t* source,
+                            accel_bk_module_t* out_module) noexcept;
+void ModuleDestroy(accel_bk_module_t module) noexcept;
+accel_status_t ModuleEnumerateKernels(accel_bk_module_t module, uint32_t* inout_count, const char** out_names) noexcept;
+accel_status_t ModuleGetKernel(accel_bk_module_t module, const char* name, accel_bk_kernel_t* out_kernel) noexcept;
+void KernelDestroy(accel_bk_kernel_t kernel) noexcept;
+accel_status_t KernelGetProperties(accel_bk_kernel_t kernel, accel_kernel_properties_t* out_properties) noexcept;
+accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t kernel, uint32_t index,
+                                     accel_kernel_argument_info_t* out_info) noexcept;
+
+// topology.cc
+accel_status_t DeviceGetTopology(accel_bk_device_t device, accel_device_topology_t* out_topology) noexcept;
+accel_status_t DeviceGetClique(accel_bk_device_t device, accel_domain_t* out_domain) noexcept;
 
 }  // namespace accel::host
 

@@ -1,5 +1,6 @@
 // Streams: an in-order FIFO of operations per stream, run by the stream's own
 // worker thread, with the stream's asynchronous error and the enqueue slots.
+// A kernel launch is one operation; its work-groups run on the context's pool.
 #include <pthread.h>
 
 #include <array>
@@ -19,6 +20,8 @@
 #include "device.h"
 #include "event.h"
 #include "memory.h"
+#include "module.h"
+#include "thread_pool.h"
 
 namespace accel::host {
 namespace {
@@ -64,9 +67,12 @@ struct RecordEventOp {
 struct WaitEventOp {
   std::shared_ptr<Record> record;  // the record that was current when the wait was enqueued
 };
+struct LaunchKernelOp {
+  std::unique_ptr<const Launch> launch;  // holds the buffers' storage and the module image until the op is gone
+};
 
 using OpBody = std::variant<CopyHostToBufferOp, CopyBufferToHostOp, CopyBufferOp, FillOp, HostCallbackOp, FreeBufferOp,
-                            RecordEventOp, WaitEventOp>;
+                            RecordEventOp, WaitEventOp, LaunchKernelOp>;
 
 struct Operation {
   uint64_t number;  // 1 for the stream's first operation
@@ -80,14 +86,18 @@ struct Overloaded : Handlers... {
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
-const char* OpName(const OpBody& body) {
+std::string OpName(const OpBody& body) {
+  if (const auto* launch = std::get_if<LaunchKernelOp>(&body)) {
+    return "launch kernel '" + launch->launch->kernel_name() + "'";
+  }
   return std::visit(
       Overloaded{[](const CopyHostToBufferOp&) { return "copy host to buffer"; },
                  [](const CopyBufferToHostOp&) { return "copy buffer to host"; },
                  [](const CopyBufferOp&) { return "copy buffer"; }, [](const FillOp&) { return "fill buffer"; },
                  [](const HostCallbackOp&) { return "host callback"; },
                  [](const FreeBufferOp&) { return "free buffer"; }, [](const RecordEventOp&) { return "record event"; },
-                 [](const WaitEventOp&) { return "wait event"; }},
+                 [](const WaitEventOp&) { return "wait event"; },
+                 [](const LaunchKernelOp&) { return "launch kernel"; }},
       body);
 }
 
@@ -173,6 +183,8 @@ class Stream {
   // worker may read it without the lock while it executes an operation.
   accel_status_t error_ = ACCEL_SUCCESS;
   std::string error_message_;
+  // Scratch memory for the work-groups this stream's worker runs itself during a launch; used only by the worker.
+  Scratch scratch_;
   std::thread worker_;
 };
 
@@ -275,6 +287,11 @@ Failure Stream::Execute(Operation& op, accel_status_t prior) noexcept {
                      if (outcome.status >= 0) return {};
                      return {outcome.status, Describe(op) + " waited for an event that completed with " +
                                                  StatusName(outcome.status) + ": " + outcome.message};
+                   },
+                   [this, &op](LaunchKernelOp& launch) -> Failure {
+                     LaunchResult result = launch.launch->Run(*device_->pool, scratch_);
+                     if (result.status >= 0) return {};
+                     return {result.status, Describe(op) + ": " + result.message};
                    }},
         op.body);
   } catch (const std::bad_alloc&) {
@@ -456,6 +473,17 @@ accel_status_t StreamSynchronize(accel_bk_stream_t handle, uint64_t timeout_ns) 
 accel_status_t StreamClearError(accel_bk_stream_t handle) noexcept {
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_clear_error", [&] { return stream->ClearError(); });
+}
+
+accel_status_t StreamLaunchKernel(accel_bk_stream_t handle, accel_bk_kernel_t kernel,
+                                  const accel_bk_launch_t* launch) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_launch_kernel", [&]() -> accel_status_t {
+    std::unique_ptr<Launch> copied;
+    const accel_status_t status = Launch::Create(stream->host(), *Unwrap(kernel), *launch, &copied);
+    if (status != ACCEL_SUCCESS) return status;
+    return stream->Enqueue(LaunchKernelOp{std::move(copied)});
+  });
 }
 
 }  // namespace accel::host

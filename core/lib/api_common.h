@@ -78,6 +78,32 @@ Status ReadInStruct(const T* in, uint32_t stype, const char* argument, T* value)
   return Status::Ok();
 }
 
+// Element `index` of an array of headered structs. The stride is the first
+// element's struct_size, which every element must share (docs/abi.md).
+template <typename T>
+Status ArrayElement(const T* array, uint32_t count, uint32_t index, const char* argument, const T** out) {
+  (void)count;
+  const uint32_t stride = array[0].struct_size;
+  if (stride < kHeaderSize) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}[0]' has struct_size {}, smaller than the {}-byte header", argument,
+                 stride, kHeaderSize);
+  }
+  const T* element = reinterpret_cast<const T*>(reinterpret_cast<const char*>(array) + size_t{index} * stride);
+  if (element->struct_size != stride) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                 "'{}[{}]' has struct_size {}, but '{}[0]' has {}: the elements of one array share one size", argument,
+                 index, element->struct_size, argument, stride);
+  }
+  *out = element;
+  return Status::Ok();
+}
+
+// "native-host, spirv-vulkan"; "none" for an empty set.
+std::string FormatList(accel_kernel_formats_t formats);
+
+// INVALID_ARGUMENT when `buffer` was imported read-only.
+Status CheckWritable(const Buffer& buffer, const char* argument);
+
 // Writes handles to an enumeration output (docs: the enumeration pattern).
 template <typename H, typename List>
 Status FillHandles(const List& list, uint32_t* inout_count, H* out_array, const char* count_argument) {

@@ -48,8 +48,9 @@ ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_
                   static_cast<int>(d.memory_kind));
     const accel_device_capabilities_t& c = dev->caps;
     if (d.size > c.max_allocation) {
-      return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED, "{}: 'desc->size' {} requested, {} is the largest allocation ({} total)",
-                   dev->label, FormatBytes(d.size), FormatBytes(c.max_allocation), FormatBytes(c.memory_total));
+      return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED,
+                   "{}: 'desc->size' {} requested, {} is the largest allocation ({} total)", dev->label,
+                   FormatBytes(d.size), FormatBytes(c.max_allocation), FormatBytes(c.memory_total));
     }
     auto buffer = std::make_shared<Buffer>();
     buffer->device = dev;
@@ -101,11 +102,15 @@ ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset
                   flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE));
     ACCEL_REQUIRE(size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'size' is 0");
     ACCEL_TRY(CheckRange(*self, offset, size, "buffer", "offset"));
+    if ((flags & ACCEL_MAP_WRITE) != 0) ACCEL_TRY(CheckWritable(*self, "buffer"));
     std::lock_guard lock(self->mutex);
     ACCEL_REQUIRE(!self->mapped, ACCEL_ERROR_FAILED_PRECONDITION, "'buffer' is already mapped");
     void* p = nullptr;
     ACCEL_TRY(OnDevice(*self->device, ACCEL_SLOT(*self->device->backend, buffer_map, self->bk, offset, size,
-                                                 flags == 0 ? (ACCEL_MAP_READ | ACCEL_MAP_WRITE) : flags, &p)));
+                                                 flags != 0        ? flags
+                                                 : self->read_only ? ACCEL_MAP_READ
+                                                                   : (ACCEL_MAP_READ | ACCEL_MAP_WRITE),
+                                                 &p)));
     self->mapped = true;
     *out_ptr = p;
     return Status::Ok();

@@ -73,6 +73,7 @@ ACCEL_API accel_status_t accel_stream_copy_host_to_buffer(accel_stream_t stream,
     ACCEL_RESOLVE(buffer, Buffer, dst);
     ACCEL_NOT_NULL(src);
     ACCEL_TRY(SameDevice(*self, *buffer, "dst"));
+    ACCEL_TRY(CheckWritable(*buffer, "dst"));
     ACCEL_TRY(CheckRange(*buffer, dst_offset, size, "dst", "dst_offset"));
     if (size == 0) return Status::Ok();
     return OnStream(*self, ACCEL_SLOT(*self->device->backend, stream_copy_host_to_buffer, self->bk, src, buffer->bk,
@@ -104,6 +105,7 @@ ACCEL_API accel_status_t accel_stream_copy_buffer(accel_stream_t stream, accel_b
     ACCEL_TRY(SameBackend(*self, *target->device, "dst"));
     ACCEL_TRY(CheckRange(*source, src_offset, size, "src", "src_offset"));
     ACCEL_TRY(CheckRange(*target, dst_offset, size, "dst", "dst_offset"));
+    ACCEL_TRY(CheckWritable(*target, "dst"));
     if (source == target && src_offset < dst_offset + size && dst_offset < src_offset + size && size > 0) {
       return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'src' and 'dst' are one buffer and [{}, {}) overlaps [{}, {})",
                    src_offset, src_offset + size, dst_offset, dst_offset + size);
@@ -126,6 +128,7 @@ ACCEL_API accel_status_t accel_stream_fill_buffer(accel_stream_t stream, accel_b
                   "'offset' {} and 'size' {} must be multiples of 'pattern_size' {}", offset, size, pattern_size);
     ACCEL_TRY(SameDevice(*self, *target, "buffer"));
     ACCEL_TRY(CheckRange(*target, offset, size, "buffer", "offset"));
+    ACCEL_TRY(CheckWritable(*target, "buffer"));
     if (size == 0) return Status::Ok();
     return OnStream(*self, ACCEL_SLOT(*self->device->backend, stream_fill_buffer, self->bk, target->bk, offset, size,
                                       pattern, pattern_size));

@@ -21,7 +21,8 @@ struct LoaderSettings {
   std::optional<std::string> backends;           // "a,b" or "-a,-b"
   std::optional<std::string> visible_devices;
   std::optional<std::string> cache_dir;
-  bool privileged = false;  // environment ignored because the process is setuid or similar
+  std::optional<std::string> topology_domains;  // ACCEL_TOPOLOGY_DOMAINS: "rack=r12,block=b3"
+  bool privileged = false;                      // environment ignored because the process is setuid or similar
 };
 
 // One backend the loader will consider. Plain value.

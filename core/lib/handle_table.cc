@@ -11,7 +11,7 @@ uint64_t Encode(HandleType type, uint32_t slot, uint32_t generation) {
 }
 
 bool IsKnownTag(uint8_t tag) {
-  return tag >= static_cast<uint8_t>(HandleType::kInstance) && tag <= static_cast<uint8_t>(HandleType::kEvent);
+  return tag >= static_cast<uint8_t>(HandleType::kInstance) && tag <= static_cast<uint8_t>(HandleType::kKernel);
 }
 
 }  // namespace
@@ -25,6 +25,8 @@ const char* HandleTypeName(HandleType type) {
     case HandleType::kBuffer: return "buffer";
     case HandleType::kStream: return "stream";
     case HandleType::kEvent: return "event";
+    case HandleType::kModule: return "module";
+    case HandleType::kKernel: return "kernel";
   }
   return "unknown";
 }

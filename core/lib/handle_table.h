@@ -24,6 +24,8 @@ enum class HandleType : uint8_t {
   kBuffer = 0xA5,
   kStream = 0xA6,
   kEvent = 0xA7,
+  kModule = 0xA8,
+  kKernel = 0xA9,
 };
 
 const char* HandleTypeName(HandleType type);

@@ -110,6 +110,8 @@ Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t
   settings.backends = pick(desc.backends, "ACCEL_BACKENDS");
   settings.visible_devices = pick(desc.visible_devices, "ACCEL_VISIBLE_DEVICES");
   settings.cache_dir = pick(nullptr, "ACCEL_CACHE_DIR");
+  settings.topology_domains = pick(nullptr, "ACCEL_TOPOLOGY_DOMAINS");
+  if (settings.topology_domains) instance->domains_ = ParseDomains(*settings.topology_domains, instance->log_);
 
   instance->LoadBackends(settings);
   instance->BuildRegistry(settings);
@@ -353,11 +355,14 @@ void Instance::Destroy() {
     children.swap(children_);
     for (const auto& [handle, entry] : children) HandleTable::Get().Remove(handle);
   }
-  // Streams drain first, then events and buffers go.
-  for (HandleType type : {HandleType::kStream, HandleType::kEvent, HandleType::kBuffer}) {
+  // Streams drain first, then kernels, modules, events and buffers go.
+  for (HandleType type :
+       {HandleType::kStream, HandleType::kKernel, HandleType::kModule, HandleType::kEvent, HandleType::kBuffer}) {
     for (auto& [handle, entry] : children) {
       if (entry.first != type) continue;
       if (type == HandleType::kStream) static_cast<Stream*>(entry.second.get())->Release();
+      if (type == HandleType::kKernel) static_cast<Kernel*>(entry.second.get())->Release();
+      if (type == HandleType::kModule) static_cast<Module*>(entry.second.get())->Release();
       if (type == HandleType::kEvent) static_cast<Event*>(entry.second.get())->Release();
       if (type == HandleType::kBuffer) static_cast<Buffer*>(entry.second.get())->Release();
     }
@@ -371,6 +376,12 @@ void Instance::Destroy() {
   devices_.clear();
   for (const auto& b : backends_) b->Shutdown();
   backends_.clear();
+  machine_.reset();
+}
+
+const MachineTopology& Instance::machine() const {
+  std::call_once(machine_once_, [this] { machine_ = MachineTopology::Load(log_); });
+  return *machine_;
 }
 
 Instance::~Instance() { Destroy(); }

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "device.h"
 #include "discovery.h"
 #include "log.h"
+#include "machine_topology.h"
 
 namespace accel::core {
 
@@ -37,6 +39,11 @@ class Instance : public Object {
   // Visible devices of one backend, in order.
   std::vector<std::shared_ptr<Device>> DevicesOf(const Backend* backend) const;
 
+  // The machine's NUMA, CPU, PCI and NIC layout, loaded at first use.
+  const MachineTopology& machine() const;
+  // Domains above the node from ACCEL_TOPOLOGY_DOMAINS, innermost first.
+  const std::vector<accel_domain_t>& domains() const { return domains_; }
+
   // Registers a buffer, stream or event; returns its handle.
   uint64_t Adopt(HandleType type, std::shared_ptr<Object> child);
   // Unregisters a child; returns it (null when it was not live).
@@ -55,6 +62,9 @@ class Instance : public Object {
   std::mutex children_mutex_;
   std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<Object>>> children_;
   bool destroyed_ = false;
+  std::vector<accel_domain_t> domains_;
+  mutable std::once_flag machine_once_;
+  mutable std::unique_ptr<MachineTopology> machine_;
 };
 
 }  // namespace accel::core

@@ -4,8 +4,11 @@
 #define ACCEL_CORE_OBJECTS_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "device.h"
 
@@ -39,6 +42,8 @@ class Buffer : public DeviceObject<accel_bk_buffer_t, &accel_backend_api_t::buff
 
   uint64_t size = 0;
   accel_memory_kind_t memory_kind = ACCEL_MEMORY_KIND_DEVICE;
+  bool imported = false;
+  bool read_only = false;  // imported with ACCEL_IMPORT_FLAG_READ_ONLY
   std::mutex mutex;
   bool mapped = false;
 };
@@ -56,6 +61,39 @@ class Event : public DeviceObject<accel_bk_event_t, &accel_backend_api_t::event_
   static constexpr HandleType kHandleType = HandleType::kEvent;
 
   uint64_t flags = 0;
+};
+
+class Kernel;
+
+// A loaded module: the backend module, the source it came from and its
+// kernel names. Thread-safe: the kernel cache is under `mutex`.
+class Module : public DeviceObject<accel_bk_module_t, &accel_backend_api_t::module_destroy> {
+ public:
+  static constexpr HandleType kHandleType = HandleType::kModule;
+
+  std::string name;
+  accel_kernel_formats_t format = 0;
+  accel_kernel_formats_t available_formats = 0;
+  uint32_t source_index = 0;
+  std::vector<std::string> kernel_names;
+  std::mutex mutex;
+  bool destroyed = false;                   // accel_module_destroy ran: no new kernels
+  std::map<std::string, uint64_t> kernels;  // name -> live kernel handle
+};
+
+// A kernel of a module, with its declaration cached at lookup. Immutable
+// after creation, so thread-safe. Keeps its module alive.
+class Kernel : public DeviceObject<accel_bk_kernel_t, &accel_backend_api_t::kernel_destroy> {
+ public:
+  static constexpr HandleType kHandleType = HandleType::kKernel;
+
+  ~Kernel() override { Release(); }  // before `module` goes
+
+  std::shared_ptr<Module> module;
+  std::string name;
+  accel_kernel_properties_t properties{};  // full size; name and module filled
+  std::vector<accel_kernel_argument_info_t> arguments;
+  std::vector<std::string> argument_names;
 };
 
 }  // namespace accel::core

@@ -115,6 +115,21 @@ typedef enum accel_structure_type_t {
   ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES = 8,
   ACCEL_STRUCTURE_TYPE_STREAM_DESC = 9,
   ACCEL_STRUCTURE_TYPE_EVENT_DESC = 10,
+  ACCEL_STRUCTURE_TYPE_MODULE_SOURCE = 11,
+  ACCEL_STRUCTURE_TYPE_MODULE_DESC = 12,
+  ACCEL_STRUCTURE_TYPE_MODULE_PROPERTIES = 13,
+  ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES = 14,
+  ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO = 15,
+  ACCEL_STRUCTURE_TYPE_KERNEL_ARG = 16,
+  ACCEL_STRUCTURE_TYPE_LAUNCH_DESC = 17,
+  ACCEL_STRUCTURE_TYPE_NATIVE_KERNEL_DESC = 18,
+  ACCEL_STRUCTURE_TYPE_NATIVE_MODULE = 19,
+  ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY = 20,
+  ACCEL_STRUCTURE_TYPE_DEVICE_LINK = 21,
+  ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES = 22,
+  ACCEL_STRUCTURE_TYPE_DOMAIN = 23,
+  ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC = 24,
+  ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY = 25,
   /* 1000..1999: the backend plugin ABI (abi/accel_backend.h). */
   ACCEL_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_structure_type_t;
@@ -147,6 +162,8 @@ typedef struct accel_physical_device_s* accel_physical_device_t;
 typedef struct accel_buffer_s* accel_buffer_t;
 typedef struct accel_stream_s* accel_stream_t;
 typedef struct accel_event_s* accel_event_t;
+typedef struct accel_module_s* accel_module_t;
+typedef struct accel_kernel_s* accel_kernel_t;
 
 /*===----------------------------------------------------------------------===*/
 /* Library version                                                            */
@@ -326,6 +343,11 @@ typedef uint64_t accel_kernel_formats_t;
 #define ACCEL_KERNEL_FORMAT_PTX (UINT64_C(1) << 5)
 #define ACCEL_KERNEL_FORMAT_CUBIN (UINT64_C(1) << 6)
 #define ACCEL_KERNEL_FORMAT_HSACO (UINT64_C(1) << 7)
+
+/* The name of one kernel format bit ("native-host", "spirv-vulkan", "opencl-c",
+ * "spir", "spirv-opencl", "ptx", "cubin", "hsaco"), or NULL when `format` is
+ * not exactly one known bit. The string is static. Thread-safe. */
+ACCEL_API const char* accel_kernel_format_name(accel_kernel_formats_t format);
 
 /* Feature flags (ACCEL_DEVICE_INFO_FEATURES). */
 typedef uint64_t accel_device_features_t;
@@ -577,6 +599,98 @@ ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset
 ACCEL_API accel_status_t accel_buffer_unmap(accel_buffer_t buffer);
 
 /*===----------------------------------------------------------------------===*/
+/* Memory interop: external memory in and out (docs/interop.md)               */
+/*===----------------------------------------------------------------------===*/
+
+/* What an external memory handle is. Each backend documents the types it
+ * imports and exports (backends/<name>/README.md). */
+typedef enum accel_external_memory_type_t {
+  ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER = 1,        /* `handle` is a host address */
+  ACCEL_EXTERNAL_MEMORY_TYPE_DMA_BUF_FD = 2,          /* `handle` is a Linux dma-buf file descriptor */
+  ACCEL_EXTERNAL_MEMORY_TYPE_OPAQUE_FD = 3,           /* `handle` is a vendor opaque file descriptor */
+  ACCEL_EXTERNAL_MEMORY_TYPE_CUDA_DEVICE_POINTER = 4, /* CUdeviceptr */
+  ACCEL_EXTERNAL_MEMORY_TYPE_HIP_DEVICE_POINTER = 5,  /* hipDeviceptr_t */
+  ACCEL_EXTERNAL_MEMORY_TYPE_OPENCL_MEM = 6,          /* cl_mem */
+  ACCEL_EXTERNAL_MEMORY_TYPE_VULKAN_BUFFER = 7,       /* VkBuffer (with its VkDeviceMemory in `handle2`) */
+  ACCEL_EXTERNAL_MEMORY_TYPE_LEVEL_ZERO_POINTER = 8,  /* a Level Zero device or shared allocation */
+  ACCEL_EXTERNAL_MEMORY_TYPE_FORCE32 = 0x7FFFFFFF
+} accel_external_memory_type_t;
+
+/* Kernels and copies may only read an imported read-only buffer. */
+#define ACCEL_IMPORT_FLAG_READ_ONLY (UINT64_C(1) << 0)
+
+/* Called exactly once when Accel no longer uses imported memory: after the
+ * buffer was destroyed (or its instance) and the work enqueued before that
+ * completed (the stream-ordered free rule). Called from any thread; must not
+ * call back into Accel. */
+typedef void (*accel_release_callback_t)(void* user_data);
+
+typedef struct accel_buffer_import_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC */
+  uint32_t struct_size;
+  const void* next;
+  accel_external_memory_type_t type;
+  uint32_t reserved0;
+  uint64_t handle;                  /* the address, descriptor or native handle, as `type` says */
+  uint64_t handle2;                 /* a second native handle where `type` needs one; else 0 */
+  uint64_t offset;                  /* bytes into the external allocation */
+  uint64_t size;                    /* bytes, > 0 */
+  uint64_t flags;                   /* ACCEL_IMPORT_FLAG_* */
+  accel_release_callback_t release; /* [optional] */
+  void* release_user_data;
+} accel_buffer_import_desc_t;
+
+/* Wraps external memory as a buffer, without copying: for a host pointer the
+ * buffer's bytes are the caller's bytes (accel_buffer_get_host_address
+ * returns `handle`). The memory must stay valid until `release` runs (or, with
+ * no callback, until the buffer is destroyed and its work completed).
+ * Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `device` is not live,
+ *         ACCEL_ERROR_INVALID_ARGUMENT when `desc` or `out_buffer` is NULL,
+ *         the size is 0, `handle` is 0 for a pointer type, or flags are unknown,
+ *         ACCEL_ERROR_INVALID_ENUM for an unknown type,
+ *         ACCEL_ERROR_UNSUPPORTED when the device cannot use that kind of
+ *         memory in place (the message says which types it imports).
+ * On failure `release` is not called: the memory stays the caller's. */
+ACCEL_API accel_status_t accel_buffer_import(accel_device_t device, const accel_buffer_import_desc_t* desc, /* [in] */
+                                             accel_buffer_t* out_buffer);                                   /* [out] */
+
+typedef struct accel_external_memory_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY */
+  uint32_t struct_size;
+  const void* next;
+  accel_external_memory_type_t type;
+  uint32_t reserved0;
+  uint64_t handle; /* valid while the buffer lives; a descriptor is the caller's to close */
+  uint64_t handle2;
+  uint64_t offset; /* where the buffer starts within the handle's allocation */
+  uint64_t size;
+} accel_external_memory_t;
+
+/* Exports `buffer` as a native handle of `type`. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL or
+ *         malformed output), ACCEL_ERROR_INVALID_ENUM (unknown type),
+ *         ACCEL_ERROR_UNSUPPORTED when the backend cannot export that type. */
+ACCEL_API accel_status_t accel_buffer_export(accel_buffer_t buffer, accel_external_memory_type_t type,
+                                             accel_external_memory_t* out_memory); /* [out] */
+
+/* The host address of the buffer's first byte, where the host can read and
+ * write it directly (host-pinned, unified or host-backed memory) without a
+ * map; valid while the buffer lives. Ordering with stream work is the
+ * caller's (synchronize first). Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL
+ *         output), ACCEL_ERROR_UNSUPPORTED when the memory has no host address. */
+ACCEL_API accel_status_t accel_buffer_get_host_address(accel_buffer_t buffer, void** out_address); /* [out] */
+
+/* The device address of the buffer's first byte, for ACCEL_KERNEL_ARG_KIND_
+ * DEVICE_ADDRESS arguments (devices with ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES).
+ * Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL
+ *         output), ACCEL_ERROR_UNSUPPORTED when the device has no device
+ *         addresses. */
+ACCEL_API accel_status_t accel_buffer_get_device_address(accel_buffer_t buffer, uint64_t* out_address); /* [out] */
+
+/*===----------------------------------------------------------------------===*/
 /* Streams (docs/streams.md)                                                  */
 /*===----------------------------------------------------------------------===*/
 
@@ -703,6 +817,362 @@ ACCEL_API accel_status_t accel_event_synchronize(accel_event_t event, uint64_t t
  * either was never recorded or was created without ACCEL_EVENT_FLAG_TIMING. */
 ACCEL_API accel_status_t accel_event_elapsed_time(accel_event_t start, accel_event_t end,
                                                   uint64_t* out_nanoseconds); /* [out] */
+
+/*===----------------------------------------------------------------------===*/
+/* Modules and kernels (docs/kernels.md: launch model, arguments, formats)    */
+/*===----------------------------------------------------------------------===*/
+
+/* One compiled or source form of a module. */
+typedef struct accel_module_source_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_MODULE_SOURCE */
+  uint32_t struct_size;
+  const void* next;
+  accel_kernel_formats_t format; /* exactly one ACCEL_KERNEL_FORMAT_* bit */
+  /* The blob, copied or consumed during accel_module_create. native-host: an
+   * accel_native_module_t (in-process functions) or the bytes of a shared
+   * library exporting ACCEL_NATIVE_MODULE_ENTRY_POINT_NAME. */
+  const void* data;
+  uint64_t size;       /* bytes at `data` */
+  const char* path;    /* [optional] read the blob from this file instead (data NULL) */
+  const char* options; /* [optional] build options for source formats ("-DN=4") */
+} accel_module_source_t;
+
+typedef struct accel_module_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_MODULE_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const accel_module_source_t* sources; /* the same kernels in one or more formats; stride sources[0].struct_size */
+  uint32_t source_count;                /* >= 1 */
+  uint32_t reserved0;
+  const char* name; /* [optional] for messages and tools */
+  uint64_t flags;   /* reserved, 0 */
+} accel_module_desc_t;
+
+/* Loads a module on `device`: takes the first source, in the caller's order,
+ * whose format the device executes (ACCEL_DEVICE_INFO_KERNEL_FORMATS); if the
+ * backend cannot build it, tries the next such source. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `device` is not live,
+ *         ACCEL_ERROR_INVALID_ARGUMENT for a NULL or malformed `desc`, a source
+ *         with no or several format bits, no blob, or a blob that is not a
+ *         valid module of its format (the message names the source index),
+ *         ACCEL_ERROR_NOT_FOUND when a source's `path` cannot be read,
+ *         ACCEL_ERROR_UNSUPPORTED when no source has a format the device
+ *         executes (the message lists the formats the module has and the
+ *         ones the device executes). */
+ACCEL_API accel_status_t accel_module_create(accel_device_t device, const accel_module_desc_t* desc, /* [in] */
+                                             accel_module_t* out_module);                            /* [out] */
+
+/* Releases the module and makes its kernel handles stale. Launches already
+ * enqueued still run. Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_module_destroy(accel_module_t module);
+
+typedef struct accel_module_properties_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_MODULE_PROPERTIES */
+  uint32_t struct_size;
+  const void* next;
+  accel_kernel_formats_t format;            /* the source that was loaded */
+  accel_kernel_formats_t available_formats; /* every source's format */
+  uint32_t source_index;                    /* index of the loaded source in the desc */
+  uint32_t kernel_count;
+  accel_device_t device;
+  const char* name; /* the desc's name or ""; owned by the module */
+} accel_module_properties_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_module_get_properties(accel_module_t module,
+                                                     accel_module_properties_t* out_properties); /* [out] */
+
+/* The name of kernel `index` (< kernel_count); the string lives as long as the
+ * module. Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_module_get_kernel_name(accel_module_t module, uint32_t index,
+                                                      const char** out_name); /* [out] */
+
+/* The kernel named `name`. Every call with one name returns the same handle;
+ * it lives as long as the module. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL
+ *         `name` or output), ACCEL_ERROR_NOT_FOUND when the module has no
+ *         kernel of that name (the message lists the ones it has). */
+ACCEL_API accel_status_t accel_module_get_kernel(accel_module_t module, const char* name,
+                                                 accel_kernel_t* out_kernel); /* [out] */
+
+/* How a kernel argument is passed (docs/kernels.md). */
+typedef enum accel_kernel_arg_kind_t {
+  ACCEL_KERNEL_ARG_KIND_BUFFER = 1,         /* a buffer range: handle, offset, size, access */
+  ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS = 2, /* a 64-bit device address (accel_buffer_get_device_address) */
+  ACCEL_KERNEL_ARG_KIND_SCALAR = 3,         /* bytes, copied at launch */
+  ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY = 4,   /* work-group local memory of a size given at launch */
+  ACCEL_KERNEL_ARG_KIND_FORCE32 = 0x7FFFFFFF
+} accel_kernel_arg_kind_t;
+
+/* How a kernel uses a buffer argument. */
+typedef enum accel_access_t {
+  ACCEL_ACCESS_READ = 1,
+  ACCEL_ACCESS_WRITE = 2,
+  ACCEL_ACCESS_READ_WRITE = 3,
+  ACCEL_ACCESS_FORCE32 = 0x7FFFFFFF
+} accel_access_t;
+
+/* One declared argument of a kernel. Also the element type of a native-host
+ * kernel's argument table (ACCEL_KERNEL_ARGUMENT_INFO_INIT fills the header). */
+typedef struct accel_kernel_argument_info_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO */
+  uint32_t struct_size;
+  const void* next;
+  accel_kernel_arg_kind_t kind;
+  accel_access_t access; /* buffers: the declared use; others: ACCEL_ACCESS_READ */
+  uint32_t size;         /* scalars: bytes (0: any size); others 0 */
+  uint32_t reserved0;
+  const char* name; /* [optional] "x"; NULL or "" unnamed */
+} accel_kernel_argument_info_t;
+
+#define ACCEL_KERNEL_ARGUMENT_INFO_INIT(kind, access, size, name)                                               \
+  {                                                                                                             \
+    (uint32_t) ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO, (uint32_t)sizeof(accel_kernel_argument_info_t), NULL, \
+        (kind), (access), (size), 0u, (name)                                                                    \
+  }
+
+typedef struct accel_kernel_properties_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES */
+  uint32_t struct_size;
+  const void* next;
+  const char* name; /* owned by the module */
+  uint32_t argument_count;
+  uint32_t max_work_group_size;         /* largest block (product of its sizes) this kernel launches with */
+  uint32_t required_work_group_size[3]; /* the only block it launches with; all 0 when any block fits */
+  uint32_t reserved0;
+  uint64_t local_memory_size; /* static local memory per work-group, bytes */
+  accel_module_t module;
+} accel_kernel_properties_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_kernel_get_properties(accel_kernel_t kernel,
+                                                     accel_kernel_properties_t* out_properties); /* [out] */
+
+/* Argument `index` (< argument_count) as the kernel declares it.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_kernel_get_argument_info(accel_kernel_t kernel, uint32_t index,
+                                                        accel_kernel_argument_info_t* out_info); /* [out] */
+
+/* One argument of a launch; fields its kind does not use are ignored. */
+typedef struct accel_kernel_arg_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_KERNEL_ARG */
+  uint32_t struct_size;
+  const void* next;
+  accel_kernel_arg_kind_t kind;
+  accel_access_t access;   /* BUFFER: within the declared access; 0 means the declared one */
+  accel_buffer_t buffer;   /* BUFFER */
+  uint64_t offset;         /* BUFFER: bytes */
+  uint64_t size;           /* BUFFER: bytes bound, 0 to the end; SCALAR: bytes at `value`; LOCAL_MEMORY: bytes */
+  const void* value;       /* SCALAR */
+  uint64_t device_address; /* DEVICE_ADDRESS */
+} accel_kernel_arg_t;
+
+typedef struct accel_launch_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_LAUNCH_DESC */
+  uint32_t struct_size;
+  const void* next;
+  uint32_t grid[3];               /* work-groups per dimension, each >= 1 */
+  uint32_t block[3];              /* work-group size per dimension, each >= 1 */
+  const accel_kernel_arg_t* args; /* arg_count entries, stride args[0].struct_size (docs/abi.md) */
+  uint32_t arg_count;
+  uint32_t reserved0;
+  uint64_t flags; /* reserved, 0 */
+} accel_launch_desc_t;
+
+/* Enqueues one launch of `kernel` (docs/kernels.md). Arguments are checked
+ * against the kernel's declaration and copied at enqueue; buffers stay alive
+ * for the launch even if destroyed after this call. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE for a stale stream, kernel or argument
+ *         buffer (the message names the argument),
+ *         ACCEL_ERROR_INVALID_ARGUMENT for a wrong argument count, a kind that
+ *         differs from the declared one, a scalar of the wrong size, a buffer
+ *         range past its end or on another device, wider access than declared,
+ *         a write to a read-only buffer, a zero grid or block dimension, a
+ *         block past the kernel's or device's limits or different from the
+ *         required one, or local memory past the device's (each message names
+ *         the argument: "'desc->args[2]' ..."),
+ *         ACCEL_ERROR_UNSUPPORTED for a device-address argument on a device
+ *         without device addresses.
+ * Errors while the kernel runs land on the stream. */
+ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel_kernel_t kernel,
+                                                    const accel_launch_desc_t* desc); /* [in] */
+
+/*===----------------------------------------------------------------------===*/
+/* native-host kernels (docs/kernels.md)                                      */
+/*===----------------------------------------------------------------------===*/
+
+/* What a native-host kernel is told about its work-group. */
+typedef struct accel_native_work_group_t {
+  uint32_t group_id[3];   /* this work-group's index in the grid */
+  uint32_t group_size[3]; /* the launch's block */
+  uint32_t grid_size[3];  /* the launch's grid */
+  uint32_t reserved0;
+  void* local_memory;         /* this work-group's local memory: static part first, then LOCAL_MEMORY args */
+  uint64_t local_memory_size; /* bytes at `local_memory` */
+} accel_native_work_group_t;
+
+/* One argument as the kernel receives it. BUFFER: `pointer` is the first byte
+ * of the bound range and `size` its length. SCALAR: `pointer` points at a copy
+ * of the bytes. LOCAL_MEMORY: this work-group's region. DEVICE_ADDRESS:
+ * `pointer` is the address. */
+typedef struct accel_native_arg_t {
+  void* pointer;
+  uint64_t size;
+} accel_native_arg_t;
+
+/* A native-host kernel: called once per work-group, possibly concurrently for
+ * different work-groups on different threads. It loops over its own
+ * work-items; a barrier is the boundary between two such loops. A negative
+ * return becomes the stream's asynchronous error. */
+typedef accel_status_t (*accel_native_kernel_fn)(const accel_native_work_group_t* group,
+                                                 const accel_native_arg_t* args);
+
+typedef struct accel_native_kernel_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_NATIVE_KERNEL_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name;
+  accel_native_kernel_fn function;
+  const accel_kernel_argument_info_t* arguments; /* argument_count entries */
+  uint32_t argument_count;
+  uint32_t max_work_group_size;         /* 0: the device's */
+  uint32_t required_work_group_size[3]; /* all 0: any */
+  uint32_t reserved0;
+  uint64_t local_memory_size; /* static local memory, bytes */
+} accel_native_kernel_desc_t;
+
+/* The blob of a native-host module source. Must stay valid, with the
+ * functions it names, until the module is destroyed and its launches ran. */
+typedef struct accel_native_module_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_NATIVE_MODULE */
+  uint32_t struct_size;
+  const void* next;
+  const accel_native_kernel_desc_t* kernels;
+  uint32_t kernel_count;
+  uint32_t reserved0;
+} accel_native_module_t;
+
+/* A shared library that is a native-host module exports this function. */
+#define ACCEL_NATIVE_MODULE_ENTRY_POINT_NAME "accel_native_module_get"
+typedef const accel_native_module_t* (*accel_native_module_get_fn)(void);
+
+/*===----------------------------------------------------------------------===*/
+/* Topology (docs/topology.md)                                                */
+/*===----------------------------------------------------------------------===*/
+
+/* Longest CPU list string ("0-15,32-47"), including the NUL. */
+#define ACCEL_CPU_LIST_SIZE 1024
+
+typedef struct accel_device_topology_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY */
+  uint32_t struct_size;
+  const void* next;
+  char pci_bus_id[ACCEL_PCI_BUS_ID_SIZE]; /* "0000:3b:00.0"; "" none */
+  char pcie_root[ACCEL_PCI_BUS_ID_SIZE];  /* the PCIe root complex above it, "pci0000:3a"; "" none */
+  int32_t numa_node;                      /* -1 unknown or several */
+  uint32_t local_cpu_count;               /* CPUs in `local_cpus` */
+  char local_cpus[ACCEL_CPU_LIST_SIZE];   /* the CPUs nearest the device, Linux cpulist format */
+  int32_t nearest_nic;                    /* index of the closest NIC (accel_instance_get_nic); -1 none */
+  uint32_t domain_count;                  /* levels for accel_device_get_domain */
+} accel_device_topology_t;
+
+/* Where the device sits in the machine. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_device_get_topology(accel_device_t device,
+                                                   accel_device_topology_t* out_topology); /* [out] */
+
+/* The path between two devices, or between a device and a NIC, nearest first
+ * (the classes of `nvidia-smi topo -m`). */
+typedef enum accel_link_class_t {
+  ACCEL_LINK_CLASS_UNKNOWN = 0,
+  ACCEL_LINK_CLASS_SELF = 1,        /* the same physical device */
+  ACCEL_LINK_CLASS_FABRIC = 2,      /* a device fabric (NVLink, xGMI, ICI), `link_count` links */
+  ACCEL_LINK_CLASS_PIX = 3,         /* at most one PCIe bridge */
+  ACCEL_LINK_CLASS_PXB = 4,         /* several PCIe bridges, no host bridge */
+  ACCEL_LINK_CLASS_PHB = 5,         /* through a PCIe host bridge */
+  ACCEL_LINK_CLASS_NODE = 6,        /* between host bridges within one NUMA node */
+  ACCEL_LINK_CLASS_SYS = 7,         /* across NUMA nodes (the SMP interconnect) */
+  ACCEL_LINK_CLASS_HOST_STAGED = 8, /* no direct path: copies go through host memory */
+  ACCEL_LINK_CLASS_NONE = 9,        /* no path at all */
+  ACCEL_LINK_CLASS_FORCE32 = 0x7FFFFFFF
+} accel_link_class_t;
+
+typedef struct accel_device_link_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_DEVICE_LINK */
+  uint32_t struct_size;
+  const void* next;
+  accel_link_class_t link_class;
+  uint32_t link_count;  /* FABRIC: links between the two; else 0 */
+  uint64_t bandwidth;   /* bytes/s one way, 0 unknown */
+  uint32_t peer_access; /* 1: each can use the other's memory directly */
+  uint32_t reserved0;
+  char fabric[ACCEL_SHORT_STRING_SIZE]; /* FABRIC: "nvlink4", "xgmi3", "ici"; else "" */
+} accel_device_link_t;
+
+/* The path from `device` to `peer` (the same device gives SELF). Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL
+ *         output, devices of different instances). */
+ACCEL_API accel_status_t accel_device_get_link(accel_device_t device, accel_device_t peer,
+                                               accel_device_link_t* out_link); /* [out] */
+
+typedef struct accel_nic_properties_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES */
+  uint32_t struct_size;
+  const void* next;
+  char name[ACCEL_SHORT_STRING_SIZE];     /* "mlx5_0", "eth0" */
+  char kind[ACCEL_SHORT_STRING_SIZE];     /* "ethernet", "infiniband", "rdma" */
+  char pci_bus_id[ACCEL_PCI_BUS_ID_SIZE]; /* "" virtual */
+  char pcie_root[ACCEL_PCI_BUS_ID_SIZE];
+  int32_t numa_node; /* -1 unknown */
+  uint32_t reserved0;
+} accel_nic_properties_t;
+
+/* NICs of the machine (physical ones, with a PCI address), in PCI order.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_instance_get_nic_count(accel_instance_t instance, uint32_t* out_count); /* [out] */
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (index out
+ * of range, NULL or malformed output). */
+ACCEL_API accel_status_t accel_instance_get_nic(accel_instance_t instance, uint32_t index,
+                                                accel_nic_properties_t* out_properties); /* [out] */
+
+/* The path from `device` to NIC `nic_index`; a NIC is affine to the device
+ * when the class is PIX or PXB (they share a PCIe root).
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_device_get_nic_link(accel_device_t device, uint32_t nic_index,
+                                                   accel_device_link_t* out_link); /* [out] */
+
+/* Levels above the single device, innermost first. */
+typedef enum accel_domain_level_t {
+  ACCEL_DOMAIN_LEVEL_CLIQUE = 1, /* devices joined by one fabric (an NVLink domain) */
+  ACCEL_DOMAIN_LEVEL_NODE = 2,   /* this machine; the id is the machine's */
+  ACCEL_DOMAIN_LEVEL_RACK = 3,
+  ACCEL_DOMAIN_LEVEL_BLOCK = 4,
+  ACCEL_DOMAIN_LEVEL_SLICE = 5, /* a multi-host accelerator slice */
+  ACCEL_DOMAIN_LEVEL_ZONE = 6,
+  ACCEL_DOMAIN_LEVEL_FORCE32 = 0x7FFFFFFF
+} accel_domain_level_t;
+
+typedef struct accel_domain_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_DOMAIN */
+  uint32_t struct_size;
+  const void* next;
+  accel_domain_level_t level;
+  uint32_t reserved0;
+  char id[ACCEL_SHORT_STRING_SIZE]; /* unique within its level: "r12" */
+} accel_domain_t;
+
+/* Domain `index` (< domain_count of accel_device_get_topology), ordered
+ * innermost first: the backend's fabric clique, the node, then the levels
+ * ACCEL_TOPOLOGY_DOMAINS ("rack=r12,block=b3") names.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_device_get_domain(accel_device_t device, uint32_t index,
+                                                 accel_domain_t* out_domain); /* [out] */
+
+/* The name of a link class ("PIX", "FABRIC", "HOST_STAGED") or of a domain
+ * level ("rack"); NULL for a value this version does not know. Static. */
+ACCEL_API const char* accel_link_class_name(accel_link_class_t link_class);
+ACCEL_API const char* accel_domain_level_name(accel_domain_level_t level);
 
 #ifdef __cplusplus
 } /* extern "C" */

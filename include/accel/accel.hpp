@@ -1,9 +1,10 @@
 // Accel C++ API: a header-only C++17 RAII wrapper over the C API of accel.h.
 //
 // Each class here wraps one C object and adds nothing the C API lacks:
-// owners (Instance, Buffer, Stream, Event, Mapping) release their handle in
-// their destructor and are move-only; Device, PhysicalDevice and Backend are
-// copyable non-owning values, valid while their Instance lives. A failing
+// owners (Instance, Buffer, Stream, Event, Module, Mapping) release their
+// handle in their destructor and are move-only; Device, PhysicalDevice and
+// Backend are copyable non-owning values, valid while their Instance lives,
+// and Kernel one valid while its Module lives. A failing
 // call throws accel::Error with the C status and the C message
 // (accel_last_error()). Destructors never throw: they ignore the status, so
 // an owner that outlives its Instance is harmless (its handle is stale and the
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -216,7 +218,8 @@ class PhysicalDevice;
 //   for (accel::Device device : instance.devices()) {
 //     auto caps = device.capabilities();
 //     auto units = device.info<uint32_t>(ACCEL_DEVICE_INFO_COMPUTE_UNITS);
-//     std::printf("%s: %u units, %s\n", device.name().c_str(), units, caps.backend_name);
+//     std::printf("%s: %u units, %s, CPUs %s\n", device.name().c_str(), units, caps.backend_name,
+//                 device.topology().local_cpus);
 //   }
 class Device {
  public:
@@ -274,6 +277,42 @@ class Device {
   std::string stable_id() const { return info_string(ACCEL_DEVICE_INFO_STABLE_ID); }
   inline Backend backend() const;
   inline PhysicalDevice physical_device() const;
+
+  // Where the device sits in the machine: PCI, NUMA node, local CPUs, the
+  // nearest NIC (docs/topology.md).
+  accel_device_topology_t topology() const {
+    auto topology = detail::sized<accel_device_topology_t>(ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY);
+    check(accel_device_get_topology(handle_, &topology));
+    return topology;
+  }
+
+  // The path to `peer`: link class, fabric links, bandwidth, peer access
+  // (ACCEL_LINK_CLASS_SELF for the same physical device).
+  accel_device_link_t link(Device peer) const {
+    auto link = detail::sized<accel_device_link_t>(ACCEL_STRUCTURE_TYPE_DEVICE_LINK);
+    check(accel_device_get_link(handle_, peer.handle_, &link));
+    return link;
+  }
+
+  // The path to NIC `nic_index` of Instance::nics(); PIX or PXB is affine.
+  accel_device_link_t nic_link(uint32_t nic_index) const {
+    auto link = detail::sized<accel_device_link_t>(ACCEL_STRUCTURE_TYPE_DEVICE_LINK);
+    check(accel_device_get_nic_link(handle_, nic_index, &link));
+    return link;
+  }
+
+  // The domains above the device, innermost first: clique, node, then the
+  // levels ACCEL_TOPOLOGY_DOMAINS names.
+  std::vector<accel_domain_t> domains() const {
+    const uint32_t count = topology().domain_count;
+    std::vector<accel_domain_t> domains;
+    domains.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      domains.push_back(detail::sized<accel_domain_t>(ACCEL_STRUCTURE_TYPE_DOMAIN));
+      check(accel_device_get_domain(handle_, i, &domains.back()));
+    }
+    return domains;
+  }
 
  private:
   accel_device_t handle_ = nullptr;
@@ -464,6 +503,20 @@ class Instance : public detail::Owner<accel_instance_t, accel_instance_destroy> 
     });
   }
 
+  // The machine's NICs with a PCI address, in PCI order (docs/topology.md);
+  // index i is Device::nic_link(i)'s.
+  std::vector<accel_nic_properties_t> nics() const {
+    uint32_t count = 0;
+    check(accel_instance_get_nic_count(handle(), &count));
+    std::vector<accel_nic_properties_t> nics;
+    nics.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      nics.push_back(detail::sized<accel_nic_properties_t>(ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES));
+      check(accel_instance_get_nic(handle(), i, &nics.back()));
+    }
+    return nics;
+  }
+
   // Every candidate backend the loader considered, loaded or not.
   std::vector<LoaderEntry> loader_report() const {
     uint32_t count = 0;
@@ -488,6 +541,21 @@ class Instance : public detail::Owner<accel_instance_t, accel_instance_destroy> 
 // Memory
 //===----------------------------------------------------------------------===//
 
+namespace detail {
+
+// The C side of Buffer::import_host's release callable: runs it once, then
+// deletes it. Exceptions never cross into C: one is swallowed.
+template <class Fn>
+void release_trampoline(void* user_data) noexcept {
+  std::unique_ptr<Fn> fn(static_cast<Fn*>(user_data));
+  try {
+    std::invoke(*fn);
+  } catch (...) {
+  }
+}
+
+}  // namespace detail
+
 // Owns one buffer on one device; a default-constructed Buffer owns nothing.
 // Calls are thread-safe; destroying (or moving) it must not race other calls
 // on it. Destruction is stream-ordered: enqueued work still completes.
@@ -496,6 +564,9 @@ class Instance : public detail::Owner<accel_instance_t, accel_instance_destroy> 
 //   stream.copy_from_host(input.data(), buffer, buffer.size());
 //   stream.synchronize();
 //   accel::Mapping view(buffer);  // unmapped when `view` goes out of scope
+//
+//   std::vector<float> host(1024);  // zero-copy: the buffer's bytes are host's
+//   accel::Buffer wrapped = accel::Buffer::import_host(device, host.data(), host.size() * sizeof(float));
 class Buffer : public detail::Owner<accel_buffer_t, accel_buffer_destroy> {
  public:
   Buffer() noexcept = default;
@@ -513,6 +584,42 @@ class Buffer : public detail::Owner<accel_buffer_t, accel_buffer_destroy> {
     Buffer buffer;
     *buffer.out() = handle;
     buffer.size_ = props.size;
+    return buffer;
+  }
+
+  // Wraps external memory without copying (docs/interop.md). `desc.release`,
+  // if set, runs once when Accel no longer uses the memory; on failure this
+  // throws and it never runs.
+  static Buffer import(Device device, const accel_buffer_import_desc_t& desc) {
+    Buffer buffer;
+    check(accel_buffer_import(device.handle(), &desc, buffer.out()));
+    buffer.size_ = desc.size;
+    return buffer;
+  }
+
+  // Wraps `size` bytes at `pointer` (zero-copy). The memory must stay valid
+  // until this buffer is destroyed and the work enqueued before that
+  // completed. `flags`: 0 or ACCEL_IMPORT_FLAG_READ_ONLY.
+  static Buffer import_host(Device device, void* pointer, uint64_t size, uint64_t flags = 0) {
+    return import(device, host_import_desc(pointer, size, flags));
+  }
+
+  // As above, and runs a copy of `release` once, on any thread, when Accel no
+  // longer uses the memory (it must not call back into Accel; an exception it
+  // throws is ignored). When the import fails, `release` is destroyed without
+  // being called.
+  //
+  //   float* data = new float[n];
+  //   auto buffer = accel::Buffer::import_host(device, data, n * sizeof(float), [data] { delete[] data; });
+  template <class F, class = std::enable_if_t<std::is_invocable_v<std::decay_t<F>&>>>
+  static Buffer import_host(Device device, void* pointer, uint64_t size, F&& release, uint64_t flags = 0) {
+    using Fn = std::decay_t<F>;
+    auto owned = std::make_unique<Fn>(std::forward<F>(release));
+    accel_buffer_import_desc_t desc = host_import_desc(pointer, size, flags);
+    desc.release = &detail::release_trampoline<Fn>;
+    desc.release_user_data = owned.get();
+    Buffer buffer = import(device, desc);  // throws: `owned` deletes the callable unused
+    static_cast<void>(owned.release());    // the trampoline deletes it
     return buffer;
   }
 
@@ -542,7 +649,42 @@ class Buffer : public detail::Owner<accel_buffer_t, accel_buffer_destroy> {
   }
   void unmap() { check(accel_buffer_unmap(handle())); }
 
+  // The host address of the first byte, for direct host access without a map
+  // (host-backed, unified or imported host memory); ordering with stream work
+  // is the caller's. Throws ACCEL_ERROR_UNSUPPORTED for device-only memory.
+  void* host_address() const {
+    void* address = nullptr;
+    check(accel_buffer_get_host_address(handle(), &address));
+    return address;
+  }
+
+  // The device address of the first byte, for Arg::device_address (devices
+  // with ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES; ACCEL_ERROR_UNSUPPORTED else).
+  uint64_t device_address() const {
+    uint64_t address = 0;
+    check(accel_buffer_get_device_address(handle(), &address));
+    return address;
+  }
+
+  // The buffer as a native handle of `type`, valid while the buffer lives (a
+  // file descriptor is the caller's to close). Named so because `export` is a
+  // C++ keyword.
+  accel_external_memory_t export_handle(accel_external_memory_type_t type) const {
+    auto memory = detail::sized<accel_external_memory_t>(ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY);
+    check(accel_buffer_export(handle(), type, &memory));
+    return memory;
+  }
+
  private:
+  static accel_buffer_import_desc_t host_import_desc(void* pointer, uint64_t size, uint64_t flags) noexcept {
+    auto desc = detail::sized<accel_buffer_import_desc_t>(ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC);
+    desc.type = ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER;
+    desc.handle = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer));
+    desc.size = size;
+    desc.flags = flags;
+    return desc;
+  }
+
   uint64_t size_ = 0;
 };
 
@@ -633,6 +775,242 @@ class Event : public detail::Owner<accel_event_t, accel_event_destroy> {
 };
 
 //===----------------------------------------------------------------------===//
+// Modules and kernels (docs/kernels.md)
+//===----------------------------------------------------------------------===//
+
+// Launch geometry along x, y, z; unused dimensions are 1. Converts from one
+// number, so `256` means 256x1x1. A plain value.
+struct Dim3 {
+  uint32_t x = 1;
+  uint32_t y = 1;
+  uint32_t z = 1;
+
+  constexpr Dim3() noexcept = default;
+  constexpr Dim3(uint32_t x_, uint32_t y_ = 1, uint32_t z_ = 1) noexcept : x(x_), y(y_), z(z_) {}  // NOLINT
+};
+
+// One form of a module: a blob, a file, or a native-host table, in exactly one
+// kernel format. A plain value; c_source() points into it.
+//
+//   std::vector<accel::ModuleSource> sources = {
+//       accel::ModuleSource::from_file(ACCEL_KERNEL_FORMAT_SPIRV_VULKAN, "scale.spv"),
+//       accel::ModuleSource::native(kScaleModule),  // an accel_native_module_t
+//   };
+class ModuleSource {
+ public:
+  // `size` bytes at `data`, copied or consumed while the Module is created.
+  static ModuleSource from_data(accel_kernel_formats_t format, const void* data, uint64_t size,
+                                std::string options = {}) {
+    ModuleSource source(format, std::move(options));
+    source.data_ = data;
+    source.size_ = size;
+    return source;
+  }
+  // The blob is read from the file at `path`.
+  static ModuleSource from_file(accel_kernel_formats_t format, std::string path, std::string options = {}) {
+    ModuleSource source(format, std::move(options));
+    source.path_ = std::move(path);
+    return source;
+  }
+  // An in-process native-host table. It is not copied: it and its functions
+  // must outlive the Module and its launches.
+  static ModuleSource native(const accel_native_module_t& table) {
+    return from_data(ACCEL_KERNEL_FORMAT_NATIVE_HOST, &table, sizeof(table));
+  }
+
+  // The C source; its pointers point into *this, valid while it lives unchanged.
+  accel_module_source_t c_source() const noexcept {
+    auto source = detail::sized<accel_module_source_t>(ACCEL_STRUCTURE_TYPE_MODULE_SOURCE);
+    source.format = format_;
+    source.data = data_;
+    source.size = size_;
+    source.path = path_ ? path_->c_str() : nullptr;
+    source.options = options_.empty() ? nullptr : options_.c_str();
+    return source;
+  }
+
+ private:
+  ModuleSource(accel_kernel_formats_t format, std::string options) : format_(format), options_(std::move(options)) {}
+
+  accel_kernel_formats_t format_ = 0;
+  const void* data_ = nullptr;
+  uint64_t size_ = 0;
+  std::optional<std::string> path_;
+  std::string options_;
+};
+
+// One kernel of a loaded Module: a non-owning, copyable handle value, valid
+// while its Module lives; every call is thread-safe.
+//
+//   accel::Kernel scale = module.kernel("scale");
+//   for (const accel_kernel_argument_info_t& arg : scale.arguments()) std::puts(arg.name);
+class Kernel {
+ public:
+  Kernel() noexcept = default;
+  explicit Kernel(accel_kernel_t handle) noexcept : handle_(handle) {}
+
+  accel_kernel_t handle() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+  friend bool operator==(Kernel a, Kernel b) noexcept { return a.handle_ == b.handle_; }
+  friend bool operator!=(Kernel a, Kernel b) noexcept { return a.handle_ != b.handle_; }
+
+  // Name, argument count, work-group limits, static local memory.
+  accel_kernel_properties_t properties() const {
+    auto props = detail::sized<accel_kernel_properties_t>(ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES);
+    check(accel_kernel_get_properties(handle_, &props));
+    return props;
+  }
+  std::string name() const { return detail::to_string(properties().name); }
+
+  // Argument `index` as the kernel declares it; its name lives as long as the module.
+  accel_kernel_argument_info_t argument_info(uint32_t index) const {
+    auto info = detail::sized<accel_kernel_argument_info_t>(ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO);
+    check(accel_kernel_get_argument_info(handle_, index, &info));
+    return info;
+  }
+  // Every argument, in order.
+  std::vector<accel_kernel_argument_info_t> arguments() const {
+    const uint32_t count = properties().argument_count;
+    std::vector<accel_kernel_argument_info_t> arguments;
+    arguments.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) arguments.push_back(argument_info(i));
+    return arguments;
+  }
+
+ private:
+  accel_kernel_t handle_ = nullptr;
+};
+
+// Owns a module loaded on one device from one or several sources (the first
+// whose format the device executes wins). Calls are thread-safe; destroying
+// (or moving) it must not race other calls on it or its kernels, and makes
+// its Kernel values stale. Enqueued launches still run.
+//
+//   accel::Module module(device, accel::ModuleSource::native(kModule), "samples");
+//   accel::Kernel add = module.kernel("vector_add");
+class Module : public detail::Owner<accel_module_t, accel_module_destroy> {
+ public:
+  Module() noexcept = default;
+  Module(Device device, const ModuleSource& source, const std::string& name = {})
+      : Module(device, std::vector<ModuleSource>{source}, name) {}
+  // Throws ACCEL_ERROR_UNSUPPORTED when no source has a format the device
+  // executes (the message lists both sides).
+  Module(Device device, const std::vector<ModuleSource>& sources, const std::string& name = {}) {
+    std::vector<accel_module_source_t> c_sources;
+    c_sources.reserve(sources.size());
+    for (const ModuleSource& source : sources) c_sources.push_back(source.c_source());
+    auto desc = detail::sized<accel_module_desc_t>(ACCEL_STRUCTURE_TYPE_MODULE_DESC);
+    desc.sources = c_sources.data();
+    desc.source_count = static_cast<uint32_t>(c_sources.size());
+    desc.name = name.empty() ? nullptr : name.c_str();
+    check(accel_module_create(device.handle(), &desc, out()));
+  }
+  // Takes ownership of a handle created through the C API.
+  static Module adopt(accel_module_t handle) noexcept {
+    Module module;
+    *module.out() = handle;
+    return module;
+  }
+
+  // The loaded format and source index, every source's format, kernel count.
+  accel_module_properties_t properties() const {
+    auto props = detail::sized<accel_module_properties_t>(ACCEL_STRUCTURE_TYPE_MODULE_PROPERTIES);
+    check(accel_module_get_properties(handle(), &props));
+    return props;
+  }
+  Device device() const { return Device(properties().device); }
+
+  std::vector<std::string> kernel_names() const {
+    const uint32_t count = properties().kernel_count;
+    std::vector<std::string> names;
+    names.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      const char* name = nullptr;
+      check(accel_module_get_kernel_name(handle(), i, &name));
+      names.push_back(detail::to_string(name));
+    }
+    return names;
+  }
+
+  // The kernel named `name`; throws ACCEL_ERROR_NOT_FOUND (listing the names
+  // the module has) when there is none.
+  Kernel kernel(const std::string& name) const {
+    accel_kernel_t kernel = nullptr;
+    check(accel_module_get_kernel(handle(), name.c_str(), &kernel));
+    return Kernel(kernel);
+  }
+};
+
+// One argument of a launch, built by kind; scalars are copied into the Arg.
+// A plain value.
+//
+//   stream.launch(add, grid, block,
+//                 {accel::Arg::buffer(a), accel::Arg::buffer(b), accel::Arg::buffer(c), accel::Arg::scalar(n)});
+class Arg {
+ public:
+  // [offset, offset + size) of `buffer`; whole_size binds to the end. An
+  // `access` of 0 means the kernel's declared access.
+  static Arg buffer(const Buffer& buffer, uint64_t offset = 0, uint64_t size = whole_size,
+                    accel_access_t access = static_cast<accel_access_t>(0)) noexcept {
+    Arg arg(ACCEL_KERNEL_ARG_KIND_BUFFER);
+    arg.buffer_ = buffer.handle();
+    arg.offset_ = offset;
+    arg.size_ = size == whole_size ? 0 : size;
+    arg.access_ = access;
+    return arg;
+  }
+  // The bytes of `value`, of a size the kernel declares (uint32_t, float, a
+  // plain struct).
+  template <class T>
+  static Arg scalar(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "Arg::scalar: T must be trivially copyable");
+    Arg arg(ACCEL_KERNEL_ARG_KIND_SCALAR);
+    arg.size_ = sizeof(T);
+    arg.bytes_.resize(sizeof(T));
+    std::memcpy(arg.bytes_.data(), &value, sizeof(T));
+    return arg;
+  }
+  // `bytes` of work-group local memory.
+  static Arg local(uint64_t bytes) noexcept {
+    Arg arg(ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY);
+    arg.size_ = bytes;
+    return arg;
+  }
+  // A device address (Buffer::device_address).
+  static Arg device_address(uint64_t address) noexcept {
+    Arg arg(ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS);
+    arg.device_address_ = address;
+    return arg;
+  }
+
+  accel_kernel_arg_kind_t kind() const noexcept { return kind_; }
+
+  // The C argument; a scalar's value points into *this, valid while it lives unchanged.
+  accel_kernel_arg_t c_arg() const noexcept {
+    auto arg = detail::sized<accel_kernel_arg_t>(ACCEL_STRUCTURE_TYPE_KERNEL_ARG);
+    arg.kind = kind_;
+    arg.access = access_;
+    arg.buffer = buffer_;
+    arg.offset = offset_;
+    arg.size = size_;
+    arg.value = bytes_.empty() ? nullptr : bytes_.data();
+    arg.device_address = device_address_;
+    return arg;
+  }
+
+ private:
+  explicit Arg(accel_kernel_arg_kind_t kind) noexcept : kind_(kind) {}
+
+  accel_kernel_arg_kind_t kind_;
+  accel_access_t access_ = static_cast<accel_access_t>(0);
+  accel_buffer_t buffer_ = nullptr;
+  uint64_t offset_ = 0;
+  uint64_t size_ = 0;
+  uint64_t device_address_ = 0;
+  std::vector<unsigned char> bytes_;
+};
+
+//===----------------------------------------------------------------------===//
 // Streams
 //===----------------------------------------------------------------------===//
 
@@ -665,6 +1043,7 @@ accel_status_t host_callback_trampoline(void* user_data, accel_status_t status) 
 //
 //   accel::Stream stream(device);
 //   stream.fill(buffer, uint32_t{0});
+//   stream.launch(kernel, (n + 255) / 256, 256, {accel::Arg::buffer(buffer), accel::Arg::scalar(n)});
 //   stream.copy_to_host(buffer, host.data(), buffer.size());
 //   stream.host_callback([&] { std::puts("copied"); });
 //   stream.synchronize();
@@ -726,6 +1105,31 @@ class Stream : public detail::Owner<accel_stream_t, accel_stream_destroy> {
     check(accel_stream_free_buffer(handle(), buffer.handle()));
     static_cast<void>(buffer.release());
     buffer = Buffer();
+  }
+
+  // Enqueues `kernel` over `grid` work-groups of `block` work-items, with one
+  // Arg per declared argument (docs/kernels.md). Arguments are checked and
+  // copied now; errors while it runs land on the stream.
+  void launch(const Kernel& kernel, Dim3 grid, Dim3 block, std::initializer_list<Arg> args) {
+    launch(kernel, grid, block, args.begin(), args.size());
+  }
+  void launch(const Kernel& kernel, Dim3 grid, Dim3 block, const std::vector<Arg>& args) {
+    launch(kernel, grid, block, args.data(), args.size());
+  }
+  void launch(const Kernel& kernel, Dim3 grid, Dim3 block, const Arg* args, std::size_t count) {
+    std::vector<accel_kernel_arg_t> c_args;
+    c_args.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) c_args.push_back(args[i].c_arg());
+    auto desc = detail::sized<accel_launch_desc_t>(ACCEL_STRUCTURE_TYPE_LAUNCH_DESC);
+    desc.grid[0] = grid.x;
+    desc.grid[1] = grid.y;
+    desc.grid[2] = grid.z;
+    desc.block[0] = block.x;
+    desc.block[1] = block.y;
+    desc.block[2] = block.z;
+    desc.args = c_args.empty() ? nullptr : c_args.data();
+    desc.arg_count = static_cast<uint32_t>(c_args.size());
+    check(accel_stream_launch_kernel(handle(), kernel.handle(), &desc));
   }
 
   void record(Event& event) { check(accel_stream_record_event(handle(), event.handle())); }

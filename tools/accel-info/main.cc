@@ -1,5 +1,6 @@
 // accel-info: lists the devices Accel sees, their access paths and
-// capabilities, and the loader report (docs/accel-info.md).
+// capabilities, and the loader report; `accel-info topo` prints the topology
+// matrix (docs/accel-info.md).
 //
 // Exit codes: 0 success (even with zero devices), 1 usage error, 2 the
 // instance could not be created or a query failed, 3 --require-devices and no
@@ -33,6 +34,8 @@ struct Options {
   bool json = false;
   bool loader_debug = false;
   bool require_devices = false;
+  bool topo = false;       // the `topo` subcommand
+  bool topo_json = false;  // `topo --json`
 };
 
 // Sole owner of the instance: destroyed on every path out of Run().
@@ -69,6 +72,28 @@ int Run(const Options& options) {
     return kExitQueryFailed;
   }
   InstancePtr instance(raw);
+
+  if (options.topo) {
+    const TopoReport topo = CollectTopology(instance.get());
+    if (options.json || options.topo_json) {
+      PrintTopoJson(topo);
+    } else {
+      PrintTopo(topo, !options.loader_debug);
+      if (options.loader_debug) {
+        fmt::print("\n");
+        PrintLoaderReport(Collect(instance.get()));
+      }
+    }
+    if (std::fflush(stdout) != 0) {
+      fmt::print(stderr, "accel-info: writing the output failed: {}\n", std::strerror(errno));
+      return kExitQueryFailed;
+    }
+    if (options.require_devices && topo.devices.empty()) {
+      fmt::print(stderr, "accel-info: --require-devices: no device is visible (see `accel-info --loader-debug`)\n");
+      return kExitNoDevices;
+    }
+    return kExitSuccess;
+  }
 
   const Report report = Collect(instance.get());
   if (options.json) {
@@ -114,6 +139,11 @@ int main(int argc, char** argv) {
                "Print the loader report: every backend considered, its state and the reason");
   app.add_flag("--require-devices", options.require_devices, "Exit with status 3 when no device is visible");
   app.set_version_flag("--version", VersionText);
+  CLI::App* topo = app.add_subcommand(
+      "topo", "Print the device and NIC matrix like `nvidia-smi topo -m`, with CPU and NUMA affinity and domains");
+  topo->add_flag("--json", options.topo_json, "Print it as one JSON document (docs/accel-info-topo.schema.json)");
+  topo->excludes(verbose);
+  topo->fallthrough();  // `accel-info topo --loader-debug` works as `accel-info --loader-debug topo`
   app.footer(
       "Exit status: 0 success (also with zero devices), 1 usage error, 2 instance creation or a query "
       "failed, 3 --require-devices and no device is visible.");
@@ -135,6 +165,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  options.topo = topo->parsed();
   try {
     return Run(options);
   } catch (const QueryError& e) {

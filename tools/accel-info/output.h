@@ -32,6 +32,18 @@ void PrintNoDevices(bool hint_loader_debug);
 // A line saying how many backend devices ACCEL_VISIBLE_DEVICES hid, if any.
 void PrintHiddenDevices(const Report& report);
 
+// `topo`: the device (and NIC) matrix like `nvidia-smi topo -m`, CPU and
+// NUMA affinity, the legends and each device's domains (docs/topology.md).
+void PrintTopo(const TopoReport& report, bool hint_loader_debug);
+
+// `topo --json`: one JSON document (docs/accel-info-topo.schema.json).
+void PrintTopoJson(const TopoReport& report);
+
+// The short form of a link class in the matrix: X, NVLINK12 (FABRIC: the
+// fabric's leading letters and the link count; FAB<n> unnamed), PIX, PXB,
+// PHB, NODE, SYS, HOST (HOST_STAGED), - (NONE), ? (unknown).
+std::string LinkShortName(const accel_device_link_t& link);
+
 }  // namespace accel::info
 
 #endif  // ACCEL_TOOLS_ACCEL_INFO_OUTPUT_H_

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "names.h"
+
 namespace accel::info {
 namespace {
 
@@ -184,6 +186,68 @@ Report Collect(accel_instance_t instance) {
     Check(accel_instance_get_loader_entry(instance, i, &e), "accel_instance_get_loader_entry");
     report.loader.push_back({Str(e.backend_name), Str(e.manifest_path), Str(e.library_path), Str(e.reason), e.state,
                              e.status, e.negotiated_abi_version, e.backend_abi_version, e.device_count});
+  }
+  return report;
+}
+
+namespace {
+
+template <typename T>
+T Sized(uint32_t stype) {
+  T value{};
+  value.stype = stype;
+  value.struct_size = sizeof(T);
+  return value;
+}
+
+}  // namespace
+
+TopoReport CollectTopology(accel_instance_t instance) {
+  TopoReport report;
+  const std::vector<accel_device_t> devices =
+      Enumerate(accel_instance_enumerate_devices, instance, "accel_instance_enumerate_devices");
+
+  uint32_t nic_count = 0;
+  Check(accel_instance_get_nic_count(instance, &nic_count), "accel_instance_get_nic_count");
+  for (uint32_t k = 0; k < nic_count; ++k) {
+    auto nic = Sized<accel_nic_properties_t>(ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES);
+    Check(accel_instance_get_nic(instance, k, &nic), "accel_instance_get_nic");
+    report.nics.push_back(nic);
+  }
+
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const accel_device_t d = devices[i];
+    TopoDevice device;
+    device.index = static_cast<uint32_t>(i);
+    auto caps = Sized<accel_device_capabilities_t>(ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES);
+    Check(accel_device_get_capabilities(d, &caps), "accel_device_get_capabilities");
+    device.stable_id = FixedString(caps.stable_id);
+    device.name = FixedString(caps.name);
+    device.backend = FixedString(caps.backend_name);
+    device.topology = Sized<accel_device_topology_t>(ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY);
+    Check(accel_device_get_topology(d, &device.topology), "accel_device_get_topology");
+    for (uint32_t level = 0; level < device.topology.domain_count; ++level) {
+      auto domain = Sized<accel_domain_t>(ACCEL_STRUCTURE_TYPE_DOMAIN);
+      Check(accel_device_get_domain(d, level, &domain), "accel_device_get_domain");
+      device.domains.push_back(domain);
+    }
+    report.devices.push_back(std::move(device));
+
+    std::vector<accel_device_link_t> row;
+    for (const accel_device_t peer : devices) {
+      auto link = Sized<accel_device_link_t>(ACCEL_STRUCTURE_TYPE_DEVICE_LINK);
+      Check(accel_device_get_link(d, peer, &link), "accel_device_get_link");
+      row.push_back(link);
+    }
+    report.links.push_back(std::move(row));
+
+    std::vector<accel_device_link_t> nic_row;
+    for (uint32_t k = 0; k < nic_count; ++k) {
+      auto link = Sized<accel_device_link_t>(ACCEL_STRUCTURE_TYPE_DEVICE_LINK);
+      Check(accel_device_get_nic_link(d, k, &link), "accel_device_get_nic_link");
+      nic_row.push_back(link);
+    }
+    report.nic_links.push_back(std::move(nic_row));
   }
   return report;
 }

@@ -97,6 +97,29 @@ accel_version_info_t GetVersion();
 // Reads everything from `instance`. Throws QueryError when a call fails.
 Report Collect(accel_instance_t instance);
 
+// One visible access path, as `accel-info topo` shows it (docs/topology.md).
+struct TopoDevice {
+  uint32_t index = 0;  // position in accel_instance_enumerate_devices: DEV<index>
+  std::string stable_id;
+  std::string name;
+  std::string backend;
+  accel_device_topology_t topology{};
+  std::vector<accel_domain_t> domains;  // innermost first
+};
+
+// What `accel-info topo` prints: the devices, the links between every pair,
+// the NICs and the links from each device to each NIC. Immutable after
+// CollectTopology.
+struct TopoReport {
+  std::vector<TopoDevice> devices;
+  std::vector<std::vector<accel_device_link_t>> links;      // [i][j]: DEV<i> to DEV<j>
+  std::vector<accel_nic_properties_t> nics;                 // NIC<k>
+  std::vector<std::vector<accel_device_link_t>> nic_links;  // [i][k]: DEV<i> to NIC<k>
+};
+
+// Reads the topology of every visible device of `instance`. Throws QueryError.
+TopoReport CollectTopology(accel_instance_t instance);
+
 }  // namespace accel::info
 
 #endif  // ACCEL_TOOLS_ACCEL_INFO_REPORT_H_

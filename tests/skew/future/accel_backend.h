@@ -64,6 +64,8 @@ extern "C" {
 #define ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS UINT32_C(1001)
 #define ACCEL_STRUCTURE_TYPE_BACKEND_API UINT32_C(1002)
 #define ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC UINT32_C(1003)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_KERNEL_ARG UINT32_C(1004)
+#define ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH UINT32_C(1005)
 
 /* Backend-side objects: opaque to the core, never dereferenced by it. */
 typedef struct accel_bk_context_s* accel_bk_context_t;
@@ -71,6 +73,8 @@ typedef struct accel_bk_device_s* accel_bk_device_t;
 typedef struct accel_bk_buffer_s* accel_bk_buffer_t;
 typedef struct accel_bk_stream_s* accel_bk_stream_t;
 typedef struct accel_bk_event_s* accel_bk_event_t;
+typedef struct accel_bk_module_s* accel_bk_module_t;
+typedef struct accel_bk_kernel_s* accel_bk_kernel_t;
 
 /*===----------------------------------------------------------------------===*/
 /* Host services: what the core offers a backend                              */
@@ -92,6 +96,37 @@ typedef struct accel_host_services_t {
   const char* cache_dir;  /* ACCEL_CACHE_DIR, or NULL: where compiler caches go */
   const char* machine_id; /* stable id of this machine, never NULL */
 } accel_host_services_t;
+
+/*===----------------------------------------------------------------------===*/
+/* Launches as the core hands them over                                       */
+/*===----------------------------------------------------------------------===*/
+
+/* One argument, checked against the kernel's declaration by the core:
+ * buffers are this device's, ranges lie within them and `size` is never 0. */
+typedef struct accel_bk_kernel_arg_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_KERNEL_ARG */
+  uint32_t struct_size;
+  const void* next;
+  accel_kernel_arg_kind_t kind;
+  accel_access_t access; /* BUFFER: the effective access */
+  accel_bk_buffer_t buffer;
+  uint64_t offset;
+  uint64_t size;     /* BUFFER: bytes bound; SCALAR: bytes at `value`; LOCAL_MEMORY: bytes */
+  const void* value; /* SCALAR: valid for the call only; the backend copies it */
+  uint64_t device_address;
+} accel_bk_kernel_arg_t;
+
+typedef struct accel_bk_launch_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH */
+  uint32_t struct_size;
+  const void* next;
+  uint32_t grid[3];  /* each >= 1, within the device's max_grid_dims */
+  uint32_t block[3]; /* each >= 1, within the kernel's and device's limits */
+  const accel_bk_kernel_arg_t* args; /* as many as the kernel declares, valid for the call only */
+  uint32_t arg_count;
+  uint32_t reserved0;
+  uint64_t dynamic_local_memory_size; /* sum of the LOCAL_MEMORY arguments */
+} accel_bk_launch_t;
 
 /*===----------------------------------------------------------------------===*/
 /* The function table                                                         */
@@ -172,6 +207,56 @@ typedef struct accel_backend_api_t {
   /* Both events completed, recorded and created with timing (core-checked
    * for recorded-ness only through this slot's return). */
   accel_status_t (*event_elapsed_time)(accel_bk_event_t start, accel_bk_event_t end, uint64_t* out_nanoseconds);
+
+  /* --- Modules and kernels (docs/kernels.md) ------------------------------ */
+  /* Builds `source`, whose format the device's capabilities list. Exactly one
+   * of source->data and source->path is set (the core checked that `path` is
+   * readable). A blob that is not a valid module of its format:
+   * ACCEL_ERROR_INVALID_ARGUMENT with the build log's gist in the message. */
+  accel_status_t (*module_create)(accel_bk_device_t device, const accel_module_source_t* source,
+                                  accel_bk_module_t* out_module);
+  /* Called after every kernel of the module was destroyed; launches still
+   * enqueued keep what they need alive. */
+  void (*module_destroy)(accel_bk_module_t module);
+  /* Kernel names, as the enumeration pattern of accel.h; the strings live as
+   * long as the module. */
+  accel_status_t (*module_enumerate_kernels)(accel_bk_module_t module, uint32_t* inout_count, const char** out_names);
+  /* ACCEL_ERROR_NOT_FOUND for an unknown name. Called once per name. */
+  accel_status_t (*module_get_kernel)(accel_bk_module_t module, const char* name, accel_bk_kernel_t* out_kernel);
+  void (*kernel_destroy)(accel_bk_kernel_t kernel);
+  /* Fills everything but `name` and `module` (the core's). */
+  accel_status_t (*kernel_get_properties)(accel_bk_kernel_t kernel, accel_kernel_properties_t* out_properties);
+  /* index < argument_count. */
+  accel_status_t (*kernel_get_argument_info)(accel_bk_kernel_t kernel, uint32_t index,
+                                             accel_kernel_argument_info_t* out_info);
+  accel_status_t (*stream_launch_kernel)(accel_bk_stream_t stream, accel_bk_kernel_t kernel,
+                                         const accel_bk_launch_t* launch);
+
+  /* --- Memory interop (docs/interop.md) ----------------------------------- */
+  /* Wraps external memory without copying. On success the backend owns
+   * desc->release and calls it exactly once, when the memory is no longer
+   * used (after buffer_destroy and the work enqueued before it); on failure
+   * it never calls it. ACCEL_ERROR_UNSUPPORTED for a type it cannot import. */
+  accel_status_t (*buffer_import)(accel_bk_device_t device, const accel_buffer_import_desc_t* desc,
+                                  accel_bk_buffer_t* out_buffer);
+  accel_status_t (*buffer_export)(accel_bk_buffer_t buffer, accel_external_memory_type_t type,
+                                  accel_external_memory_t* out_memory);
+  accel_status_t (*buffer_get_host_address)(accel_bk_buffer_t buffer, void** out_address);
+  accel_status_t (*buffer_get_device_address)(accel_bk_buffer_t buffer, uint64_t* out_address);
+
+  /* --- Topology (docs/topology.md) ---------------------------------------- */
+  /* Fills what the backend knows (pci_bus_id, numa_node, local_cpus and
+   * local_cpu_count). The core passes a zeroed struct of its own size with
+   * numa_node and nearest_nic -1, and completes pcie_root, nearest_nic,
+   * domain_count and what the backend left empty from the PCI tree. */
+  accel_status_t (*device_get_topology)(accel_bk_device_t device, accel_device_topology_t* out_topology);
+  /* Both devices are this backend's and different. A class of
+   * ACCEL_LINK_CLASS_UNKNOWN leaves the core to derive one from the PCI tree
+   * (keeping the backend's peer_access and bandwidth). */
+  accel_status_t (*device_get_link)(accel_bk_device_t device, accel_bk_device_t peer, accel_device_link_t* out_link);
+  /* The fabric clique the device belongs to (level ACCEL_DOMAIN_LEVEL_CLIQUE),
+   * or ACCEL_ERROR_NOT_FOUND when it has none. */
+  accel_status_t (*device_get_clique)(accel_bk_device_t device, accel_domain_t* out_domain);
   /* --- 1.1 ---------------------------------------------------------------- */
   accel_status_t (*device_get_future_value)(accel_bk_device_t device, uint32_t* out_value);
   /* New slots go here, at the end, with the minor version that added them. */

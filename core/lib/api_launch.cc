@@ -1,0 +1,226 @@
+// C entry point: kernel launches, with every argument checked against the
+// kernel's declaration before the backend sees it (docs/kernels.md).
+#include "api_common.h"
+
+using namespace accel::core;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+const char* KindName(accel_kernel_arg_kind_t kind) {
+  switch (kind) {
+    case ACCEL_KERNEL_ARG_KIND_BUFFER: return "BUFFER";
+    case ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS: return "DEVICE_ADDRESS";
+    case ACCEL_KERNEL_ARG_KIND_SCALAR: return "SCALAR";
+    case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: return "LOCAL_MEMORY";
+    default: return nullptr;
+  }
+}
+
+std::string KindText(accel_kernel_arg_kind_t kind) {
+  const char* name = KindName(kind);
+  return name != nullptr ? name : fmt::format("kind {}", static_cast<int>(kind));
+}
+
+// "argument 1 ('b')" or "argument 1".
+std::string Declared(const Kernel& k, uint32_t i) {
+  const std::string& name = k.argument_names[i];
+  return name.empty() ? fmt::format("argument {}", i) : fmt::format("argument {} ('{}')", i, name);
+}
+
+std::string Signature(const Kernel& k) {
+  std::string out;
+  for (uint32_t i = 0; i < k.arguments.size(); ++i) {
+    if (!out.empty()) out += ", ";
+    out += KindText(k.arguments[i].kind);
+    if (!k.argument_names[i].empty()) out += " " + k.argument_names[i];
+  }
+  return "(" + out + ")";
+}
+
+Status CheckGeometry(const Device& dev, const Kernel& k, const accel_launch_desc_t& d) {
+  static const char* const kAxis[] = {"x", "y", "z"};
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    ACCEL_REQUIRE(d.grid[i] >= 1, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->grid[{}]' ({}) is 0; every dimension is >= 1",
+                  i, kAxis[i]);
+    ACCEL_REQUIRE(d.block[i] >= 1, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->block[{}]' ({}) is 0; every dimension is >= 1",
+                  i, kAxis[i]);
+    const uint32_t grid_max = dev.caps.max_grid_dims[i];
+    ACCEL_REQUIRE(grid_max == 0 || d.grid[i] <= grid_max, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'desc->grid[{}]' {} is past the device's limit {}", i, d.grid[i], grid_max);
+    const uint32_t block_max = dev.caps.max_work_group_dims[i];
+    ACCEL_REQUIRE(block_max == 0 || d.block[i] <= block_max, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'desc->block[{}]' {} is past the device's limit {}", i, d.block[i], block_max);
+    threads *= d.block[i];
+  }
+  const accel_kernel_properties_t& p = k.properties;
+  if (p.required_work_group_size[0] != 0 &&
+      (d.block[0] != p.required_work_group_size[0] || d.block[1] != p.required_work_group_size[1] ||
+       d.block[2] != p.required_work_group_size[2])) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->block' is {}x{}x{}, but kernel '{}' requires {}x{}x{}",
+                 d.block[0], d.block[1], d.block[2], k.name, p.required_work_group_size[0],
+                 p.required_work_group_size[1], p.required_work_group_size[2]);
+  }
+  if (p.max_work_group_size != 0 && threads > p.max_work_group_size) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                 "'desc->block' {}x{}x{} has {} work-items, past kernel '{}''s maximum work-group size {}", d.block[0],
+                 d.block[1], d.block[2], threads, k.name, p.max_work_group_size);
+  }
+  return Status::Ok();
+}
+
+// The launch after checking, with references that keep its buffers alive
+// for the call.
+struct Checked {
+  std::vector<accel_bk_kernel_arg_t> args;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  uint64_t dynamic_local = 0;
+};
+
+Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_t& a, uint32_t i, Checked* out) {
+  const accel_kernel_argument_info_t& declared = k.arguments[i];
+  const std::string arg = fmt::format("desc->args[{}]", i);
+  if (KindName(a.kind) == nullptr) {
+    return Error(ACCEL_ERROR_INVALID_ENUM, "'{}.kind' {} is not an accel_kernel_arg_kind_t", arg,
+                 static_cast<int>(a.kind));
+  }
+  if (a.kind != declared.kind) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is a {} argument, but kernel '{}' declares {} a {} {}", arg,
+                 KindText(a.kind), k.name, Declared(k, i), KindText(declared.kind), Signature(k));
+  }
+  accel_bk_kernel_arg_t b{};
+  b.stype = ACCEL_STRUCTURE_TYPE_BACKEND_KERNEL_ARG;
+  b.struct_size = sizeof(b);
+  b.kind = a.kind;
+  b.access = ACCEL_ACCESS_READ;
+  switch (a.kind) {
+    case ACCEL_KERNEL_ARG_KIND_BUFFER: {
+      const std::string buffer_arg = arg + ".buffer";
+      auto resolved = Resolve<Buffer>(a.buffer, buffer_arg.c_str());
+      if (!resolved.ok()) return resolved.status();
+      std::shared_ptr<Buffer> buffer = std::move(resolved.value());
+      if (buffer->device.get() != &dev) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the stream's {}", buffer_arg,
+                     buffer->device->label, dev.label);
+      }
+      if (a.offset > buffer->size || (a.size == 0 && a.offset == buffer->size) || a.size > buffer->size - a.offset) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' binds [{}, {}) of a {}-byte buffer", arg, a.offset,
+                     a.size == 0 ? buffer->size : a.offset + a.size, buffer->size);
+      }
+      b.size = a.size == 0 ? buffer->size - a.offset : a.size;
+      if (dev.caps.max_buffer_range != 0 && b.size > dev.caps.max_buffer_range) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' binds {}, past the device's max buffer range {}", arg,
+                     FormatBytes(b.size), FormatBytes(dev.caps.max_buffer_range));
+      }
+      const uint32_t access = a.access == 0 ? static_cast<uint32_t>(declared.access) : static_cast<uint32_t>(a.access);
+      if (access < ACCEL_ACCESS_READ || access > ACCEL_ACCESS_READ_WRITE) {
+        return Error(ACCEL_ERROR_INVALID_ENUM, "'{}.access' {} is not an accel_access_t", arg, access);
+      }
+      if ((access & ~static_cast<uint32_t>(declared.access)) != 0) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}.access' asks for {} access, but kernel '{}' declares {} {}",
+                     arg,
+                     access == ACCEL_ACCESS_READ    ? "read"
+                     : access == ACCEL_ACCESS_WRITE ? "write"
+                                                    : "read-write",
+                     k.name, Declared(k, i), declared.access == ACCEL_ACCESS_READ ? "read-only" : "write-only");
+      }
+      if ((access & ACCEL_ACCESS_WRITE) != 0) ACCEL_TRY(CheckWritable(*buffer, buffer_arg.c_str()));
+      b.access = static_cast<accel_access_t>(access);
+      b.buffer = buffer->bk;
+      b.offset = a.offset;
+      out->buffers.push_back(std::move(buffer));
+      break;
+    }
+    case ACCEL_KERNEL_ARG_KIND_SCALAR:
+      ACCEL_REQUIRE(a.value != nullptr, ACCEL_ERROR_INVALID_ARGUMENT, "'{}.value' is NULL", arg);
+      ACCEL_REQUIRE(a.size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'{}.size' is 0", arg);
+      if (declared.size != 0 && a.size != declared.size) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}.size' is {} bytes, but kernel '{}' declares {} of {} bytes",
+                     arg, a.size, k.name, Declared(k, i), declared.size);
+      }
+      if (dev.caps.max_argument_size != 0 && a.size > dev.caps.max_argument_size) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}.size' {} is past the device's max argument size {}", arg,
+                     a.size, dev.caps.max_argument_size);
+      }
+      b.value = a.value;
+      b.size = a.size;
+      break;
+    case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY:
+      ACCEL_REQUIRE(a.size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'{}.size' is 0: local memory needs a size", arg);
+      b.size = a.size;
+      out->dynamic_local += a.size;
+      break;
+    case ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS:
+      if ((dev.caps.features & ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES) == 0) {
+        return Error(ACCEL_ERROR_UNSUPPORTED, "'{}' is a device address, but {} has no device addresses", arg,
+                     dev.label);
+      }
+      b.device_address = a.device_address;
+      break;
+    default: break;
+  }
+  out->args.push_back(b);
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel_kernel_t kernel,
+                                                    const accel_launch_desc_t* desc) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Stream, stream);
+    ACCEL_RESOLVE(k, Kernel, kernel);
+    ACCEL_NOT_NULL(desc);
+    const Device& dev = *self->device;
+    if (k->device != self->device) {
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'kernel' '{}' was loaded on {}, not on the stream's {}", k->name,
+                   k->device->label, dev.label);
+    }
+    accel_launch_desc_t d{};
+    ACCEL_TRY(ReadInStruct(desc, ACCEL_STRUCTURE_TYPE_LAUNCH_DESC, "desc", &d));
+    ACCEL_REQUIRE(d.flags == 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->flags' 0x{:x} must be 0", d.flags);
+    ACCEL_TRY(CheckGeometry(dev, *k, d));
+    const auto expected = static_cast<uint32_t>(k->arguments.size());
+    if (d.arg_count != expected) {
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->arg_count' is {}, but kernel '{}' takes {} argument(s) {}",
+                   d.arg_count, k->name, expected, Signature(*k));
+    }
+    ACCEL_REQUIRE(d.arg_count == 0 || d.args != nullptr, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'desc->args' is NULL with 'desc->arg_count' {}", d.arg_count);
+    Checked checked;
+    checked.args.reserve(d.arg_count);
+    for (uint32_t i = 0; i < d.arg_count; ++i) {
+      const accel_kernel_arg_t* element = nullptr;
+      ACCEL_TRY(ArrayElement(d.args, d.arg_count, i, "desc->args", &element));
+      accel_kernel_arg_t a{};
+      const std::string name = fmt::format("desc->args[{}]", i);
+      ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, name.c_str(), &a));
+      ACCEL_TRY(CheckArgument(dev, *k, a, i, &checked));
+    }
+    const uint64_t local = k->properties.local_memory_size + checked.dynamic_local;
+    if (local > dev.caps.local_memory_size) {
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                   "kernel '{}' needs {} of local memory ({} static + {} from LOCAL_MEMORY arguments); {} has {}",
+                   k->name, FormatBytes(local), FormatBytes(k->properties.local_memory_size),
+                   FormatBytes(checked.dynamic_local), dev.label, FormatBytes(dev.caps.local_memory_size));
+    }
+    accel_bk_launch_t launch{};
+    launch.stype = ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH;
+    launch.struct_size = sizeof(launch);
+    for (int i = 0; i < 3; ++i) {
+      launch.grid[i] = d.grid[i];
+      launch.block[i] = d.block[i];
+    }
+    launch.args = checked.args.data();
+    launch.arg_count = static_cast<uint32_t>(checked.args.size());
+    launch.dynamic_local_memory_size = checked.dynamic_local;
+    Status s = ACCEL_SLOT(*dev.backend, stream_launch_kernel, self->bk, k->bk, &launch);
+    if (!s.ok())
+      return Status(s.code(), fmt::format("'stream' on {}: kernel '{}': {}", dev.label, k->name, s.message()));
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

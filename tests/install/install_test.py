@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The relocatable-install test, run by ctest (tests/install/CMakeLists.txt).
+
+Installs the build tree to a prefix, moves the prefix, and then, from the moved
+tree only:
+  - checks the layout and that no installed CMake, pkg-config or manifest file
+    names the build tree, the source tree or the first prefix;
+  - runs the installed accel-info, which must find the host backend through
+    the manifests relative to the moved libaccel;
+  - builds an outside CMake project (find_package(Accel), Accel::accel, and an
+    out-of-tree backend with accel_add_backend()) and runs its program, which
+    lists the devices and launches a kernel; the outside backend loads when its
+    manifest is added;
+  - builds an outside Makefile project with pkg-config and runs the same program.
+
+Usage: install_test.py --cmake CMAKE --build-dir DIR --source-dir DIR
+                       --consumer DIR --work-dir DIR --cc CC [--flags FLAGS]
+FLAGS are compiler and linker flags both consumers get (the sanitizer flags of
+an ASan build, which every program linking that libaccel needs).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def clean_env(extra=None):
+    """The environment without the ACCEL_* selections ctest or the user set, so
+    that discovery is the default one (manifests relative to libaccel)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEL_") and k != "PKG_CONFIG_PATH"}
+    env.update(extra or {})
+    return env
+
+
+def run(cmd, cwd=None, env=None, what=None):
+    what = what or " ".join(shlex.quote(c) for c in cmd)
+    proc = subprocess.run(cmd, cwd=cwd, env=env if env is not None else clean_env(), capture_output=True,
+                          text=True, timeout=600)
+    for marker in SANITIZER_MARKERS:
+        check(marker not in proc.stderr, f"{what}: sanitizer report:\n{proc.stderr}")
+    check(proc.returncode == 0,
+          f"{what}: exit code {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
+    return proc.stdout
+
+
+def install_and_move(args):
+    work = os.path.abspath(args.work_dir)
+    if os.path.exists(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    staged = os.path.join(work, "staged-prefix")
+    run([args.cmake, "--install", args.build_dir, "--prefix", staged])
+    moved = os.path.join(work, "elsewhere", "moved prefix")  # a space, too
+    os.makedirs(os.path.dirname(moved))
+    shutil.move(staged, moved)
+    print(f"installed to {staged}, moved to {moved}")
+    return work, staged, moved
+
+
+def check_layout(moved):
+    expected = [
+        "include/accel/accel.h", "include/accel/accel.hpp", "include/accel/accel_backend.h",
+        "lib/libaccel.so", "lib/accel/backends/libaccel_backend_host.so",
+        "share/accel/backends.d/host.json", "lib/cmake/Accel/AccelConfig.cmake",
+        "lib/cmake/Accel/AccelConfigVersion.cmake", "lib/cmake/Accel/AccelTargets.cmake",
+        "lib/cmake/Accel/AccelBackend.cmake", "lib/pkgconfig/accel.pc", "bin/accel-info",
+    ]
+    missing = [p for p in expected if not os.path.exists(os.path.join(moved, p))]
+    check(not missing, f"the installed tree lacks {missing}")
+    print(f"layout: {len(expected)} expected paths present")
+
+
+def check_no_foreign_paths(moved, forbidden):
+    scanned = 0
+    for folder in ("lib/cmake", "lib/pkgconfig", "share/accel"):
+        for root, _, files in os.walk(os.path.join(moved, folder)):
+            for name in files:
+                path = os.path.join(root, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                scanned += 1
+                for bad in forbidden:
+                    check(bad not in text, f"{path} names {bad!r}:\n{text}")
+    check(scanned >= 6, f"only {scanned} installed CMake/pkg-config/manifest files found")
+    for name in os.listdir(os.path.join(moved, "share/accel/backends.d")):
+        with open(os.path.join(moved, "share/accel/backends.d", name), encoding="utf-8") as f:
+            library = json.load(f)["backend"]["library_path"]
+        check(not os.path.isabs(library), f"manifest {name}: library_path {library!r} is absolute")
+    print(f"no build, source or staging path in {scanned} installed files")
+
+
+def check_manifests_found_under(moved, loader_lines_or_entries, label):
+    manifests = [m for m in loader_lines_or_entries if m]
+    check(manifests, f"{label}: no loader entry came from a manifest")
+    real_moved = os.path.realpath(moved)
+    for m in manifests:
+        check(os.path.realpath(m).startswith(real_moved + os.sep),
+              f"{label}: manifest {m!r} is not in the moved prefix {moved!r}")
+
+
+def check_accel_info(moved):
+    out = run([os.path.join(moved, "bin/accel-info"), "--json"], what="installed accel-info --json")
+    doc = json.loads(out)
+    loaded = [e for e in doc["loader"] if e["state"] == "loaded"]
+    check(any(e["backend"] == "host" for e in loaded), f"installed accel-info did not load host: {doc['loader']}")
+    check_manifests_found_under(moved, [e["manifest_path"] for e in loaded], "accel-info")
+    check(any(d["kind"] == "cpu" for d in doc["physical_devices"]), "installed accel-info lists no cpu device")
+    print("installed accel-info finds the host backend through the moved manifests")
+
+
+def parse_program(out, label, moved, want_outside=False):
+    lines = out.splitlines()
+    loaded = [ln for ln in lines if ln.startswith("loader:") and "state=loaded" in ln]
+    manifests = [ln.split(" manifest=", 1)[1].split(" library=", 1)[0] for ln in loaded]
+    check_manifests_found_under(moved, [m for m in manifests if "/consumer-cmake/" not in m], label)
+    check(any("backend=host" in ln for ln in loaded), f"{label}: host did not load:\n{out}")
+    check(any(ln.startswith("device ") and "(backend host)" in ln for ln in lines), f"{label}: no host device:\n{out}")
+    check(any(ln.startswith("kernel: vadd") and ln.endswith(": ok") for ln in lines), f"{label}: no kernel:\n{out}")
+    if want_outside:
+        check(any("backend=outside" in ln for ln in loaded), f"{label}: the outside backend did not load:\n{out}")
+        check(any("Outside kit device (backend outside)" in ln for ln in lines), f"{label}: no outside device:\n{out}")
+
+
+def cmake_consumer(args, work, moved):
+    src = os.path.join(work, "consumer-cmake")
+    shutil.copytree(args.consumer, src)
+    build = os.path.join(src, "build")
+    run([args.cmake, "-S", src, "-B", build, "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={moved}",
+         f"-DCMAKE_C_COMPILER={args.cc}", f"-DCMAKE_C_FLAGS={args.flags}", f"-DCMAKE_EXE_LINKER_FLAGS={args.flags}",
+         f"-DCMAKE_MODULE_LINKER_FLAGS={args.flags}"], what="configure the find_package consumer")
+    run([args.cmake, "--build", build], what="build the find_package consumer")
+    program = os.path.join(build, "list_and_launch")
+    out = run([program], what="the find_package consumer")
+    parse_program(out, "find_package consumer", moved)
+    manifest = os.path.join(build, "outside.json")
+    check(os.path.exists(manifest), f"accel_add_backend() wrote no manifest at {manifest}")
+    out = run([program], env=clean_env({"ACCEL_ADD_BACKEND_FILES": manifest}),
+              what="the find_package consumer with the outside backend")
+    parse_program(out, "find_package consumer + outside backend", moved, want_outside=True)
+    print("find_package consumer: built, listed devices, launched a kernel; its own backend loaded")
+
+
+def make_consumer(args, work, moved):
+    src = os.path.join(work, "consumer-make")
+    shutil.copytree(args.consumer, src, ignore=shutil.ignore_patterns("CMakeLists.txt", "outside_backend.c"))
+    env = clean_env({"PKG_CONFIG_PATH": os.path.join(moved, "lib/pkgconfig")})
+    cflags = run(["pkg-config", "--cflags", "accel"], env=env, what="pkg-config --cflags accel")
+    includes = [os.path.realpath(w[2:]) for w in shlex.split(cflags) if w.startswith("-I")]
+    check(includes and all(i == os.path.realpath(os.path.join(moved, "include")) for i in includes),
+          f"pkg-config --cflags does not point at the moved prefix's include folder: {cflags!r}")
+    run(["make", "-C", src, f"CC={args.cc}", f"CFLAGS={args.flags}", f"LDFLAGS={args.flags}"], env=env,
+        what="make the pkg-config consumer")
+    out = run([os.path.join(src, "list_and_launch")], what="the pkg-config consumer")
+    parse_program(out, "pkg-config consumer", moved)
+    print("pkg-config consumer: built with make, listed devices, launched a kernel")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for name in ("cmake", "build-dir", "source-dir", "consumer", "work-dir", "cc"):
+        p.add_argument("--" + name, required=True)
+    p.add_argument("--flags", default="")
+    args = p.parse_args()
+    try:
+        work, staged, moved = install_and_move(args)
+        check_layout(moved)
+        check_no_foreign_paths(moved, [os.path.abspath(args.build_dir), os.path.abspath(args.source_dir), staged])
+        check_accel_info(moved)
+        cmake_consumer(args, work, moved)
+        make_consumer(args, work, moved)
+    except Failure as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

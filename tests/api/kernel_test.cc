@@ -88,16 +88,19 @@ class KernelTest : public ::testing::Test {
     for (uint32_t i = n; i < n + 16; ++i) ASSERT_EQ(c[i], -1.0f) << "element " << i << " past n was written";
   }
 
-  // Sums 1..n with `groups` work-groups of `block` items; checks each partial and the total.
-  void CheckReduction(uint64_t n, uint32_t groups, uint32_t block) {
-    SCOPED_TRACE(::testing::Message() << "n=" << n << " groups=" << groups << " block=" << block);
+  // Sums 1..n over a grid of work-groups; checks each group's partial sum and the total.
+  void CheckReduction(uint64_t n, const uint32_t (&grid)[3], const uint32_t (&shape)[3]) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " grid=" << grid[0] << "x" << grid[1] << "x" << grid[2]
+                                      << " block=" << shape[0] << "x" << shape[1] << "x" << shape[2]);
+    const uint32_t groups = grid[0] * grid[1] * grid[2];
+    const uint32_t block = shape[0] * shape[1] * shape[2];
     std::vector<uint64_t> in(n);
     std::iota(in.begin(), in.end(), uint64_t{1});
     std::vector<uint64_t> partial(groups, ~uint64_t{0});
     accel_buffer_t bin = Buffer(n * sizeof(uint64_t)), bpart = Buffer(groups * sizeof(uint64_t));
     Upload(bin, in.data(), n * sizeof(uint64_t));
     accel_kernel_arg_t args[] = {BufferArg(bin), BufferArg(bpart), LocalArg(block * sizeof(uint64_t)), ScalarArg(&n)};
-    accel_launch_desc_t launch = Launch({groups, 1, 1}, {block, 1, 1}, args, 4);
+    accel_launch_desc_t launch = Launch(grid, shape, args, 4);
     ASSERT_EQ(accel_stream_launch_kernel(stream_, Kernel("reduce"), &launch), ACCEL_SUCCESS) << accel_last_error();
     ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, bpart, 0, partial.data(), groups * sizeof(uint64_t)),
               ACCEL_SUCCESS);
@@ -135,11 +138,13 @@ TEST_F(KernelTest, VectorAddIsCorrectOverManyGeometries) {
 }
 
 TEST_F(KernelTest, LocalMemoryReductionIsCorrectOverManyShapes) {
-  CheckReduction(10007, 40, 256);  // prime n, last group partly empty
-  CheckReduction(5000, 52, 97);    // non-power-of-two block
-  CheckReduction(1, 1, 1);
-  CheckReduction(4096, 4, 1024);
-  CheckReduction(999, 1000, 1);  // more groups than items: empty groups sum to 0
+  CheckReduction(10007, {40, 1, 1}, {256, 1, 1});  // prime n, last group partly empty
+  CheckReduction(5000, {52, 1, 1}, {97, 1, 1});    // non-power-of-two block
+  CheckReduction(1, {1, 1, 1}, {1, 1, 1});
+  CheckReduction(4096, {4, 1, 1}, {1024, 1, 1});
+  CheckReduction(999, {1000, 1, 1}, {1, 1, 1});  // more groups than items: empty groups sum to 0
+  CheckReduction(5000, {4, 3, 4}, {8, 4, 4});    // 3-D grid and block
+  CheckReduction(4321, {5, 5, 5}, {7, 3, 2});    // 3-D, odd sizes, the last groups partly empty
 }
 
 TEST_F(KernelTest, KernelQueriesReportTheDeclaration) {

@@ -40,17 +40,21 @@ inline accel_status_t VectorAdd(const accel_native_work_group_t* g, const accel_
 }
 
 // reduce(in, partial, scratch, n): partial[group] = sum of the group's slice
-// of `in` (uint64). Loop 1 loads into local memory; each halving step is its
-// own loop, so the loop boundaries are the barriers.
+// of `in` (uint64), groups and their work-items numbered linearly with x
+// fastest, so 1-, 2- and 3-D geometries all cover `in` in order. Loop 1 loads
+// into local memory; each halving step is its own loop, so the loop boundaries
+// are the barriers.
 inline accel_status_t Reduce(const accel_native_work_group_t* g, const accel_native_arg_t* args) {
   const auto* in = static_cast<const uint64_t*>(args[0].pointer);
   auto* partial = static_cast<uint64_t*>(args[1].pointer);
   auto* scratch = static_cast<uint64_t*>(args[2].pointer);
   uint64_t n = 0;
   std::memcpy(&n, args[3].pointer, sizeof(n));
-  const uint32_t size = g->group_size[0];
+  const uint32_t size = g->group_size[0] * g->group_size[1] * g->group_size[2];
   if (args[2].size < uint64_t{size} * sizeof(uint64_t)) return ACCEL_ERROR_INVALID_ARGUMENT;
-  const uint64_t base = uint64_t{g->group_id[0]} * size;
+  const uint64_t group =
+      (uint64_t{g->group_id[2]} * g->grid_size[1] + g->group_id[1]) * g->grid_size[0] + g->group_id[0];
+  const uint64_t base = group * size;
   for (uint32_t i = 0; i < size; ++i) scratch[i] = base + i < n ? in[base + i] : 0;  // barrier after
   uint32_t half = 1;
   while (half * 2 < size) half *= 2;
@@ -59,7 +63,7 @@ inline accel_status_t Reduce(const accel_native_work_group_t* g, const accel_nat
       if (i + half < size) scratch[i] += scratch[i + half];
     }
   }
-  partial[g->group_id[0]] = scratch[0];
+  partial[group] = scratch[0];
   return ACCEL_SUCCESS;
 }
 

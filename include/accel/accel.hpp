@@ -813,10 +813,11 @@ class ModuleSource {
     return source;
   }
   // An in-process native-host table. It is not copied: it and its functions
-  // must outlive the Module and its launches.
+  // must outlive the Module and its launches (so a temporary is refused).
   static ModuleSource native(const accel_native_module_t& table) {
     return from_data(ACCEL_KERNEL_FORMAT_NATIVE_HOST, &table, sizeof(table));
   }
+  static ModuleSource native(const accel_native_module_t&& table) = delete;
 
   // The C source; its pointers point into *this, valid while it lives unchanged.
   accel_module_source_t c_source() const noexcept {
@@ -883,8 +884,9 @@ class Kernel {
 
 // Owns a module loaded on one device from one or several sources (the first
 // whose format the device executes wins). Calls are thread-safe; destroying
-// (or moving) it must not race other calls on it or its kernels, and makes
-// its Kernel values stale. Enqueued launches still run.
+// (or moving) it must not race other calls on it or its kernels. Destroying
+// it makes its Kernel values stale (moving does not); enqueued launches still
+// run.
 //
 //   accel::Module module(device, accel::ModuleSource::native(kModule), "samples");
 //   accel::Kernel add = module.kernel("vector_add");
@@ -948,8 +950,8 @@ class Module : public detail::Owner<accel_module_t, accel_module_destroy> {
 //                 {accel::Arg::buffer(a), accel::Arg::buffer(b), accel::Arg::buffer(c), accel::Arg::scalar(n)});
 class Arg {
  public:
-  // [offset, offset + size) of `buffer`; whole_size binds to the end. An
-  // `access` of 0 means the kernel's declared access.
+  // [offset, offset + size) of `buffer`; whole_size (or 0, as in C) binds to
+  // the end. An `access` of 0 means the kernel's declared access.
   static Arg buffer(const Buffer& buffer, uint64_t offset = 0, uint64_t size = whole_size,
                     accel_access_t access = static_cast<accel_access_t>(0)) noexcept {
     Arg arg(ACCEL_KERNEL_ARG_KIND_BUFFER);

@@ -5,7 +5,7 @@
 // nothing of it is emitted and the tests link without libaccel. main() then
 // checks the parts that need no library at run time (owners are left out:
 // their destructors reference the C destroy functions). Behaviour against a
-// real backend is tested elsewhere (tests/hpp/).
+// real backend is tested in tests/api/hpp_test.cc.
 #ifndef ACCEL_TESTS_ABI_HPP_COMPILE_H_
 #define ACCEL_TESTS_ABI_HPP_COMPILE_H_
 
@@ -30,6 +30,7 @@ constexpr bool kMoveOnlyOwner = !std::is_copy_constructible_v<T> && !std::is_cop
 static_assert(kMoveOnlyOwner<accel::Buffer>);
 static_assert(kMoveOnlyOwner<accel::Stream>);
 static_assert(kMoveOnlyOwner<accel::Event>);
+static_assert(kMoveOnlyOwner<accel::Module>);
 static_assert(!std::is_copy_constructible_v<accel::Instance> && !std::is_copy_assignable_v<accel::Instance> &&
               std::is_nothrow_move_constructible_v<accel::Instance> &&
               std::is_nothrow_move_assignable_v<accel::Instance> && std::is_nothrow_destructible_v<accel::Instance>);
@@ -40,6 +41,16 @@ static_assert(!std::is_convertible_v<accel_instance_desc_t, accel::Instance>);
 static_assert(!std::is_convertible_v<accel_device_t, accel::Device>);
 static_assert(!std::is_convertible_v<accel_device_t, accel::Stream>);
 static_assert(!std::is_constructible_v<accel::Instance, accel_instance_t>);  // adopt() says so instead
+static_assert(!std::is_convertible_v<accel_kernel_t, accel::Kernel>);
+static_assert(!std::is_convertible_v<accel_module_t, accel::Module>);
+static_assert(!std::is_constructible_v<accel::Module, accel_module_t>);
+// A native-host table is not copied, so a temporary one would dangle.
+template <class T, class = void>
+struct NativeAccepts : std::false_type {};
+template <class T>
+struct NativeAccepts<T, std::void_t<decltype(accel::ModuleSource::native(std::declval<T>()))>> : std::true_type {};
+static_assert(NativeAccepts<const accel_native_module_t&>::value && NativeAccepts<accel_native_module_t&>::value);
+static_assert(!NativeAccepts<accel_native_module_t>::value && !NativeAccepts<const accel_native_module_t&&>::value);
 
 // Non-owning wrappers are a handle and nothing more.
 template <class T, class Handle>
@@ -48,12 +59,21 @@ constexpr bool kHandleValue = std::is_trivially_copyable_v<T> &&
 static_assert(kHandleValue<accel::Device, accel_device_t>);
 static_assert(kHandleValue<accel::PhysicalDevice, accel_physical_device_t>);
 static_assert(kHandleValue<accel::Backend, accel_backend_t>);
+static_assert(kHandleValue<accel::Kernel, accel_kernel_t>);
 static_assert(sizeof(accel::Stream) == sizeof(accel_stream_t) && sizeof(accel::Event) == sizeof(accel_event_t));
+static_assert(sizeof(accel::Module) == sizeof(accel_module_t));
+// Plain values: launch geometry, module sources, launch arguments.
+static_assert(std::is_trivially_copyable_v<accel::Dim3> && std::is_nothrow_default_constructible_v<accel::Dim3>);
+static_assert(std::is_convertible_v<uint32_t, accel::Dim3>);  // `256` means 256x1x1
+static_assert(std::is_copy_constructible_v<accel::ModuleSource> &&
+              std::is_nothrow_move_constructible_v<accel::ModuleSource>);
+static_assert(std::is_copy_constructible_v<accel::Arg> && std::is_nothrow_move_constructible_v<accel::Arg>);
 
 static_assert(std::is_base_of_v<std::runtime_error, accel::Error>);
 static_assert(std::is_nothrow_copy_constructible_v<accel::Error>);
 
 inline accel_status_t plain_callback() { return ACCEL_SUCCESS; }
+inline void plain_release() {}
 
 struct MoveOnlyCallable {
   std::vector<int> data;
@@ -163,6 +183,76 @@ inline void exercise() {
                 static_cast<double>(values[0]), static_cast<unsigned long long>(moved.size()), moved.data());
   }
 
+  // Memory interop.
+  accel::Buffer imported = accel::Buffer::import_host(device, host.data(), host.size() * sizeof(float));
+  accel::Buffer read_only =
+      accel::Buffer::import_host(device, host.data(), host.size() * sizeof(float), ACCEL_IMPORT_FLAG_READ_ONLY);
+  accel::Buffer released = accel::Buffer::import_host(device, host.data(), 64, [&counter] { ++counter; });
+  accel::Buffer released_read_only =
+      accel::Buffer::import_host(device, host.data(), 64, MoveOnlyCallable{}, ACCEL_IMPORT_FLAG_READ_ONLY);
+  accel::Buffer released_by_function = accel::Buffer::import_host(device, host.data(), 64, &plain_release);
+  accel_buffer_import_desc_t import_desc{};
+  import_desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
+  import_desc.struct_size = sizeof import_desc;
+  import_desc.type = ACCEL_EXTERNAL_MEMORY_TYPE_DMA_BUF_FD;
+  import_desc.handle = 3;
+  import_desc.size = 4096;
+  accel::Buffer from_fd = accel::Buffer::import(device, import_desc);
+  accel_external_memory_t exported = imported.export_handle(ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER);
+  void* host_address = imported.host_address();
+  uint64_t device_address = imported.device_address();
+  std::printf("%p %llu %llu %llu\n", host_address, static_cast<unsigned long long>(exported.handle),
+              static_cast<unsigned long long>(device_address),
+              static_cast<unsigned long long>(read_only.size() + released.size() + released_read_only.size() +
+                                              released_by_function.size() + from_fd.size()));
+
+  // Modules and kernels.
+  static const accel_native_module_t table{};
+  accel::Module natives(device, accel::ModuleSource::native(table), "compile");
+  accel::Module unnamed(device, accel::ModuleSource::native(table));
+  const char blob[] = "kernel void k() {}";
+  std::vector<accel::ModuleSource> sources = {
+      accel::ModuleSource::from_file(ACCEL_KERNEL_FORMAT_SPIRV_VULKAN, "scale.spv"),
+      accel::ModuleSource::from_file(ACCEL_KERNEL_FORMAT_OPENCL_C, "scale.cl", "-DN=4"),
+      accel::ModuleSource::from_data(ACCEL_KERNEL_FORMAT_OPENCL_C, blob, sizeof blob, "-DN=4"),
+      accel::ModuleSource::from_data(ACCEL_KERNEL_FORMAT_PTX, blob, sizeof blob),
+      accel::ModuleSource::native(table),
+  };
+  accel::Module several(device, sources, "several");
+  accel::Module from_list(device, {sources[0], sources[4]});
+  accel::Module adopted_module = accel::Module::adopt(several.release());
+  unnamed = std::move(from_list);
+  accel_module_properties_t module_props = natives.properties();
+  std::vector<std::string> kernel_names = natives.kernel_names();
+  accel::Kernel vadd = natives.kernel("vadd");
+  accel_kernel_properties_t kernel_props = vadd.properties();
+  accel_kernel_argument_info_t first = vadd.argument_info(0);
+  std::vector<accel_kernel_argument_info_t> arguments = vadd.arguments();
+  std::printf("%s %u %zu %s %u %s %s %u %d\n", module_props.name, module_props.kernel_count, kernel_names.size(),
+              vadd.name().c_str(), kernel_props.argument_count, first.name, arguments.at(0).name,
+              adopted_module.device().capabilities().compute_units + unnamed.properties().source_index,
+              vadd == accel::Kernel() || vadd != natives.kernel("reduce") || !vadd);
+  const uint32_t n = 1024;
+  stream.launch(vadd, (n + 255) / 256, 256,
+                {accel::Arg::buffer(buffer), accel::Arg::buffer(buffer, 0, 2048),
+                 accel::Arg::buffer(buffer, 2048, accel::whole_size, ACCEL_ACCESS_WRITE), accel::Arg::scalar(n)});
+  std::vector<accel::Arg> args = {accel::Arg::buffer(imported), accel::Arg::local(256), accel::Arg::scalar(1.0f),
+                                  accel::Arg::scalar(uint64_t{n}), accel::Arg::device_address(device_address)};
+  stream.launch(vadd, {4, 2}, {8, 8, 1}, args);
+  stream.launch(vadd, accel::Dim3(), accel::Dim3(1, 1, 1), args.data(), args.size());
+  stream.launch(natives.kernel("none"), 1, 1, {});
+  accel_kernel_arg_t c_arg = args.at(0).c_arg();
+  std::printf("%d %d\n", static_cast<int>(c_arg.kind), static_cast<int>(args.at(1).kind()));
+
+  // Topology.
+  accel_device_topology_t topology = device.topology();
+  accel_device_link_t self_link = device.link(device);
+  std::vector<accel_nic_properties_t> nics = instance.nics();
+  accel_device_link_t nic_link = device.nic_link(0);
+  std::vector<accel_domain_t> domains = device.domains();
+  std::printf("%s %d %u %s %zu %d %zu %s\n", topology.local_cpus, topology.numa_node, self_link.link_count,
+              self_link.fabric, nics.size(), static_cast<int>(nic_link.link_class), domains.size(), domains.at(0).id);
+
   accel::Stream moved_stream = std::move(stream);
   accel::Event moved_event;
   moved_event = std::move(end);
@@ -231,6 +321,58 @@ inline int run_checks() {
 
   accel::Device none;
   expect(!none && none.handle() == nullptr && none == accel::Device(), "a default Device is null");
+  accel::Kernel no_kernel;
+  expect(!no_kernel && no_kernel.handle() == nullptr && no_kernel == accel::Kernel(), "a default Kernel is null");
+
+  constexpr accel::Dim3 unit;
+  constexpr accel::Dim3 line = 256;
+  constexpr accel::Dim3 plane(4, 2);
+  static_assert(unit.x == 1 && unit.y == 1 && unit.z == 1, "a default Dim3 is 1x1x1");
+  static_assert(line.x == 256 && line.y == 1 && line.z == 1, "one number is x, the rest 1");
+  static_assert(plane.x == 4 && plane.y == 2 && plane.z == 1, "two numbers are x and y");
+
+  static const accel_native_module_t table{};
+  const accel_module_source_t native = accel::ModuleSource::native(table).c_source();
+  expect(native.stype == ACCEL_STRUCTURE_TYPE_MODULE_SOURCE && native.struct_size == sizeof native &&
+             native.next == nullptr,
+         "ModuleSource::c_source fills the header");
+  expect(native.format == ACCEL_KERNEL_FORMAT_NATIVE_HOST && native.data == &table &&
+             native.size == sizeof(accel_native_module_t) && native.path == nullptr && native.options == nullptr,
+         "a native source points at the table, not a copy");
+  const accel::ModuleSource file = accel::ModuleSource::from_file(ACCEL_KERNEL_FORMAT_SPIRV_VULKAN, "k.spv", "-O2");
+  const accel_module_source_t from_file = file.c_source();
+  expect(from_file.format == ACCEL_KERNEL_FORMAT_SPIRV_VULKAN && from_file.data == nullptr && from_file.size == 0 &&
+             from_file.path != nullptr && std::strcmp(from_file.path, "k.spv") == 0 && from_file.options != nullptr &&
+             std::strcmp(from_file.options, "-O2") == 0,
+         "a file source has a path and options, no data");
+  const char blob[] = "kernel void k() {}";
+  const accel::ModuleSource data = accel::ModuleSource::from_data(ACCEL_KERNEL_FORMAT_OPENCL_C, blob, sizeof blob);
+  const accel::ModuleSource copied = data;
+  const accel_module_source_t from_data = copied.c_source();
+  expect(from_data.format == ACCEL_KERNEL_FORMAT_OPENCL_C && from_data.data == blob && from_data.size == sizeof blob &&
+             from_data.path == nullptr && from_data.options == nullptr,
+         "a data source has data and size, no path; empty options are NULL");
+
+  const uint32_t n = 0xC0FFEEu;
+  const accel::Arg scalar = accel::Arg::scalar(n);
+  const accel::Arg scalar_copy = scalar;
+  const accel_kernel_arg_t c_scalar = scalar_copy.c_arg();
+  uint32_t scalar_value = 0;
+  if (c_scalar.value != nullptr) std::memcpy(&scalar_value, c_scalar.value, sizeof scalar_value);
+  expect(c_scalar.stype == ACCEL_STRUCTURE_TYPE_KERNEL_ARG && c_scalar.struct_size == sizeof c_scalar &&
+             c_scalar.next == nullptr,
+         "Arg::c_arg fills the header");
+  expect(c_scalar.kind == ACCEL_KERNEL_ARG_KIND_SCALAR && c_scalar.size == sizeof n && c_scalar.value != &n &&
+             scalar_value == n && c_scalar.buffer == nullptr,
+         "a scalar is copied into the Arg (and its copies)");
+  const accel_kernel_arg_t c_local = accel::Arg::local(512).c_arg();
+  expect(accel::Arg::local(512).kind() == ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY &&
+             c_local.kind == ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY && c_local.size == 512 && c_local.value == nullptr,
+         "local memory is a size");
+  const accel_kernel_arg_t c_address = accel::Arg::device_address(0x1000).c_arg();
+  expect(c_address.kind == ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS && c_address.device_address == 0x1000 &&
+             c_address.size == 0 && c_address.value == nullptr,
+         "a device address is the address");
 
   return failures;
 }

@@ -91,6 +91,11 @@ typedef struct accel_host_services_t {
   void (*deallocate)(void* context, void* pointer);
   const char* cache_dir;  /* ACCEL_CACHE_DIR, or NULL: where compiler caches go */
   const char* machine_id; /* stable id of this machine, never NULL */
+  /* The value of an ACCEL_* setting as this instance sees it ("ACCEL_SIM_PROFILE"),
+   * or NULL when it is unset or the instance ignores the environment (a
+   * privileged process, ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT). The string
+   * lives as long as the context. Backends read their settings only here. */
+  const char* (*get_setting)(void* context, const char* name);
 } accel_host_services_t;
 
 /*===----------------------------------------------------------------------===*/
@@ -241,9 +246,9 @@ typedef struct accel_backend_api_t {
   accel_status_t (*buffer_get_device_address)(accel_bk_buffer_t buffer, uint64_t* out_address);
 
   /* --- Topology (docs/topology.md) ---------------------------------------- */
-  /* Fills what the backend knows (pci_bus_id, numa_node, local_cpus and
-   * local_cpu_count). The core passes a zeroed struct of its own size with
-   * numa_node and nearest_nic -1, and completes pcie_root, nearest_nic,
+  /* Fills what the backend knows (pci_bus_id, pcie_root, numa_node,
+   * local_cpus and local_cpu_count). The core passes a zeroed struct of its
+   * own size with numa_node and nearest_nic -1, and completes nearest_nic,
    * domain_count and what the backend left empty from the PCI tree. */
   accel_status_t (*device_get_topology)(accel_bk_device_t device, accel_device_topology_t* out_topology);
   /* Both devices are this backend's and different. A class of
@@ -253,6 +258,24 @@ typedef struct accel_backend_api_t {
   /* The fabric clique the device belongs to (level ACCEL_DOMAIN_LEVEL_CLIQUE),
    * or ACCEL_ERROR_NOT_FOUND when it has none. */
   accel_status_t (*device_get_clique)(accel_bk_device_t device, accel_domain_t* out_domain);
+  /* NICs the backend describes itself (a simulated node's), as the
+   * enumeration pattern of context_get_devices; the core lists them after the
+   * machine's, with indices past the machine's. */
+  accel_status_t (*context_get_nics)(accel_bk_context_t context, uint32_t* inout_count,
+                                     accel_nic_properties_t* out_nics);
+  /* The path from `device` to the backend's own NIC `nic_index` (an index
+   * into context_get_nics). */
+  accel_status_t (*device_get_nic_link)(accel_bk_device_t device, uint32_t nic_index, accel_device_link_t* out_link);
+  /* The domain levels the backend knows for the device, innermost first, as
+   * the enumeration pattern; a level given here replaces the core's (a
+   * simulated node has its own node, rack and slice ids). When set, the core
+   * does not call device_get_clique. */
+  accel_status_t (*device_get_domains)(accel_bk_device_t device, uint32_t* inout_count, accel_domain_t* out_domains);
+
+  /* --- Streams, continued -------------------------------------------------- */
+  /* The stream's copy counters (accel_stream_get_copy_statistics); the core
+   * passes a zeroed struct of its own size. */
+  accel_status_t (*stream_get_copy_statistics)(accel_bk_stream_t stream, accel_copy_statistics_t* out_statistics);
   /* New slots go here, at the end, with the minor version that added them. */
 } accel_backend_api_t;
 

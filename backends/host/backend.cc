@@ -12,58 +12,6 @@
 
 namespace accel::host {
 
-// --- Shared helpers ----------------------------------------------------------------------------------------------
-
-const char* StatusName(accel_status_t status) noexcept {
-  switch (status) {
-    case ACCEL_SUCCESS: return "ACCEL_SUCCESS";
-    case ACCEL_NOT_READY: return "ACCEL_NOT_READY";
-    case ACCEL_ERROR_INVALID_ARGUMENT: return "ACCEL_ERROR_INVALID_ARGUMENT";
-    case ACCEL_ERROR_INVALID_HANDLE: return "ACCEL_ERROR_INVALID_HANDLE";
-    case ACCEL_ERROR_INVALID_ENUM: return "ACCEL_ERROR_INVALID_ENUM";
-    case ACCEL_ERROR_UNSUPPORTED: return "ACCEL_ERROR_UNSUPPORTED";
-    case ACCEL_ERROR_UNIMPLEMENTED: return "ACCEL_ERROR_UNIMPLEMENTED";
-    case ACCEL_ERROR_NOT_FOUND: return "ACCEL_ERROR_NOT_FOUND";
-    case ACCEL_ERROR_RESOURCE_EXHAUSTED: return "ACCEL_ERROR_RESOURCE_EXHAUSTED";
-    case ACCEL_ERROR_FAILED_PRECONDITION: return "ACCEL_ERROR_FAILED_PRECONDITION";
-    case ACCEL_ERROR_TIMEOUT: return "ACCEL_ERROR_TIMEOUT";
-    case ACCEL_ERROR_DEVICE_LOST: return "ACCEL_ERROR_DEVICE_LOST";
-    case ACCEL_ERROR_BACKEND_UNAVAILABLE: return "ACCEL_ERROR_BACKEND_UNAVAILABLE";
-    case ACCEL_ERROR_INCOMPATIBLE_VERSION: return "ACCEL_ERROR_INCOMPATIBLE_VERSION";
-    case ACCEL_ERROR_INTERNAL: return "ACCEL_ERROR_INTERNAL";
-    case ACCEL_STATUS_FORCE32: break;
-  }
-  return "ACCEL_STATUS_UNKNOWN";
-}
-
-std::string VersionString(uint32_t version) {
-  return std::to_string(ACCEL_VERSION_MAJOR(version)) + "." + std::to_string(ACCEL_VERSION_MINOR(version)) + "." +
-         std::to_string(ACCEL_VERSION_PATCH(version));
-}
-
-HostServices::HostServices(const accel_host_services_t* services) noexcept {
-  if (services == nullptr) return;
-  if (ACCEL_HOST_HAS_FIELD(services, accel_host_services_t, context)) context_ = services->context;
-  if (ACCEL_HOST_HAS_FIELD(services, accel_host_services_t, log)) log_ = services->log;
-  if (ACCEL_HOST_HAS_FIELD(services, accel_host_services_t, set_error)) set_error_ = services->set_error;
-}
-
-void HostServices::Log(accel_log_level_t level, const char* message) const noexcept {
-  if (log_ != nullptr) log_(context_, level, message);
-}
-
-accel_status_t HostServices::Fail(accel_status_t status, const char* message) const noexcept {
-  if (set_error_ != nullptr) set_error_(context_, status, message);
-  return status;
-}
-
-Deadline::Deadline(uint64_t timeout_ns) {
-  // Timeouts past ~146 years cannot be added to steady_clock::now() without overflow; they are infinite in practice.
-  constexpr uint64_t kLongestFinite = uint64_t{1} << 62;
-  if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > kLongestFinite) return;
-  end_ = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
-}
-
 // --- Context -----------------------------------------------------------------------------------------------------
 
 // One opened instance of the backend: the core's services, the machine's topology, the CPU device and the thread
@@ -153,8 +101,10 @@ accel_status_t ContextGetDevices(accel_bk_context_t handle, uint32_t* inout_coun
   return ACCEL_SUCCESS;
 }
 
-// The function table: static, immutable. Every 1.0 slot is filled but device_get_link: the host backend has one
-// device, so the core never asks for a link between two of its devices.
+// The function table: static, immutable. Every 1.0 slot is filled but device_get_link (the host backend has one
+// device, so the core never asks for a link between two of its devices), context_get_nics and device_get_nic_link
+// (the machine's NICs are the core's, from hwloc) and device_get_domains (the core's node and
+// ACCEL_TOPOLOGY_DOMAINS levels are the host's).
 const accel_backend_api_t kApi = {
     .stype = ACCEL_STRUCTURE_TYPE_BACKEND_API,
     .struct_size = sizeof(accel_backend_api_t),
@@ -205,6 +155,10 @@ const accel_backend_api_t kApi = {
     .device_get_topology = DeviceGetTopology,
     .device_get_link = nullptr,
     .device_get_clique = DeviceGetClique,
+    .context_get_nics = nullptr,
+    .device_get_nic_link = nullptr,
+    .device_get_domains = nullptr,
+    .stream_get_copy_statistics = StreamGetCopyStatistics,
 };
 
 // Negotiation: the major of the core's newest version must be ours; the answer is the older of the two newest.

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "device_hooks.h"
 #include "host_backend.h"
 
 namespace accel::host {
@@ -25,13 +26,15 @@ struct Placement {
   uint32_t local_cpu_count = 0;  // CPUs in `local_cpus`
 };
 
-// The one device of a context: the machine's CPU with its descriptor, its placement and the context's thread pool.
+// A device of the engine: for the host backend the machine's CPU, with its descriptor, its placement and the
+// context's thread pool; the sim backend makes one per simulated device, with its hooks.
 // Immutable after the context creates it; safe to read from any thread (the pool is itself thread-safe).
 struct Device {
   const HostServices* host = nullptr;          // the context's services
   accel_device_capabilities_t capabilities{};  // full size, every backend-owned field filled
   Placement placement;
-  ThreadPool* pool = nullptr;  // the context's, runs the work-groups of every launch
+  ThreadPool* pool = nullptr;          // the context's, runs the work-groups of every launch
+  const DeviceHooks* hooks = nullptr;  // a backend built on the engine (sim); null for the host's CPU
 };
 
 // One loaded hwloc topology of this machine (hwloc_topology_init and _load), destroyed with the object.

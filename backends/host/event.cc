@@ -122,8 +122,7 @@ accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t 
       }
       records[i] = events[i].event->current();
       if (records[i] == nullptr) {
-        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
-                         std::string("'") + events[i].role + "' was never recorded");
+        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + events[i].role + "' was never recorded");
       }
     }
     Record::Outcome outcomes[2];

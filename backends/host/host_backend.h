@@ -1,6 +1,8 @@
-// What every file of the host backend shares: the core's host services, the
+// What every file of the host engine shares: the core's host services, the
 // guard that keeps exceptions from crossing the C ABI, timeouts, handle
 // conversions and the slot functions that backend.cc puts into its table.
+// The engine (everything here but backend.cc) is also the sim backend's
+// (backends/host/README.md, "The host engine").
 #ifndef ACCEL_BACKENDS_HOST_HOST_BACKEND_H_
 #define ACCEL_BACKENDS_HOST_HOST_BACKEND_H_
 
@@ -60,7 +62,12 @@ void WritePrefix(const T& from, T* to) {
 class HostServices {
  public:
   HostServices() = default;
-  explicit HostServices(const accel_host_services_t* services) noexcept;
+  // `backend_name` is static; messages say "the <name> backend".
+  explicit HostServices(const accel_host_services_t* services, const char* backend_name = kBackendName) noexcept;
+
+  const char* backend_name() const noexcept { return backend_name_; }
+  // The instance's value of an ACCEL_* setting, or NULL (accel_host_services_t::get_setting).
+  const char* Setting(const char* name) const noexcept;
 
   void Log(accel_log_level_t level, const char* message) const noexcept;
   void Log(accel_log_level_t level, const std::string& message) const noexcept { Log(level, message.c_str()); }
@@ -72,9 +79,11 @@ class HostServices {
   }
 
  private:
+  const char* backend_name_ = kBackendName;
   void* context_ = nullptr;
   void (*log_)(void*, accel_log_level_t, const char*) = nullptr;
   void (*set_error_)(void*, accel_status_t, const char*) = nullptr;
+  const char* (*get_setting_)(void*, const char*) = nullptr;
 };
 
 // Runs a slot's body and turns an escaping exception into a status with a message, so none crosses the C ABI.
@@ -87,10 +96,12 @@ accel_status_t Guard(const HostServices& host, const char* slot, Body&& body) no
     std::snprintf(message, sizeof(message), "%s: out of host memory", slot);
     return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
   } catch (const std::exception& e) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: %s", slot, e.what());
+    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: %s", slot, host.backend_name(),
+                  e.what());
     return host.Fail(ACCEL_ERROR_INTERNAL, message);
   } catch (...) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: unknown exception", slot);
+    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: unknown exception", slot,
+                  host.backend_name());
     return host.Fail(ACCEL_ERROR_INTERNAL, message);
   }
 }
@@ -102,10 +113,12 @@ void GuardVoid(const HostServices& host, const char* slot, Body&& body) noexcept
   try {
     body();
   } catch (const std::exception& e) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: %s", slot, e.what());
+    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: %s", slot, host.backend_name(),
+                  e.what());
     host.Log(ACCEL_LOG_LEVEL_ERROR, message);
   } catch (...) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the host backend: unknown exception", slot);
+    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: unknown exception", slot,
+                  host.backend_name());
     host.Log(ACCEL_LOG_LEVEL_ERROR, message);
   }
 }
@@ -194,6 +207,10 @@ accel_status_t StreamWaitEvent(accel_bk_stream_t stream, accel_bk_event_t event)
 accel_status_t StreamQuery(accel_bk_stream_t stream) noexcept;
 accel_status_t StreamSynchronize(accel_bk_stream_t stream, uint64_t timeout_ns) noexcept;
 accel_status_t StreamClearError(accel_bk_stream_t stream) noexcept;
+accel_status_t StreamGetCopyStatistics(accel_bk_stream_t stream, accel_copy_statistics_t* out_statistics) noexcept;
+// Not a slot: queues an operation that fails with `status` and `message` when the worker reaches it, as if the device
+// had reported an error there (the sim backend's injected stream faults).
+accel_status_t StreamEnqueueFailure(accel_bk_stream_t stream, accel_status_t status, const std::string& message);
 accel_status_t StreamLaunchKernel(accel_bk_stream_t stream, accel_bk_kernel_t kernel,
                                   const accel_bk_launch_t* launch) noexcept;
 

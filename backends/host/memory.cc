@@ -59,7 +59,8 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
     const accel_memory_kind_t kind = desc->memory_kind;
     if (kind != ACCEL_MEMORY_KIND_DEVICE && kind != ACCEL_MEMORY_KIND_HOST_PINNED) {
       return host.Fail(ACCEL_ERROR_UNSUPPORTED, "memory kind " + std::to_string(static_cast<int>(kind)) +
-                                                    " is not supported by the host backend");
+                                                    " is not supported by the " + std::string(host.backend_name()) +
+                                                    " backend");
     }
     std::shared_ptr<Storage> storage = Storage::Allocate(desc->size);
     if (storage == nullptr) {
@@ -101,8 +102,9 @@ accel_status_t BufferImport(accel_bk_device_t device_handle, const accel_buffer_
     }
     const auto d = ReadPrefix<accel_buffer_import_desc_t>(desc, desc->struct_size);
     if (d.type != ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER) {
-      return host.Fail(ACCEL_ERROR_UNSUPPORTED, "the host backend cannot import " + ExternalMemoryTypeName(d.type) +
-                                                    " memory; it imports " + kImportedTypes + " only");
+      return host.Fail(ACCEL_ERROR_UNSUPPORTED, "the " + std::string(host.backend_name()) + " backend cannot import " +
+                                                    ExternalMemoryTypeName(d.type) + " memory; it imports " +
+                                                    kImportedTypes + " only");
     }
     if (d.handle == 0) return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "the host pointer ('handle') is NULL");
     if (d.offset > UINTPTR_MAX - d.handle || d.size - 1 > UINTPTR_MAX - d.handle - d.offset) {
@@ -124,8 +126,9 @@ accel_status_t BufferExport(accel_bk_buffer_t handle, accel_external_memory_type
   const HostServices& host = *buffer->device->host;
   return Guard(host, "buffer_export", [&]() -> accel_status_t {
     if (type != ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER) {
-      return host.Fail(ACCEL_ERROR_UNSUPPORTED, "the host backend cannot export " + ExternalMemoryTypeName(type) +
-                                                    " memory; it exports " + kImportedTypes + " only");
+      return host.Fail(ACCEL_ERROR_UNSUPPORTED, "the " + std::string(host.backend_name()) + " backend cannot export " +
+                                                    ExternalMemoryTypeName(type) + " memory; it exports " +
+                                                    kImportedTypes + " only");
     }
     accel_external_memory_t memory = ReadPrefix<accel_external_memory_t>(out_memory, out_memory->struct_size);
     memory.type = type;

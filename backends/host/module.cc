@@ -324,7 +324,8 @@ accel_status_t ModuleCreate(accel_bk_device_t device_handle, const accel_module_
   return Guard(host, "module_create", [&]() -> accel_status_t {
     const auto s = ReadPrefix<accel_module_source_t>(source, source->struct_size);
     if (s.format != ACCEL_KERNEL_FORMAT_NATIVE_HOST) {
-      return host.Fail(ACCEL_ERROR_UNSUPPORTED, "the host backend builds native-host modules only");
+      return host.Fail(ACCEL_ERROR_UNSUPPORTED,
+                       std::string("the ") + host.backend_name() + " backend builds native-host modules only");
     }
     if ((s.data == nullptr) == (s.path == nullptr)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "exactly one of 'data' and 'path' must be set");

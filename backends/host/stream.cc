@@ -46,6 +46,7 @@ struct CopyBufferOp {
   std::shared_ptr<Storage> dst;
   uint64_t dst_offset;
   uint64_t size;
+  CopyPath path;  // chosen at enqueue from the two buffers' devices
 };
 struct FillOp {
   std::shared_ptr<Storage> dst;
@@ -70,9 +71,13 @@ struct WaitEventOp {
 struct LaunchKernelOp {
   std::unique_ptr<const Launch> launch;  // holds the buffers' storage and the module image until the op is gone
 };
+struct FailOp {
+  accel_status_t status;  // an error, reported as the device's when the worker reaches it
+  std::string message;
+};
 
 using OpBody = std::variant<CopyHostToBufferOp, CopyBufferToHostOp, CopyBufferOp, FillOp, HostCallbackOp, FreeBufferOp,
-                            RecordEventOp, WaitEventOp, LaunchKernelOp>;
+                            RecordEventOp, WaitEventOp, LaunchKernelOp, FailOp>;
 
 struct Operation {
   uint64_t number;  // 1 for the stream's first operation
@@ -96,8 +101,8 @@ std::string OpName(const OpBody& body) {
                  [](const CopyBufferOp&) { return "copy buffer"; }, [](const FillOp&) { return "fill buffer"; },
                  [](const HostCallbackOp&) { return "host callback"; },
                  [](const FreeBufferOp&) { return "free buffer"; }, [](const RecordEventOp&) { return "record event"; },
-                 [](const WaitEventOp&) { return "wait event"; },
-                 [](const LaunchKernelOp&) { return "launch kernel"; }},
+                 [](const WaitEventOp&) { return "wait event"; }, [](const LaunchKernelOp&) { return "launch kernel"; },
+                 [](const FailOp&) { return "device work"; }},
       body);
 }
 
@@ -114,6 +119,45 @@ void Fill(std::byte* dst, uint64_t size, const std::byte* pattern, uint32_t patt
     const uint64_t chunk = written < size - written ? written : size - written;
     std::memcpy(dst + written, dst, chunk);
     written += chunk;
+  }
+}
+
+// Copies [src, src + size) to dst through a host bounce buffer of at most 4 MiB, as a device without a peer path
+// does: device to host, then host to device.
+void StagedCopy(std::byte* dst, const std::byte* src, uint64_t size) {
+  constexpr uint64_t kBounce = uint64_t{4} << 20;
+  std::unique_ptr<std::byte[]> bounce(new std::byte[size < kBounce ? size : kBounce]);
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t chunk = size - done < kBounce ? size - done : kBounce;
+    std::memcpy(bounce.get(), src + done, chunk);
+    std::memcpy(dst + done, bounce.get(), chunk);
+    done += chunk;
+  }
+}
+
+// Adds one completed copy to the counters.
+void Count(const OpBody& body, accel_copy_statistics_t* stats) {
+  if (const auto* up = std::get_if<CopyHostToBufferOp>(&body)) {
+    ++stats->host_to_device_copies;
+    stats->host_to_device_bytes += up->size;
+  } else if (const auto* down = std::get_if<CopyBufferToHostOp>(&body)) {
+    ++stats->device_to_host_copies;
+    stats->device_to_host_bytes += down->size;
+  } else if (const auto* c = std::get_if<CopyBufferOp>(&body)) {
+    switch (c->path) {
+      case CopyPath::kLocal:
+        ++stats->local_copies;
+        stats->local_bytes += c->size;
+        break;
+      case CopyPath::kPeer:
+        ++stats->peer_copies;
+        stats->peer_bytes += c->size;
+        break;
+      case CopyPath::kStaged:
+        ++stats->staged_copies;
+        stats->staged_bytes += c->size;
+        break;
+    }
   }
 }
 
@@ -164,6 +208,7 @@ class Stream {
   accel_status_t Query();
   accel_status_t Synchronize(uint64_t timeout_ns);
   accel_status_t ClearError();
+  accel_copy_statistics_t CopyStatistics();
 
  private:
   void Run();
@@ -183,6 +228,7 @@ class Stream {
   // worker may read it without the lock while it executes an operation.
   accel_status_t error_ = ACCEL_SUCCESS;
   std::string error_message_;
+  accel_copy_statistics_t copies_{};  // completed copies, under the mutex
   // Scratch memory for the work-groups this stream's worker runs itself during a launch; used only by the worker.
   Scratch scratch_;
   std::thread worker_;
@@ -219,6 +265,7 @@ void Stream::Run() {
     work_available_.wait(lock, [this] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, and drained
     Failure failure;
+    accel_copy_statistics_t done{};
     {
       Operation op = std::move(queue_.front());
       queue_.pop_front();
@@ -226,8 +273,19 @@ void Stream::Run() {
       const accel_status_t prior = error_;
       lock.unlock();
       failure = Execute(op, prior);
+      if (prior == ACCEL_SUCCESS && failure.status == ACCEL_SUCCESS) Count(op.body, &done);
     }  // `op` dies here: the storage and records it held are released before the stream can report idle.
     lock.lock();
+    copies_.host_to_device_copies += done.host_to_device_copies;
+    copies_.host_to_device_bytes += done.host_to_device_bytes;
+    copies_.device_to_host_copies += done.device_to_host_copies;
+    copies_.device_to_host_bytes += done.device_to_host_bytes;
+    copies_.local_copies += done.local_copies;
+    copies_.local_bytes += done.local_bytes;
+    copies_.peer_copies += done.peer_copies;
+    copies_.peer_bytes += done.peer_bytes;
+    copies_.staged_copies += done.staged_copies;
+    copies_.staged_bytes += done.staged_bytes;
     if (failure.status != ACCEL_SUCCESS && error_ == ACCEL_SUCCESS) {
       error_ = failure.status;
       error_message_ = std::move(failure.message);
@@ -256,8 +314,15 @@ Failure Stream::Execute(Operation& op, accel_status_t prior) noexcept {
                      return {};
                    },
                    [](CopyBufferOp& copy) -> Failure {
-                     std::memmove(copy.dst->data() + copy.dst_offset, copy.src->data() + copy.src_offset, copy.size);
+                     if (copy.path == CopyPath::kStaged) {
+                       StagedCopy(copy.dst->data() + copy.dst_offset, copy.src->data() + copy.src_offset, copy.size);
+                     } else {
+                       std::memmove(copy.dst->data() + copy.dst_offset, copy.src->data() + copy.src_offset, copy.size);
+                     }
                      return {};
+                   },
+                   [](FailOp& fail) -> Failure {
+                     return {fail.status, fail.message};
                    },
                    [](FillOp& fill) -> Failure {
                      Fill(fill.dst->data() + fill.offset, fill.size, fill.pattern.data(), fill.pattern_size);
@@ -349,6 +414,11 @@ accel_status_t Stream::ClearError() {
   return ACCEL_SUCCESS;
 }
 
+accel_copy_statistics_t Stream::CopyStatistics() {
+  std::lock_guard lock(mutex_);
+  return copies_;
+}
+
 // --- Slots -------------------------------------------------------------------------------------------------------
 
 accel_status_t StreamCreate(accel_bk_device_t device_handle, const accel_stream_desc_t* /*desc*/,
@@ -401,7 +471,14 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
                                 accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept {
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_copy_buffer", [&] {
-    return stream->Enqueue(CopyBufferOp{Unwrap(src)->storage, src_offset, Unwrap(dst)->storage, dst_offset, size});
+    const Buffer* from = Unwrap(src);
+    const Buffer* to = Unwrap(dst);
+    CopyPath path = CopyPath::kLocal;
+    if (from->device != to->device) {
+      const DeviceHooks* hooks = stream->device()->hooks;
+      path = hooks != nullptr ? hooks->PathBetween(*from->device, *to->device) : CopyPath::kPeer;
+    }
+    return stream->Enqueue(CopyBufferOp{from->storage, src_offset, to->storage, dst_offset, size, path});
   });
 }
 
@@ -411,7 +488,8 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
   return Guard(stream->host(), "stream_fill_buffer", [&]() -> accel_status_t {
     if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) {
       return stream->host().Fail(ACCEL_ERROR_INVALID_ARGUMENT, "fill pattern of " + std::to_string(pattern_size) +
-                                                                   " bytes; the host backend fills with 1, 2 or 4");
+                                                                   " bytes; the " + stream->host().backend_name() +
+                                                                   " backend fills with 1, 2 or 4");
     }
     FillOp fill{Unwrap(buffer)->storage, offset, size, {}, pattern_size};
     std::memcpy(fill.pattern.data(), pattern, pattern_size);
@@ -484,6 +562,19 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t handle, accel_bk_kernel_t ke
     if (status != ACCEL_SUCCESS) return status;
     return stream->Enqueue(LaunchKernelOp{std::move(copied)});
   });
+}
+
+accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_statistics_t* out_statistics) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_get_copy_statistics", [&]() -> accel_status_t {
+    accel_copy_statistics_t stats = stream->CopyStatistics();
+    WritePrefix(stats, out_statistics);
+    return ACCEL_SUCCESS;
+  });
+}
+
+accel_status_t StreamEnqueueFailure(accel_bk_stream_t handle, accel_status_t status, const std::string& message) {
+  return Unwrap(handle)->Enqueue(FailOp{status, message});
 }
 
 }  // namespace accel::host

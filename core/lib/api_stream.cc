@@ -209,4 +209,21 @@ ACCEL_API accel_status_t accel_stream_clear_error(accel_stream_t stream) {
   });
 }
 
+ACCEL_API accel_status_t accel_stream_get_copy_statistics(accel_stream_t stream,
+                                                          accel_copy_statistics_t* out_statistics) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Stream, stream);
+    ACCEL_TRY(CheckOutStruct(out_statistics, ACCEL_STRUCTURE_TYPE_COPY_STATISTICS, "out_statistics"));
+    accel_copy_statistics_t stats{};
+    stats.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
+    stats.struct_size = sizeof(stats);
+    ACCEL_TRY(OnStream(*self, ACCEL_SLOT(*self->device->backend, stream_get_copy_statistics, self->bk, &stats)));
+    stats.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
+    stats.struct_size = sizeof(stats);
+    stats.next = nullptr;
+    FillOutStruct(out_statistics, stats);
+    return Status::Ok();
+  });
+}
+
 }  // extern "C"

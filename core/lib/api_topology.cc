@@ -3,6 +3,8 @@
 #include "api_common.h"
 #include "identity.h"
 
+#include <map>
+
 using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
 namespace {
@@ -30,6 +32,7 @@ Expected<Placement> PlacementOf(const Device& dev) {
   Placement p;
   if (s.ok()) {
     p.pci_bus_id = std::string(t.pci_bus_id, strnlen(t.pci_bus_id, sizeof(t.pci_bus_id)));
+    p.pcie_root = std::string(t.pcie_root, strnlen(t.pcie_root, sizeof(t.pcie_root)));
     p.numa_node = t.numa_node;
     p.local_cpus = std::string(t.local_cpus, strnlen(t.local_cpus, sizeof(t.local_cpus)));
     p.local_cpu_count = t.local_cpu_count;
@@ -44,30 +47,65 @@ Expected<Placement> PlacementOf(const Device& dev) {
   return p;
 }
 
-// The device's domains, innermost first.
-Expected<std::vector<accel_domain_t>> DomainsOf(const Device& dev) {
+accel_domain_t MakeDomain(accel_domain_level_t level, const std::string& id) {
+  accel_domain_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
+  d.struct_size = sizeof(d);
+  d.level = level;
+  CopyString(d.id, id);
+  return d;
+}
+
+// A domain as a backend wrote it, with the header and the id's NUL made safe.
+accel_domain_t Sanitised(accel_domain_t d, accel_domain_level_t level) {
+  d.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
+  d.struct_size = sizeof(d);
+  d.next = nullptr;
+  d.level = level;
+  d.id[sizeof(d.id) - 1] = '\0';
+  return d;
+}
+
+// What the backend says of the device's domains: device_get_domains, else device_get_clique.
+Expected<std::vector<accel_domain_t>> BackendDomainsOf(const Device& dev) {
   std::vector<accel_domain_t> out;
-  accel_domain_t clique{};
-  clique.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
-  clique.struct_size = sizeof(clique);
+  if (dev.backend->api().device_get_domains != nullptr) {
+    uint32_t count = 0;
+    Status s = ACCEL_SLOT(*dev.backend, device_get_domains, dev.bk, &count, static_cast<accel_domain_t*>(nullptr));
+    if (!s.ok()) return OnDevice(dev, s);
+    std::vector<accel_domain_t> got(count, MakeDomain(ACCEL_DOMAIN_LEVEL_NODE, ""));
+    if (count > 0) {
+      s = ACCEL_SLOT(*dev.backend, device_get_domains, dev.bk, &count, got.data());
+      if (!s.ok()) return OnDevice(dev, s);
+      got.resize(std::min<size_t>(count, got.size()));
+    }
+    for (const accel_domain_t& d : got) {
+      if (accel_domain_level_name(d.level) == nullptr || d.id[0] == '\0') continue;  // unknown level or no id
+      out.push_back(Sanitised(d, d.level));
+    }
+    return out;
+  }
+  accel_domain_t clique = MakeDomain(ACCEL_DOMAIN_LEVEL_CLIQUE, "");
   Status s = ACCEL_SLOT(*dev.backend, device_get_clique, dev.bk, &clique);
   if (s.ok()) {
-    clique.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
-    clique.struct_size = sizeof(clique);
-    clique.next = nullptr;
-    clique.level = ACCEL_DOMAIN_LEVEL_CLIQUE;
-    clique.id[sizeof(clique.id) - 1] = '\0';
-    out.push_back(clique);
+    out.push_back(Sanitised(clique, ACCEL_DOMAIN_LEVEL_CLIQUE));
   } else if (s.code() != ACCEL_ERROR_NOT_FOUND && s.code() != ACCEL_ERROR_UNIMPLEMENTED) {
     return OnDevice(dev, s);
   }
-  accel_domain_t node{};
-  node.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
-  node.struct_size = sizeof(node);
-  node.level = ACCEL_DOMAIN_LEVEL_NODE;
-  CopyString(node.id, MachineId());
-  out.push_back(node);
-  for (const accel_domain_t& d : InstanceOf(dev).domains()) out.push_back(d);
+  return out;
+}
+
+// The device's domains, innermost first: the backend's levels, then the node (this machine) and the
+// ACCEL_TOPOLOGY_DOMAINS levels for every level the backend did not give.
+Expected<std::vector<accel_domain_t>> DomainsOf(const Device& dev) {
+  auto own = BackendDomainsOf(dev);
+  if (!own.ok()) return own.status();
+  std::map<int, accel_domain_t> by_level;
+  for (const accel_domain_t& d : own.value()) by_level.emplace(static_cast<int>(d.level), d);
+  by_level.emplace(static_cast<int>(ACCEL_DOMAIN_LEVEL_NODE), MakeDomain(ACCEL_DOMAIN_LEVEL_NODE, MachineId()));
+  for (const accel_domain_t& d : InstanceOf(dev).domains()) by_level.emplace(static_cast<int>(d.level), d);
+  std::vector<accel_domain_t> out;
+  for (const auto& [level, d] : by_level) out.push_back(d);
   return out;
 }
 
@@ -78,14 +116,41 @@ accel_device_link_t EmptyLink() {
   return l;
 }
 
-Status ResolveNic(const Instance& instance, uint32_t index, const Nic** out) {
-  const auto& nics = instance.machine().nics();
+Status ResolveNic(const Instance& instance, uint32_t index, const Instance::NicEntry** out) {
+  const auto& nics = instance.nics();
   if (index >= nics.size()) {
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'nic_index' {} is out of range: the machine has {} NIC(s)", index,
                  nics.size());
   }
   *out = &nics[index];
   return Status::Ok();
+}
+
+// The path from a device at `placement` to one NIC. A backend's own NIC is reached only from that backend's devices
+// (through its device_get_nic_link slot, else from the two placements); the machine's NICs are not neighbours of a
+// backend that describes NICs of its own (a simulated node).
+Expected<accel_device_link_t> NicLinkOf(const Device& dev, const Placement& placement, const Instance::NicEntry& nic) {
+  accel_device_link_t link = EmptyLink();
+  const Instance& instance = InstanceOf(dev);
+  if (nic.backend != nullptr && nic.backend != dev.backend.get()) {
+    link.link_class = ACCEL_LINK_CLASS_NONE;
+    return link;
+  }
+  if (nic.backend == nullptr && instance.HasOwnNics(dev.backend.get())) {
+    link.link_class = ACCEL_LINK_CLASS_NONE;
+    return link;
+  }
+  if (nic.backend != nullptr) {
+    Status s = ACCEL_SLOT(*dev.backend, device_get_nic_link, dev.bk, nic.backend_index, &link);
+    if (!s.ok() && s.code() != ACCEL_ERROR_UNIMPLEMENTED) return OnDevice(dev, s);
+    link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
+    link.struct_size = sizeof(link);
+    link.next = nullptr;
+    link.fabric[sizeof(link.fabric) - 1] = '\0';
+    if (s.ok() && link.link_class != ACCEL_LINK_CLASS_UNKNOWN) return link;
+  }
+  link.link_class = instance.machine().Classify(placement, nic.nic.placement);
+  return link;
 }
 
 }  // namespace
@@ -107,10 +172,12 @@ ACCEL_API accel_status_t accel_device_get_topology(accel_device_t device, accel_
     CopyString(t.local_cpus, p.local_cpus);
     t.numa_node = p.numa_node;
     t.local_cpu_count = p.local_cpu_count;
-    const MachineTopology& machine = InstanceOf(*dev).machine();
-    accel_link_class_t best = ACCEL_LINK_CLASS_FORCE32;
-    for (size_t i = 0; i < machine.nics().size(); ++i) {
-      const accel_link_class_t c = machine.Classify(p, machine.nics()[i].placement);
+    const auto& nics = InstanceOf(*dev).nics();
+    accel_link_class_t best = ACCEL_LINK_CLASS_NONE;
+    for (size_t i = 0; i < nics.size(); ++i) {
+      auto link = NicLinkOf(*dev, p, nics[i]);
+      if (!link.ok()) return link.status();
+      const accel_link_class_t c = link.value().link_class;
       if (c != ACCEL_LINK_CLASS_UNKNOWN && c < best) {
         best = c;
         t.nearest_nic = static_cast<int32_t>(i);
@@ -172,7 +239,7 @@ ACCEL_API accel_status_t accel_instance_get_nic_count(accel_instance_t instance,
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Instance, instance);
     ACCEL_NOT_NULL(out_count);
-    *out_count = static_cast<uint32_t>(self->machine().nics().size());
+    *out_count = static_cast<uint32_t>(self->nics().size());
     return Status::Ok();
   });
 }
@@ -182,10 +249,10 @@ ACCEL_API accel_status_t accel_instance_get_nic(accel_instance_t instance, uint3
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Instance, instance);
     ACCEL_TRY(CheckOutStruct(out_properties, ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES, "out_properties"));
-    const auto& nics = self->machine().nics();
+    const auto& nics = self->nics();
     ACCEL_REQUIRE(index < nics.size(), ACCEL_ERROR_INVALID_ARGUMENT,
                   "'index' {} is out of range: the machine has {} NIC(s)", index, nics.size());
-    const Nic& nic = nics[index];
+    const Nic& nic = nics[index].nic;
     accel_nic_properties_t p{};
     CopyString(p.name, nic.name);
     CopyString(p.kind, nic.kind);
@@ -202,13 +269,13 @@ ACCEL_API accel_status_t accel_device_get_nic_link(accel_device_t device, uint32
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_TRY(CheckOutStruct(out_link, ACCEL_STRUCTURE_TYPE_DEVICE_LINK, "out_link"));
-    const Nic* nic = nullptr;
+    const Instance::NicEntry* nic = nullptr;
     ACCEL_TRY(ResolveNic(InstanceOf(*dev), nic_index, &nic));
     auto p = PlacementOf(*dev);
     if (!p.ok()) return p.status();
-    accel_device_link_t link = EmptyLink();
-    link.link_class = InstanceOf(*dev).machine().Classify(p.value(), nic->placement);
-    FillOutStruct(out_link, link);
+    auto link = NicLinkOf(*dev, p.value(), *nic);
+    if (!link.ok()) return link.status();
+    FillOutStruct(out_link, link.value());
     return Status::Ok();
   });
 }

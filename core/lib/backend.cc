@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +40,49 @@ void* Backend::HostAlloc(void* /*context*/, size_t size, size_t alignment) {
 }
 
 void Backend::HostFree(void* /*context*/, void* pointer) { std::free(pointer); }
+
+const char* Backend::HostGetSetting(void* context, const char* name) {
+  auto* host = static_cast<HostContext*>(context);
+  if (host == nullptr || name == nullptr || std::strncmp(name, "ACCEL_", 6) != 0 || !host->use_environment) {
+    return nullptr;
+  }
+  std::lock_guard lock(host->settings_mutex);
+  auto it = host->settings.find(name);
+  if (it == host->settings.end()) {
+    const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use of the environment
+    it = host->settings.emplace(name, value != nullptr ? std::optional<std::string>(value) : std::nullopt).first;
+  }
+  return it->second ? it->second->c_str() : nullptr;
+}
+
+Status Backend::ListNics(std::vector<accel_nic_properties_t>* out) const {
+  out->clear();
+  uint32_t count = 0;
+  Status s =
+      Call("context_get_nics", api_.context_get_nics, context_, &count, static_cast<accel_nic_properties_t*>(nullptr));
+  if (!s.ok() || count == 0) return s;
+  accel_nic_properties_t blank{};
+  blank.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
+  blank.struct_size = sizeof(blank);
+  blank.numa_node = -1;
+  out->assign(count, blank);
+  s = Call("context_get_nics", api_.context_get_nics, context_, &count, out->data());
+  if (!s.ok()) {
+    out->clear();
+    return s;
+  }
+  out->resize(std::min<size_t>(count, out->size()));
+  for (auto& nic : *out) {
+    nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
+    nic.struct_size = sizeof(nic);
+    nic.next = nullptr;
+    nic.name[sizeof(nic.name) - 1] = '\0';
+    nic.kind[sizeof(nic.kind) - 1] = '\0';
+    nic.pci_bus_id[sizeof(nic.pci_bus_id) - 1] = '\0';
+    nic.pcie_root[sizeof(nic.pcie_root) - 1] = '\0';
+  }
+  return Status::Ok();
+}
 
 Status Backend::FailedSlot(const char* slot_name, accel_status_t status) const {
   std::string message = TakeBackendMessage();
@@ -103,6 +148,8 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
   services_.deallocate = &Backend::HostFree;
   services_.cache_dir = cache_dir_.empty() ? nullptr : cache_dir_.c_str();
   services_.machine_id = machine_id_.c_str();
+  services_.get_setting = &Backend::HostGetSetting;
+  host_context_.use_environment = settings.use_environment;
 
   accel_backend_get_api_args_t args{};
   args.stype = ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS;

@@ -3,7 +3,10 @@
 #ifndef ACCEL_CORE_BACKEND_H_
 #define ACCEL_CORE_BACKEND_H_
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +75,9 @@ class Backend : public Object {
     return FailedSlot(slot_name, s);
   }
 
+  // The backend's own NICs (context_get_nics); UNIMPLEMENTED without the slot.
+  Status ListNics(std::vector<accel_nic_properties_t>* out) const;
+
   void Shutdown();
 
   Instance* owner = nullptr;  // set once by the instance that loaded it
@@ -84,11 +90,15 @@ class Backend : public Object {
   struct HostContext {
     const Logger* log = nullptr;
     std::string name;
+    bool use_environment = false;
+    std::mutex settings_mutex;
+    std::map<std::string, std::optional<std::string>> settings;  // read once each; values live with the backend
   };
   static void HostLog(void* context, accel_log_level_t level, const char* message);
   static void HostSetError(void* context, accel_status_t status, const char* message);
   static void* HostAlloc(void* context, size_t size, size_t alignment);
   static void HostFree(void* context, void* pointer);
+  static const char* HostGetSetting(void* context, const char* name);
 
   void* library_ = nullptr;
   accel_backend_api_t api_{};

@@ -23,6 +23,7 @@ struct LoaderSettings {
   std::optional<std::string> cache_dir;
   std::optional<std::string> topology_domains;  // ACCEL_TOPOLOGY_DOMAINS: "rack=r12,block=b3"
   bool privileged = false;                      // environment ignored because the process is setuid or similar
+  bool use_environment = false;                 // ACCEL_* variables may be read (host services' get_setting)
 };
 
 // One backend the loader will consider. Plain value.

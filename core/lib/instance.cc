@@ -105,6 +105,7 @@ Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t
 
   LoaderSettings settings;
   settings.privileged = privileged;
+  settings.use_environment = use_env;
   settings.backend_files = pick(desc.backend_files, "ACCEL_BACKEND_FILES");
   settings.add_backend_files = pick(desc.add_backend_files, "ACCEL_ADD_BACKEND_FILES");
   settings.backends = pick(desc.backends, "ACCEL_BACKENDS");
@@ -382,6 +383,43 @@ void Instance::Destroy() {
 const MachineTopology& Instance::machine() const {
   std::call_once(machine_once_, [this] { machine_ = MachineTopology::Load(log_); });
   return *machine_;
+}
+
+const std::vector<Instance::NicEntry>& Instance::nics() const {
+  std::call_once(nics_once_, [this] {
+    for (const Nic& nic : machine().nics()) nics_.push_back(NicEntry{nic, nullptr, 0});
+    for (const auto& backend : backends_) {
+      std::vector<accel_nic_properties_t> own;
+      Status s = backend->ListNics(&own);
+      if (!s.ok()) {
+        if (s.code() != ACCEL_ERROR_UNIMPLEMENTED) {
+          log_.Log(ACCEL_LOG_LEVEL_WARN, "topology: backend '{}' context_get_nics failed: {}", backend->name(),
+                   s.message());
+        }
+        continue;
+      }
+      for (size_t i = 0; i < own.size(); ++i) {
+        const accel_nic_properties_t& p = own[i];
+        NicEntry e;
+        e.nic.name = std::string(p.name, strnlen(p.name, sizeof(p.name)));
+        e.nic.kind = std::string(p.kind, strnlen(p.kind, sizeof(p.kind)));
+        e.nic.placement.pci_bus_id = std::string(p.pci_bus_id, strnlen(p.pci_bus_id, sizeof(p.pci_bus_id)));
+        e.nic.placement.pcie_root = std::string(p.pcie_root, strnlen(p.pcie_root, sizeof(p.pcie_root)));
+        e.nic.placement.numa_node = p.numa_node;
+        e.backend = backend.get();
+        e.backend_index = static_cast<uint32_t>(i);
+        nics_.push_back(std::move(e));
+      }
+    }
+  });
+  return nics_;
+}
+
+bool Instance::HasOwnNics(const Backend* backend) const {
+  for (const NicEntry& e : nics()) {
+    if (e.backend == backend) return true;
+  }
+  return false;
 }
 
 Instance::~Instance() { Destroy(); }

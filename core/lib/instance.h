@@ -41,6 +41,16 @@ class Instance : public Object {
 
   // The machine's NUMA, CPU, PCI and NIC layout, loaded at first use.
   const MachineTopology& machine() const;
+  // Every NIC: the machine's (backend null), then each backend's own (a
+  // simulated node's), in backend order. Built at first use.
+  struct NicEntry {
+    Nic nic;
+    const Backend* backend = nullptr;  // null: a NIC of this machine
+    uint32_t backend_index = 0;        // index in the backend's context_get_nics
+  };
+  const std::vector<NicEntry>& nics() const;
+  // Whether `backend` describes NICs of its own (then the machine's are not its devices' neighbours).
+  bool HasOwnNics(const Backend* backend) const;
   // Domains above the node from ACCEL_TOPOLOGY_DOMAINS, innermost first.
   const std::vector<accel_domain_t>& domains() const { return domains_; }
 
@@ -65,6 +75,8 @@ class Instance : public Object {
   std::vector<accel_domain_t> domains_;
   mutable std::once_flag machine_once_;
   mutable std::unique_ptr<MachineTopology> machine_;
+  mutable std::once_flag nics_once_;
+  mutable std::vector<NicEntry> nics_;
 };
 
 }  // namespace accel::core

@@ -55,7 +55,7 @@ int32_t SingleNode(hwloc_const_bitmap_t nodeset) {
 // Fills the placement of a PCI object: its bus id, root complex, NUMA node and CPUs.
 void PlaceFromPci(hwloc_topology_t topology, hwloc_obj_t pci, Placement* p, bool overwrite) {
   if (p->pci_bus_id.empty()) p->pci_bus_id = BusId(pci);
-  for (hwloc_obj_t up = pci->parent; up != nullptr; up = up->parent) {
+  for (hwloc_obj_t up = pci->parent; up != nullptr && (overwrite || p->pcie_root.empty()); up = up->parent) {
     if (IsHostBridge(up)) {
       char root[ACCEL_PCI_BUS_ID_SIZE];
       std::snprintf(root, sizeof(root), "pci%04x:%02x", up->attr->bridge.downstream.pci.domain,

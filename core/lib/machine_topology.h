@@ -46,7 +46,7 @@ class MachineTopology {
   const std::vector<Nic>& nics() const { return nics_; }
 
   // Completes `placement` from the PCI tree when its bus id is known to hwloc:
-  // the root, and the NUMA node and CPUs where they are still unknown.
+  // the root, the NUMA node and the CPUs, each only where still unknown.
   void Complete(Placement* placement) const;
 
   // The class of the path between two places (never SELF: the caller knows

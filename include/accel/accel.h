@@ -130,6 +130,7 @@ typedef enum accel_structure_type_t {
   ACCEL_STRUCTURE_TYPE_DOMAIN = 23,
   ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC = 24,
   ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY = 25,
+  ACCEL_STRUCTURE_TYPE_COPY_STATISTICS = 26,
   /* 1000..1999: the backend plugin ABI (abi/accel_backend.h). */
   ACCEL_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_structure_type_t;
@@ -779,6 +780,31 @@ ACCEL_API accel_status_t accel_stream_synchronize(accel_stream_t stream, uint64_
  * ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_FAILED_PRECONDITION while work is
  * pending. */
 ACCEL_API accel_status_t accel_stream_clear_error(accel_stream_t stream);
+
+/* What the copies a stream has executed did, by path (docs/streams.md): a
+ * copy between two devices goes peer-to-peer where the topology allows it,
+ * else through host memory. Counts only completed copies. */
+typedef struct accel_copy_statistics_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_COPY_STATISTICS */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t host_to_device_copies;
+  uint64_t host_to_device_bytes;
+  uint64_t device_to_host_copies;
+  uint64_t device_to_host_bytes;
+  uint64_t local_copies; /* both buffers on the stream's device */
+  uint64_t local_bytes;
+  uint64_t peer_copies; /* between two devices, directly */
+  uint64_t peer_bytes;
+  uint64_t staged_copies; /* between two devices, through host memory */
+  uint64_t staged_bytes;
+} accel_copy_statistics_t;
+
+/* The stream's copy counters since it was created. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL or
+ * malformed output), ACCEL_ERROR_UNIMPLEMENTED (the backend keeps none). */
+ACCEL_API accel_status_t accel_stream_get_copy_statistics(accel_stream_t stream,
+                                                          accel_copy_statistics_t* out_statistics); /* [out] */
 
 /*===----------------------------------------------------------------------===*/
 /* Events                                                                     */

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   args.struct_size = (uint32_t)sizeof args;
   args.core_abi_version_min = ACCEL_MAKE_VERSION(1, 0, 0);
   args.core_abi_version_max = ACCEL_ABI_VERSION;
-  if (entry(&args) != ACCEL_SUCCESS || args.out_api == NULL || args.out_api->struct_size != 376 ||
+  if (entry(&args) != ACCEL_SUCCESS || args.out_api == NULL || args.out_api->struct_size != 408 ||
       ACCEL_VERSION_MINOR(ACCEL_MAKE_VERSION(1, 7, 3)) != 7 || ACCEL_VERSION_PATCH(ACCEL_MAKE_VERSION(1, 7, 3)) != 3) {
     printf("FAIL negotiation through the header's types\n");
     ++failures;

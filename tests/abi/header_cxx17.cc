@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   args.struct_size = sizeof args;
   args.core_abi_version_min = ACCEL_MAKE_VERSION(1, 0, 0);
   args.core_abi_version_max = ACCEL_ABI_VERSION;
-  if (entry(&args) != ACCEL_SUCCESS || args.out_api == nullptr || args.out_api->struct_size != 376 ||
+  if (entry(&args) != ACCEL_SUCCESS || args.out_api == nullptr || args.out_api->struct_size != 408 ||
       args.out_api->context_destroy == nullptr) {
     std::printf("FAIL negotiation through the header's types\n");
     ++failures;

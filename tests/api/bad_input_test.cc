@@ -1160,6 +1160,18 @@ std::vector<Row> MakeTable() {
                   })
           .Build());
 
+  {
+    RowBuilder b("accel_stream_get_copy_statistics");
+    b.Handle<accel_stream_t>("stream", [](Fixture&, accel_stream_t h) {
+      auto c = OutStruct<accel_copy_statistics_t>(ACCEL_STRUCTURE_TYPE_COPY_STATISTICS);
+      return accel_stream_get_copy_statistics(h, &c);
+    });
+    OutStructCases<accel_copy_statistics_t>(
+        b, "out_statistics", ACCEL_STRUCTURE_TYPE_COPY_STATISTICS,
+        [](Fixture& f, accel_copy_statistics_t* c) { return accel_stream_get_copy_statistics(f.stream, c); });
+    rows.push_back(b.Build());
+  }
+
   // ---- Events ----
   rows.push_back(
       RowBuilder("accel_event_create")

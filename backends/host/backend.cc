@@ -161,46 +161,9 @@ const accel_backend_api_t kApi = {
     .stream_get_copy_statistics = StreamGetCopyStatistics,
 };
 
-// Negotiation: the major of the core's newest version must be ours; the answer is the older of the two newest.
-accel_status_t GetApi(accel_backend_get_api_args_t* args) noexcept {
-  if (args == nullptr) return ACCEL_ERROR_INVALID_ARGUMENT;
-  const HostServices host(ACCEL_HOST_HAS_FIELD(args, accel_backend_get_api_args_t, host) ? args->host : nullptr);
-  return Guard(host, ACCEL_BACKEND_ENTRY_POINT_NAME, [&]() -> accel_status_t {
-    if (args->stype != ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "arguments have stype " + std::to_string(args->stype) +
-                                                         ", expected " +
-                                                         std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS));
-    }
-    if (!ACCEL_HOST_HAS_FIELD(args, accel_backend_get_api_args_t, out_api)) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                       "arguments are " + std::to_string(args->struct_size) + " bytes, too small for ABI 1.0 (" +
-                           std::to_string(offsetof(accel_backend_get_api_args_t, out_api) + sizeof(args->out_api)) +
-                           " bytes)");
-    }
-    args->out_abi_version = 0;
-    args->out_api = nullptr;
-    const uint32_t core_min = args->core_abi_version_min;
-    const uint32_t core_max = args->core_abi_version_max;
-    if (ACCEL_VERSION_MAJOR(core_max) != ACCEL_BACKEND_ABI_VERSION_MAJOR) {
-      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION,
-                       "the core speaks backend ABI up to " + VersionString(core_max) + ", the host backend speaks " +
-                           VersionString(ACCEL_BACKEND_ABI_VERSION) + ": the major versions differ");
-    }
-    const uint32_t negotiated = core_max < ACCEL_BACKEND_ABI_VERSION ? core_max : ACCEL_BACKEND_ABI_VERSION;
-    if (negotiated < core_min) {
-      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION,
-                       "the core accepts backend ABI " + VersionString(core_min) + " to " + VersionString(core_max) +
-                           ", the host backend implements up to " + VersionString(ACCEL_BACKEND_ABI_VERSION));
-    }
-    args->out_abi_version = negotiated;
-    args->out_api = &kApi;
-    return ACCEL_SUCCESS;
-  });
-}
-
 }  // namespace
 }  // namespace accel::host
 
 extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {
-  return accel::host::GetApi(args);
+  return accel::host::NegotiateApi(args, &accel::host::kApi, accel::host::kBackendName);
 }

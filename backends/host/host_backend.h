@@ -143,6 +143,11 @@ class Deadline {
   std::optional<std::chrono::steady_clock::time_point> end_;
 };
 
+// The body of accel_backend_get_api: the major of the core's newest version must be ours; the answer is the older
+// of the two newest, and `api` (a static table). Messages name `backend_name`.
+accel_status_t NegotiateApi(accel_backend_get_api_args_t* args, const accel_backend_api_t* api,
+                            const char* backend_name) noexcept;
+
 // Backend objects behind the opaque handles; each is defined in the file named after it.
 class Context;
 struct Device;

@@ -2,6 +2,7 @@
 // services and deadlines. Part of the host engine that the host and sim
 // backends share (backends/host/README.md).
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -63,6 +64,47 @@ Deadline::Deadline(uint64_t timeout_ns) {
   constexpr uint64_t kLongestFinite = uint64_t{1} << 62;
   if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > kLongestFinite) return;
   end_ = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
+}
+
+// Negotiation: the major of the core's newest version must be ours; the answer is the older of the two newest.
+accel_status_t NegotiateApi(accel_backend_get_api_args_t* args, const accel_backend_api_t* api,
+                            const char* backend_name) noexcept {
+  if (args == nullptr) return ACCEL_ERROR_INVALID_ARGUMENT;
+  const HostServices host(ACCEL_HOST_HAS_FIELD(args, accel_backend_get_api_args_t, host) ? args->host : nullptr,
+                          backend_name);
+  return Guard(host, ACCEL_BACKEND_ENTRY_POINT_NAME, [&]() -> accel_status_t {
+    if (args->stype != ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS) {
+      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "arguments have stype " + std::to_string(args->stype) +
+                                                         ", expected " +
+                                                         std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS));
+    }
+    if (!ACCEL_HOST_HAS_FIELD(args, accel_backend_get_api_args_t, out_api)) {
+      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                       "arguments are " + std::to_string(args->struct_size) + " bytes, too small for ABI 1.0 (" +
+                           std::to_string(offsetof(accel_backend_get_api_args_t, out_api) + sizeof(args->out_api)) +
+                           " bytes)");
+    }
+    args->out_abi_version = 0;
+    args->out_api = nullptr;
+    const uint32_t core_min = args->core_abi_version_min;
+    const uint32_t core_max = args->core_abi_version_max;
+    if (ACCEL_VERSION_MAJOR(core_max) != ACCEL_BACKEND_ABI_VERSION_MAJOR) {
+      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION,
+                       "the core speaks backend ABI up to " + VersionString(core_max) + ", the " +
+                           std::string(backend_name) + " backend speaks " + VersionString(ACCEL_BACKEND_ABI_VERSION) +
+                           ": the major versions differ");
+    }
+    const uint32_t negotiated = core_max < ACCEL_BACKEND_ABI_VERSION ? core_max : ACCEL_BACKEND_ABI_VERSION;
+    if (negotiated < core_min) {
+      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION, "the core accepts backend ABI " + VersionString(core_min) +
+                                                             " to " + VersionString(core_max) + ", the " +
+                                                             std::string(backend_name) + " backend implements up to " +
+                                                             VersionString(ACCEL_BACKEND_ABI_VERSION));
+    }
+    args->out_abi_version = negotiated;
+    args->out_api = api;
+    return ACCEL_SUCCESS;
+  });
 }
 
 }  // namespace accel::host

@@ -2,6 +2,7 @@
 // and to NICs, and the domains above the node (docs/topology.md).
 #include "api_common.h"
 #include "identity.h"
+#include "names.h"
 
 #include <map>
 
@@ -294,31 +295,11 @@ ACCEL_API accel_status_t accel_device_get_domain(accel_device_t device, uint32_t
 }
 
 ACCEL_API const char* accel_link_class_name(accel_link_class_t link_class) {
-  switch (link_class) {
-    case ACCEL_LINK_CLASS_UNKNOWN: return "UNKNOWN";
-    case ACCEL_LINK_CLASS_SELF: return "SELF";
-    case ACCEL_LINK_CLASS_FABRIC: return "FABRIC";
-    case ACCEL_LINK_CLASS_PIX: return "PIX";
-    case ACCEL_LINK_CLASS_PXB: return "PXB";
-    case ACCEL_LINK_CLASS_PHB: return "PHB";
-    case ACCEL_LINK_CLASS_NODE: return "NODE";
-    case ACCEL_LINK_CLASS_SYS: return "SYS";
-    case ACCEL_LINK_CLASS_HOST_STAGED: return "HOST_STAGED";
-    case ACCEL_LINK_CLASS_NONE: return "NONE";
-    default: return nullptr;
-  }
+  return accel::info::LinkClassName(link_class);
 }
 
 ACCEL_API const char* accel_domain_level_name(accel_domain_level_t level) {
-  switch (level) {
-    case ACCEL_DOMAIN_LEVEL_CLIQUE: return "clique";
-    case ACCEL_DOMAIN_LEVEL_NODE: return "node";
-    case ACCEL_DOMAIN_LEVEL_RACK: return "rack";
-    case ACCEL_DOMAIN_LEVEL_BLOCK: return "block";
-    case ACCEL_DOMAIN_LEVEL_SLICE: return "slice";
-    case ACCEL_DOMAIN_LEVEL_ZONE: return "zone";
-    default: return nullptr;
-  }
+  return accel::info::DomainLevelName(level);
 }
 
 }  // extern "C"

@@ -90,6 +90,34 @@ const char* KindName(uint32_t kind) {
   }
 }
 
+const char* LinkClassName(accel_link_class_t link_class) {
+  switch (link_class) {
+    case ACCEL_LINK_CLASS_UNKNOWN: return "UNKNOWN";
+    case ACCEL_LINK_CLASS_SELF: return "SELF";
+    case ACCEL_LINK_CLASS_FABRIC: return "FABRIC";
+    case ACCEL_LINK_CLASS_PIX: return "PIX";
+    case ACCEL_LINK_CLASS_PXB: return "PXB";
+    case ACCEL_LINK_CLASS_PHB: return "PHB";
+    case ACCEL_LINK_CLASS_NODE: return "NODE";
+    case ACCEL_LINK_CLASS_SYS: return "SYS";
+    case ACCEL_LINK_CLASS_HOST_STAGED: return "HOST_STAGED";
+    case ACCEL_LINK_CLASS_NONE: return "NONE";
+    default: return nullptr;
+  }
+}
+
+const char* DomainLevelName(accel_domain_level_t level) {
+  switch (level) {
+    case ACCEL_DOMAIN_LEVEL_CLIQUE: return "clique";
+    case ACCEL_DOMAIN_LEVEL_NODE: return "node";
+    case ACCEL_DOMAIN_LEVEL_RACK: return "rack";
+    case ACCEL_DOMAIN_LEVEL_BLOCK: return "block";
+    case ACCEL_DOMAIN_LEVEL_SLICE: return "slice";
+    case ACCEL_DOMAIN_LEVEL_ZONE: return "zone";
+    default: return nullptr;
+  }
+}
+
 const char* LoaderStateName(accel_loader_state_t state) {
   switch (state) {
     case ACCEL_LOADER_STATE_LOADED: return "loaded";

@@ -1,8 +1,8 @@
-// Names the tool prints for Accel's enums and bit sets, and small formatting
-// helpers shared by the table, verbose and JSON outputs.
+// Names Accel prints and reads for its enums and bit sets (accel-info, the sim
+// backend's topology descriptions), and small formatting helpers.
 // Everything here is a pure function over constant tables: thread-safe.
-#ifndef ACCEL_TOOLS_ACCEL_INFO_NAMES_H_
-#define ACCEL_TOOLS_ACCEL_INFO_NAMES_H_
+#ifndef ACCEL_CORE_NAMES_NAMES_H_
+#define ACCEL_CORE_NAMES_NAMES_H_
 
 #include <accel/accel.h>
 
@@ -41,6 +41,12 @@ std::vector<std::string> FlagNames(std::span<const FlagName> table, uint64_t bit
 // "cpu", "gpu", "npu", "tpu", "fpga", or "unknown".
 const char* KindName(uint32_t kind);
 
+// "PIX", "FABRIC", "HOST_STAGED"...; nullptr for a value this version does not know. libaccel's
+// accel_link_class_name answers from this table.
+const char* LinkClassName(accel_link_class_t link_class);
+// "clique", "node", "rack", "block", "slice", "zone"; nullptr for an unknown level (accel_domain_level_name).
+const char* DomainLevelName(accel_domain_level_t level);
+
 // "loaded", "skipped", "failed", or "unknown".
 const char* LoaderStateName(accel_loader_state_t state);
 
@@ -72,4 +78,4 @@ std::string Join(const std::vector<std::string>& items, const char* separator);
 
 }  // namespace accel::info
 
-#endif  // ACCEL_TOOLS_ACCEL_INFO_NAMES_H_
+#endif  // ACCEL_CORE_NAMES_NAMES_H_

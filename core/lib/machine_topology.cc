@@ -78,6 +78,17 @@ hwloc_obj_t FindPci(hwloc_topology_t topology, const std::string& bus_id) {
   return hwloc_get_pcidev_by_busidstring(topology, bus_id.c_str());
 }
 
+// The nearest object that is an ancestor of both (or one of them). hwloc_get_common_ancestor_obj compares depths,
+// which I/O objects do not have (theirs are virtual and negative), so walk the parent chains instead.
+hwloc_obj_t CommonAncestor(hwloc_obj_t a, hwloc_obj_t b) {
+  for (hwloc_obj_t x = a; x != nullptr; x = x->parent) {
+    for (hwloc_obj_t y = b; y != nullptr; y = y->parent) {
+      if (x == y) return x;
+    }
+  }
+  return nullptr;
+}
+
 // Bridges strictly between `obj` and its ancestor `top`.
 int BridgesBetween(hwloc_obj_t obj, hwloc_obj_t top) {
   int n = 0;
@@ -162,7 +173,7 @@ accel_link_class_t MachineTopology::Classify(const Placement& a, const Placement
   hwloc_obj_t x = FindPci(impl_->topology, a.pci_bus_id);
   hwloc_obj_t y = FindPci(impl_->topology, b.pci_bus_id);
   if (x == nullptr || y == nullptr) return ClassifyByCpus(a, b);
-  hwloc_obj_t common = hwloc_get_common_ancestor_obj(impl_->topology, x, y);
+  hwloc_obj_t common = CommonAncestor(x, y);
   if (common == nullptr) return ACCEL_LINK_CLASS_UNKNOWN;
   if (IsIo(common)) {
     if (IsHostBridge(common)) return ACCEL_LINK_CLASS_PHB;

@@ -10,6 +10,8 @@ packages=(
   nlohmann-json3-dev libfmt-dev libcli11-dev libhwloc-dev hwloc
   # tests
   libgtest-dev libgmock-dev python3 python3-jsonschema binutils
+  # the profile fuzzer (libFuzzer comes with clang)
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -332,7 +332,7 @@ DeviceSpec ReadDevice(const json& value, const std::string& path, const std::set
   if (c.compute_units == 0) throw Invalid{o.Field("compute_units"), "must be more than 0"};
   c.clock_mhz = static_cast<uint32_t>(o.Unsigned("clock_mhz", false, 0, UINT32_MAX));
   c.local_memory_size = o.Unsigned("local_memory_size", false, 65536, uint64_t{1} << 30);
-  c.max_work_group_size = static_cast<uint32_t>(o.Unsigned("max_work_group_size", false, 1024, 1024));
+  c.max_work_group_size = static_cast<uint32_t>(o.Unsigned("max_work_group_size", false, 1024, 65536));
   if (c.max_work_group_size == 0) throw Invalid{o.Field("max_work_group_size"), "must be more than 0"};
   c.subgroup_size = static_cast<uint32_t>(o.Unsigned("subgroup_size", false, 0, 1024));
   c.max_work_group_dims[0] = c.max_work_group_size;

@@ -129,7 +129,7 @@ Status ResolveNic(const Instance& instance, uint32_t index, const Instance::NicE
 
 // The path from a device at `placement` to one NIC. A backend's own NIC is reached only from that backend's devices
 // (through its device_get_nic_link slot, else from the two placements); the machine's NICs are not neighbours of a
-// backend that describes NICs of its own (a simulated node).
+// backend that describes NICs of its own, nor of a simulated device the machine's PCI tree does not have.
 Expected<accel_device_link_t> NicLinkOf(const Device& dev, const Placement& placement, const Instance::NicEntry& nic) {
   accel_device_link_t link = EmptyLink();
   const Instance& instance = InstanceOf(dev);
@@ -137,7 +137,11 @@ Expected<accel_device_link_t> NicLinkOf(const Device& dev, const Placement& plac
     link.link_class = ACCEL_LINK_CLASS_NONE;
     return link;
   }
-  if (nic.backend == nullptr && instance.HasOwnNics(dev.backend.get())) {
+  // A simulated device is on this machine only where the machine's PCI tree has it (a fixture); a backend that
+  // describes NICs of its own models a node of its own.
+  const bool simulated_elsewhere =
+      (dev.caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0 && !instance.machine().HasPci(placement.pci_bus_id);
+  if (nic.backend == nullptr && (instance.HasOwnNics(dev.backend.get()) || simulated_elsewhere)) {
     link.link_class = ACCEL_LINK_CLASS_NONE;
     return link;
   }

@@ -169,6 +169,8 @@ void MachineTopology::Complete(Placement* placement) const {
   if (pci != nullptr) PlaceFromPci(impl_->topology, pci, placement, false);
 }
 
+bool MachineTopology::HasPci(const std::string& bus_id) const { return FindPci(impl_->topology, bus_id) != nullptr; }
+
 accel_link_class_t MachineTopology::Classify(const Placement& a, const Placement& b) const {
   hwloc_obj_t x = FindPci(impl_->topology, a.pci_bus_id);
   hwloc_obj_t y = FindPci(impl_->topology, b.pci_bus_id);

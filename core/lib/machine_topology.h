@@ -49,6 +49,9 @@ class MachineTopology {
   // the root, the NUMA node and the CPUs, each only where still unknown.
   void Complete(Placement* placement) const;
 
+  // Whether hwloc knows a PCI device at `bus_id` on this machine.
+  bool HasPci(const std::string& bus_id) const;
+
   // The class of the path between two places (never SELF: the caller knows
   // when two places are one device).
   accel_link_class_t Classify(const Placement& a, const Placement& b) const;

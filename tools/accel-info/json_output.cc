@@ -82,7 +82,7 @@ json LoaderEntryJson(const LoaderEntry& e) {
 
 }  // namespace
 
-void PrintJson(const Report& report) {
+void PrintJson(const Report& report, const json& topology) {
   json backends = json::array();
   for (const Backend& b : report.backends) {
     backends.push_back({
@@ -111,6 +111,7 @@ void PrintJson(const Report& report) {
       {"backends", std::move(backends)},
       {"physical_devices", std::move(devices)},
       {"loader", std::move(loader)},
+      {"topology", topology},
   };
   // Names come from drivers: replace invalid UTF-8 rather than fail.
   fmt::print("{}\n", doc.dump(2, ' ', false, json::error_handler_t::replace));

@@ -10,8 +10,11 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -36,7 +39,18 @@ struct Options {
   bool require_devices = false;
   bool topo = false;       // the `topo` subcommand
   bool topo_json = false;  // `topo --json`
+  bool exporting = false;  // the `export` subcommand
+  std::string export_format;
+  std::string node_name;
+  bool profiles = false;  // the `profiles` subcommand
+  std::string sim_profile;
 };
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "node";
+  return name;
+}
 
 // Sole owner of the instance: destroyed on every path out of Run().
 struct InstanceDeleter {
@@ -63,6 +77,12 @@ void PrintHelp(std::string text) {
 }
 
 int Run(const Options& options) {
+  if (options.profiles) {
+    PrintProfiles(ShippedProfileDir());
+    return kExitSuccess;
+  }
+  // --sim-profile is ACCEL_SIM_PROFILE for this run.
+  if (!options.sim_profile.empty()) setenv("ACCEL_SIM_PROFILE", options.sim_profile.c_str(), 1);
   accel_instance_t raw = nullptr;
   const accel_status_t created = accel_instance_create(nullptr, &raw);
   if (created != ACCEL_SUCCESS) {
@@ -96,8 +116,12 @@ int Run(const Options& options) {
   }
 
   const Report report = Collect(instance.get());
-  if (options.json) {
-    PrintJson(report);  // the loader report is its "loader" array
+  if (options.exporting) {
+    const TopoReport topo = CollectTopology(instance.get());
+    PrintExport(options.export_format, report, topo, options.node_name.empty() ? HostName() : options.node_name);
+  } else if (options.json) {
+    // The loader report is its "loader" array; the node's description its "topology" member.
+    PrintJson(report, TopologyDescription(report, CollectTopology(instance.get())));
   } else {
     const bool hint = !options.loader_debug;
     if (options.verbose) {
@@ -144,6 +168,22 @@ int main(int argc, char** argv) {
   topo->add_flag("--json", options.topo_json, "Print it as one JSON document (docs/accel-info-topo.schema.json)");
   topo->excludes(verbose);
   topo->fallthrough();  // `accel-info topo --loader-debug` works as `accel-info --loader-debug topo`
+  app.add_option("--sim-profile", options.sim_profile,
+                 "Simulate the node a sim profile describes, as ACCEL_SIM_PROFILE does (a shipped profile's name or a "
+                 "file); `accel-info profiles` lists the shipped ones");
+  CLI::App* exporter = app.add_subcommand(
+      "export",
+      "Print the node's devices for a cluster scheduler: Kubernetes NFD feature lines (nfd), a Kubernetes "
+      "DRA ResourceSlice (dra) or `ray start` options (ray); docs/exports.md");
+  exporter->add_option("--format", options.export_format, "nfd, dra or ray")
+      ->required()
+      ->check(CLI::IsMember({"nfd", "dra", "ray"}));
+  exporter->add_option("--node-name", options.node_name, "The Kubernetes node name for dra (default: the host name)");
+  exporter->fallthrough();
+  CLI::App* profiles =
+      app.add_subcommand("profiles",
+                         "List the sim backend's shipped profiles (h100-sxm-8, mi300x-8, a100-pcie-4, tpu-2x2, "
+                         "mixed-vendor), each with its description");
   app.footer(
       "Exit status: 0 success (also with zero devices), 1 usage error, 2 instance creation or a query "
       "failed, 3 --require-devices and no device is visible.");
@@ -166,6 +206,8 @@ int main(int argc, char** argv) {
   }
 
   options.topo = topo->parsed();
+  options.exporting = exporter->parsed();
+  options.profiles = profiles->parsed();
   try {
     return Run(options);
   } catch (const QueryError& e) {

@@ -3,6 +3,7 @@
 #ifndef ACCEL_TOOLS_ACCEL_INFO_OUTPUT_H_
 #define ACCEL_TOOLS_ACCEL_INFO_OUTPUT_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "report.h"
@@ -20,8 +21,24 @@ void PrintVerbose(const Report& report, bool hint_loader_debug);
 // --loader-debug: one block per loader entry.
 void PrintLoaderReport(const Report& report);
 
-// --json: one JSON document (docs/accel-info.schema.json).
-void PrintJson(const Report& report);
+// --json: one JSON document (docs/accel-info.schema.json), with `topology`
+// (TopologyDescription) as its "topology" member.
+void PrintJson(const Report& report, const nlohmann::ordered_json& topology);
+
+// The node's topology description (docs/topology.md): the sim backend's
+// profile format, so that it can be read back as ACCEL_SIM_PROFILE.
+nlohmann::ordered_json TopologyDescription(const Report& report, const TopoReport& topo);
+
+// `export --format nfd|dra|ray` (docs/exports.md); `node_name` names the
+// Kubernetes node in the DRA ResourceSlice. Returns 1 for an unknown format.
+int PrintExport(const std::string& format, const Report& report, const TopoReport& topo, const std::string& node_name);
+
+// `profiles`: the sim backend's shipped profiles found under `dir`, one per
+// line with its description. Returns how many.
+int PrintProfiles(const std::string& dir);
+
+// The shipped profiles' folder, next to this program: <bin>/../share/accel/sim/profiles.
+std::string ShippedProfileDir();
 
 // The text form of one capability value, as -v prints it.
 std::string TextValue(const Capability& capability);

@@ -177,10 +177,12 @@ TEST(SimProfiles, H100NodeHasNvlinkAllToAllTwoNumaNodesAndAPixNicPerGpu) {
   EXPECT_EQ(Topology(sim[3]).numa_node, 0);
   EXPECT_EQ(Topology(sim[4]).numa_node, 1);
   EXPECT_EQ(Topology(sim[7]).numa_node, 1);
-  // The node's 8 ConnectX-7 compute NICs come after this machine's own NICs.
+  // The node's 8 ConnectX-7 compute NICs, named as the DGX H100 User Guide names them, come after this machine's own
+  // NICs.
+  const char* names[] = {"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"};
   const uint32_t first = NicIndex(sim.instance().get(), "mlx5_0");
   for (uint32_t g = 0; g < 8; ++g) {
-    ASSERT_EQ(NicIndex(sim.instance().get(), "mlx5_" + std::to_string(g)), first + g);
+    ASSERT_EQ(NicIndex(sim.instance().get(), names[g]), first + g);
     EXPECT_EQ(NicLink(sim[g], first + g).link_class, ACCEL_LINK_CLASS_PIX)
         << "GPU " << g << " and its NIC share a switch";
     EXPECT_EQ(Topology(sim[g]).nearest_nic, static_cast<int32_t>(first + g));

@@ -112,7 +112,12 @@ Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t
   settings.visible_devices = pick(desc.visible_devices, "ACCEL_VISIBLE_DEVICES");
   settings.cache_dir = pick(nullptr, "ACCEL_CACHE_DIR");
   settings.topology_domains = pick(nullptr, "ACCEL_TOPOLOGY_DOMAINS");
-  if (settings.topology_domains) instance->domains_ = ParseDomains(*settings.topology_domains, instance->log_);
+  // Domains above the node: the machine's files, then the environment's levels over them.
+  const std::string domain_dir = pick(nullptr, "ACCEL_TOPOLOGY_CONFIG_DIR").value_or("/etc/accel/topology.d");
+  instance->domains_ = ReadDomainFiles(domain_dir, instance->log_);
+  if (settings.topology_domains) {
+    instance->domains_ = MergeDomains(instance->domains_, ParseDomains(*settings.topology_domains, instance->log_));
+  }
 
   instance->LoadBackends(settings);
   instance->BuildRegistry(settings);

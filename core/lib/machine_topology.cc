@@ -7,7 +7,10 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace accel::core {
 
@@ -194,13 +197,72 @@ accel_link_class_t MachineTopology::Classify(const Placement& a, const Placement
   return by_cpus == ACCEL_LINK_CLASS_UNKNOWN ? ACCEL_LINK_CLASS_SYS : by_cpus;
 }
 
+namespace {
+
+constexpr std::pair<const char*, accel_domain_level_t> kLevels[] = {
+    {"rack", ACCEL_DOMAIN_LEVEL_RACK},
+    {"block", ACCEL_DOMAIN_LEVEL_BLOCK},
+    {"slice", ACCEL_DOMAIN_LEVEL_SLICE},
+    {"zone", ACCEL_DOMAIN_LEVEL_ZONE},
+};
+
+accel_domain_t Domain(accel_domain_level_t level, const std::string& id) {
+  accel_domain_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
+  d.struct_size = sizeof(d);
+  d.level = level;
+  std::memcpy(d.id, id.data(), std::min(id.size(), sizeof(d.id) - 1));
+  return d;
+}
+
+}  // namespace
+
+std::vector<accel_domain_t> MergeDomains(const std::vector<accel_domain_t>& base,
+                                         const std::vector<accel_domain_t>& over) {
+  std::map<int, accel_domain_t> by_level;
+  for (const accel_domain_t& d : base) by_level[static_cast<int>(d.level)] = d;
+  for (const accel_domain_t& d : over) by_level[static_cast<int>(d.level)] = d;
+  std::vector<accel_domain_t> out;
+  for (const auto& [level, d] : by_level) out.push_back(d);
+  return out;
+}
+
+std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger& log) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<accel_domain_t> out;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("domains") || !doc["domains"].is_object()) {
+      log.Log(ACCEL_LOG_LEVEL_WARN,
+              "topology: {} ignored: expected a JSON object {{\"domains\": {{\"rack\": \"r12\"}}}}", file.string());
+      continue;
+    }
+    std::vector<accel_domain_t> levels;
+    for (const auto& [level, id] : doc["domains"].items()) {
+      const auto* known =
+          std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return level == l.first; });
+      if (known == std::end(kLevels) || !id.is_string() || id.get<std::string>().empty() ||
+          id.get<std::string>().size() >= ACCEL_SHORT_STRING_SIZE) {
+        log.Log(ACCEL_LOG_LEVEL_WARN,
+                "topology: {}: domains.{} ignored: expected level rack, block, slice or zone with an id of 1 to {} "
+                "characters",
+                file.string(), level, ACCEL_SHORT_STRING_SIZE - 1);
+        continue;
+      }
+      levels.push_back(Domain(known->second, id.get<std::string>()));
+    }
+    out = MergeDomains(out, levels);
+  }
+  return out;
+}
+
 std::vector<accel_domain_t> ParseDomains(const std::string& text, const Logger& log) {
-  static const std::pair<const char*, accel_domain_level_t> kLevels[] = {
-      {"rack", ACCEL_DOMAIN_LEVEL_RACK},
-      {"block", ACCEL_DOMAIN_LEVEL_BLOCK},
-      {"slice", ACCEL_DOMAIN_LEVEL_SLICE},
-      {"zone", ACCEL_DOMAIN_LEVEL_ZONE},
-  };
   std::map<int, accel_domain_t> by_level;
   size_t start = 0;
   while (start <= text.size()) {
@@ -221,12 +283,7 @@ std::vector<accel_domain_t> ParseDomains(const std::string& text, const Logger& 
               entry, ACCEL_SHORT_STRING_SIZE - 1);
       continue;
     }
-    accel_domain_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
-    d.struct_size = sizeof(d);
-    d.level = known->second;
-    std::memcpy(d.id, id.data(), id.size());
-    by_level[static_cast<int>(d.level)] = d;
+    by_level[static_cast<int>(known->second)] = Domain(known->second, id);
   }
   std::vector<accel_domain_t> out;
   for (const auto& [level, d] : by_level) out.push_back(d);

@@ -67,6 +67,17 @@ class MachineTopology {
 // with an unknown level or an empty id are logged and ignored.
 std::vector<accel_domain_t> ParseDomains(const std::string& text, const Logger& log);
 
+// The domains of the files `<dir>/*.json` (docs/topology.md, "Domains above the
+// node"), read in name order, a later file's level replacing an earlier one's:
+// each file is {"domains": {"rack": "r12", "block": "b3"}}. A file that does
+// not parse, or an entry with an unknown level or a bad id, is logged with the
+// file and the reason and skipped. A missing folder gives none.
+std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger& log);
+
+// `base` with each level of `over` replacing or added to it, innermost first.
+std::vector<accel_domain_t> MergeDomains(const std::vector<accel_domain_t>& base,
+                                         const std::vector<accel_domain_t>& over);
+
 }  // namespace accel::core
 
 #endif  // ACCEL_CORE_MACHINE_TOPOLOGY_H_

@@ -212,4 +212,56 @@ TEST(Topology, AnOlderSmallerStructGetsItsPrefix) {
   EXPECT_STREQ(t.pci_bus_id, "");
 }
 
+TEST(Topology, DomainsComeFromTopologyFilesInNameOrderWithTheEnvironmentOnTop) {
+  accel_test::TempDir dir;
+  dir.Write("10-site.json", R"({"domains": {"zone": "z-east", "block": "b1"}})");
+  dir.Write("20-rack.json", R"({"domains": {"rack": "r7", "block": "b3", "aisle": "a1"}})");
+  dir.Write("30-broken.json", "{not json");
+  dir.Write("README.txt", R"({"domains": {"rack": "ignored"}})");
+  ASSERT_EQ(setenv("ACCEL_TOPOLOGY_CONFIG_DIR", dir.path().c_str(), 1), 0);
+  ASSERT_EQ(setenv("ACCEL_TOPOLOGY_DOMAINS", "rack=r12", 1), 0);
+  std::vector<std::string> logged;
+  accel_instance_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.log_level = ACCEL_LOG_LEVEL_WARN;
+  desc.log_user_data = &logged;
+  desc.log_callback = [](void* user, accel_log_level_t, const char* message) {
+    static_cast<std::vector<std::string>*>(user)->emplace_back(message);
+  };
+  ScopedInstance instance(&desc);
+  unsetenv("ACCEL_TOPOLOGY_CONFIG_DIR");
+  unsetenv("ACCEL_TOPOLOGY_DOMAINS");
+  accel_device_t host = instance.DeviceOf("host");
+  ASSERT_NE(host, nullptr);
+  ASSERT_EQ(TopologyOf(host).domain_count, 4u) << "node, rack, block, zone";
+  EXPECT_EQ(DomainOf(host, 0).level, ACCEL_DOMAIN_LEVEL_NODE);
+  EXPECT_STREQ(DomainOf(host, 1).id, "r12") << "the environment's rack replaces the file's";
+  EXPECT_STREQ(DomainOf(host, 2).id, "b3") << "a later file's block replaces an earlier one's";
+  EXPECT_EQ(DomainOf(host, 3).level, ACCEL_DOMAIN_LEVEL_ZONE);
+  EXPECT_STREQ(DomainOf(host, 3).id, "z-east");
+  bool broken = false;
+  bool aisle = false;
+  for (const std::string& m : logged) {
+    broken = broken || (m.find("30-broken.json ignored") != std::string::npos);
+    aisle = aisle || (m.find("20-rack.json: domains.aisle ignored") != std::string::npos);
+  }
+  EXPECT_TRUE(broken) << "a file that does not parse is reported with its name";
+  EXPECT_TRUE(aisle) << "an unknown level is reported with the file and the field";
+}
+
+TEST(Topology, TopologyFilesFolderIsAnEnvironmentSettingIgnoredWhenTheInstanceIgnoresIt) {
+  accel_test::TempDir dir;
+  dir.Write("rack.json", R"({"domains": {"rack": "r7"}})");
+  ASSERT_EQ(setenv("ACCEL_TOPOLOGY_CONFIG_DIR", dir.path().c_str(), 1), 0);
+  accel_instance_desc_t desc = ScopedInstance::Files(std::string(ACCEL_TEST_HOST_MANIFEST));  // ignores the environment
+  ScopedInstance instance(&desc);
+  unsetenv("ACCEL_TOPOLOGY_CONFIG_DIR");
+  accel_device_t host = instance.DeviceOf("host");
+  ASSERT_NE(host, nullptr);
+  for (uint32_t i = 0; i < TopologyOf(host).domain_count; ++i) {
+    EXPECT_STRNE(DomainOf(host, i).id, "r7") << "the folder came from the environment, which this instance ignores";
+  }
+}
+
 }  // namespace

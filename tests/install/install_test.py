@@ -79,6 +79,8 @@ def check_layout(moved):
         "share/accel/backends.d/host.json", "lib/cmake/Accel/AccelConfig.cmake",
         "lib/cmake/Accel/AccelConfigVersion.cmake", "lib/cmake/Accel/AccelTargets.cmake",
         "lib/cmake/Accel/AccelBackend.cmake", "lib/pkgconfig/accel.pc", "bin/accel-info",
+        "lib/accel/backends/libaccel_backend_sim.so", "share/accel/backends.d/sim.json",
+        "share/accel/sim/profiles/h100-sxm-8.json",
     ]
     missing = [p for p in expected if not os.path.exists(os.path.join(moved, p))]
     check(not missing, f"the installed tree lacks {missing}")
@@ -121,6 +123,15 @@ def check_accel_info(moved):
     check_manifests_found_under(moved, [e["manifest_path"] for e in loaded], "accel-info")
     check(any(d["kind"] == "cpu" for d in doc["physical_devices"]), "installed accel-info lists no cpu device")
     print("installed accel-info finds the host backend through the moved manifests")
+    # The sim backend finds its shipped profiles relative to itself, and accel-info lists them relative to itself.
+    out = run([os.path.join(moved, "bin/accel-info"), "--json"], env=clean_env({"ACCEL_SIM_PROFILE": "h100-sxm-8"}),
+              what="installed accel-info --json with ACCEL_SIM_PROFILE=h100-sxm-8")
+    simulated = [d for d in json.loads(out)["physical_devices"] if d["simulated"]]
+    check(len(simulated) == 8, f"the moved sim backend simulates {len(simulated)} devices of h100-sxm-8, not 8")
+    listing = run([os.path.join(moved, "bin/accel-info"), "profiles"], what="installed accel-info profiles")
+    check("h100-sxm-8" in listing and os.path.realpath(moved) in os.path.realpath(listing.split("(")[1].split(")")[0]),
+          f"installed accel-info profiles does not list the moved profiles:\n{listing}")
+    print("the moved sim backend and accel-info find the shipped profiles")
 
 
 def parse_program(out, label, moved, want_outside=False):

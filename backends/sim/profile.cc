@@ -129,7 +129,7 @@ class Object {
   // Every key of the object was read, or is one of `extra` (documentation fields).
   void NoOthers(std::initializer_list<const char*> extra = {}) const {
     for (auto it = value_.begin(); it != value_.end(); ++it) {
-      if (seen_.count(it.key()) > 0) continue;
+      if (seen_.contains(it.key())) continue;
       if (std::any_of(extra.begin(), extra.end(), [&](const char* e) { return it.key() == e; })) continue;
       throw Invalid{Field(it.key()), "unknown field"};
     }
@@ -318,7 +318,7 @@ DeviceSpec ReadDevice(const json& value, const std::string& path, const std::set
   d.pcie_root = o.String("pcie_root", ACCEL_PCI_BUS_ID_SIZE - 1, false);
   d.pcie_switch = o.String("pcie_switch", kIdMax, false);
   c.numa_node = o.Integer("numa_node", -1, -1, 4095);
-  if (c.numa_node >= 0 && !numa_ids.empty() && numa_ids.count(c.numa_node) == 0) {
+  if (c.numa_node >= 0 && !numa_ids.empty() && !numa_ids.contains(c.numa_node)) {
     throw Invalid{o.Field("numa_node"), "NUMA node " + std::to_string(c.numa_node) + " is not in 'numa_nodes'"};
   }
   c.memory_total = o.Unsigned("memory", true);
@@ -450,7 +450,7 @@ void ReadDomains(Object& top, const std::string& node_domain, const std::string&
     if (!inserted) throw Invalid{o.Field("id"), "duplicate domain id '" + id + "' (also " + it->second.path + ")"};
   }
   for (const auto& [id, e] : by_id) {
-    if (!e.parent.empty() && by_id.count(e.parent) == 0) {
+    if (!e.parent.empty() && !by_id.contains(e.parent)) {
       throw Invalid{e.path + ".parent", "unknown domain '" + e.parent + "'"};
     }
   }
@@ -484,7 +484,7 @@ void ReadDomains(Object& top, const std::string& node_domain, const std::string&
     at = e.parent;
   }
   for (const auto& [id, e] : by_id) {
-    if (visited.count(id) == 0) throw Invalid{e.path, "domain '" + id + "' is not on the node's chain"};
+    if (!visited.contains(id)) throw Invalid{e.path, "domain '" + id + "' is not on the node's chain"};
   }
 }
 
@@ -503,7 +503,7 @@ void ReadFaults(Object& top, const std::map<std::string, size_t>& device_index, 
   const json& devices = o.Array("devices", false);
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string field = Index(o.Field("devices"), i);
-    if (!devices[i].is_string() || device_index.count(devices[i].get<std::string>()) == 0) {
+    if (!devices[i].is_string() || !device_index.contains(devices[i].get<std::string>())) {
       throw Invalid{field, "expected the id of a device of the profile"};
     }
     f->devices.push_back(devices[i].get<std::string>());
@@ -583,7 +583,7 @@ Profile Read(const json& document) {
     n.pcie_root = o.String("pcie_root", ACCEL_PCI_BUS_ID_SIZE - 1, false);
     n.pcie_switch = o.String("pcie_switch", kIdMax, false);
     n.numa_node = o.Integer("numa_node", -1, -1, 4095);
-    if (n.numa_node >= 0 && !numa_ids.empty() && numa_ids.count(n.numa_node) == 0) {
+    if (n.numa_node >= 0 && !numa_ids.empty() && !numa_ids.contains(n.numa_node)) {
       throw Invalid{o.Field("numa_node"), "NUMA node " + std::to_string(n.numa_node) + " is not in 'numa_nodes'"};
     }
     o.NoOthers({"comment"});

@@ -113,14 +113,14 @@ std::string ShippedProfileDir();
 
 // --- Slots ------------------------------------------------------------------------------------------------------
 // device.cc
-accel_status_t DeviceGetMemoryInfo(accel_bk_device_t device, uint64_t* out_free, uint64_t* out_total) noexcept;
+accel_status_t DeviceGetMemoryInfo(accel_bk_device_t handle, uint64_t* out_free, uint64_t* out_total) noexcept;
 // memory.cc
-accel_status_t BufferCreate(accel_bk_device_t device, const accel_buffer_desc_t* desc,
+accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t* desc,
                             accel_bk_buffer_t* out_buffer) noexcept;
 // stream.cc
-accel_status_t StreamCreate(accel_bk_device_t device, const accel_stream_desc_t* desc,
+accel_status_t StreamCreate(accel_bk_device_t device_handle, const accel_stream_desc_t* desc,
                             accel_bk_stream_t* out_stream) noexcept;
-void StreamDestroy(accel_bk_stream_t stream) noexcept;
+void StreamDestroy(accel_bk_stream_t handle) noexcept;
 accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst,
                                       uint64_t dst_offset, uint64_t size) noexcept;
 accel_status_t StreamCopyBufferToHost(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset, void* dst,
@@ -134,19 +134,19 @@ accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t stream, accel_host_ca
 accel_status_t StreamFreeBuffer(accel_bk_stream_t stream, accel_bk_buffer_t buffer) noexcept;
 accel_status_t StreamRecordEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept;
 accel_status_t StreamWaitEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept;
-accel_status_t StreamQuery(accel_bk_stream_t stream) noexcept;
-accel_status_t StreamSynchronize(accel_bk_stream_t stream, uint64_t timeout_ns) noexcept;
-accel_status_t StreamClearError(accel_bk_stream_t stream) noexcept;
+accel_status_t StreamQuery(accel_bk_stream_t handle) noexcept;
+accel_status_t StreamSynchronize(accel_bk_stream_t handle, uint64_t timeout_ns) noexcept;
+accel_status_t StreamClearError(accel_bk_stream_t handle) noexcept;
 accel_status_t StreamLaunchKernel(accel_bk_stream_t stream, accel_bk_kernel_t kernel,
                                   const accel_bk_launch_t* launch) noexcept;
-accel_status_t StreamGetCopyStatistics(accel_bk_stream_t stream, accel_copy_statistics_t* out) noexcept;
+accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_statistics_t* out) noexcept;
 // topology.cc
-accel_status_t DeviceGetTopology(accel_bk_device_t device, accel_device_topology_t* out_topology) noexcept;
-accel_status_t DeviceGetLink(accel_bk_device_t device, accel_bk_device_t peer, accel_device_link_t* out_link) noexcept;
-accel_status_t ContextGetNics(accel_bk_context_t context, uint32_t* inout_count,
+accel_status_t DeviceGetTopology(accel_bk_device_t handle, accel_device_topology_t* out_topology) noexcept;
+accel_status_t DeviceGetLink(accel_bk_device_t handle, accel_bk_device_t peer, accel_device_link_t* out_link) noexcept;
+accel_status_t ContextGetNics(accel_bk_context_t handle, uint32_t* inout_count,
                               accel_nic_properties_t* out_nics) noexcept;
-accel_status_t DeviceGetNicLink(accel_bk_device_t device, uint32_t nic_index, accel_device_link_t* out_link) noexcept;
-accel_status_t DeviceGetDomains(accel_bk_device_t device, uint32_t* inout_count, accel_domain_t* out_domains) noexcept;
+accel_status_t DeviceGetNicLink(accel_bk_device_t handle, uint32_t nic_index, accel_device_link_t* out_link) noexcept;
+accel_status_t DeviceGetDomains(accel_bk_device_t handle, uint32_t* inout_count, accel_domain_t* out_domains) noexcept;
 
 inline Context* Unwrap(accel_bk_context_t handle) { return reinterpret_cast<Context*>(handle); }
 inline accel_bk_context_t Wrap(Context* context) { return reinterpret_cast<accel_bk_context_t>(context); }

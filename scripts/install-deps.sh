@@ -8,10 +8,16 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   # libraries
   nlohmann-json3-dev libfmt-dev libcli11-dev libhwloc-dev hwloc
+  # hwloc reads the tests' XML machine fixtures through its libxml2 plugin
+  libhwloc-plugins
   # tests
   libgtest-dev libgmock-dev python3 python3-jsonschema binutils
   # the profile fuzzer (libFuzzer comes with clang)
   clang libclang-rt-14-dev
+  # the conformance runner (sha256 of certified libraries) and its kernel
+  # corpus: GLSL to SPIR-V (glslc), SPIR-V validation (spirv-tools); clang
+  # above builds the SPIR 1.2 bitcode
+  libssl-dev glslc spirv-tools
 )
 
 missing=()

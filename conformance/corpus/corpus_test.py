@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Checks of the conformance kernel corpus (README.md), run by ctest.
+
+  corpus_test.py manifest <corpus.json> --kernels K...
+      corpus.json has format_version 1, exactly the kernels K, native-host for each, only format names
+      accel_kernel_format_name knows, every listed file present, and each of the five formats this corpus builds
+      either listed for every kernel or named in "missing" with a reason.
+  corpus_test.py spirv-valid <corpus.json> --spirv-val=PATH [--skip-reason=WHY]
+      spirv-val --target-env vulkan1.1 accepts every spirv-vulkan file. Exits 77 (skipped) with the reason
+      when WHY is set, PATH is empty or the corpus has no spirv-vulkan files.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+# What accel_kernel_format_name returns; this corpus builds the first five.
+KNOWN_FORMATS = ("native-host", "spirv-vulkan", "opencl-c", "spir", "ptx", "spirv-opencl", "cubin", "hsaco")
+FORMATS = KNOWN_FORMATS[:5]
+SKIP = 77
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    return 1
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def check_manifest(args):
+    corpus = load(args.corpus_json)
+    root = os.path.dirname(os.path.abspath(args.corpus_json))
+    errors = []
+    if corpus.get("format_version") != 1:
+        errors.append(f"format_version is {corpus.get('format_version')!r}, expected 1")
+    kernels = corpus.get("kernels")
+    missing = corpus.get("missing")
+    if not isinstance(kernels, dict) or not isinstance(missing, dict):
+        return fail("'kernels' and 'missing' must both be objects")
+    if sorted(kernels) != sorted(args.kernels):
+        errors.append(f"kernels are {sorted(kernels)}, expected {sorted(args.kernels)}")
+    for kernel, files in sorted(kernels.items()):
+        if "native-host" not in files:
+            errors.append(f"{kernel}: no native-host file")
+        for fmt, rel in sorted(files.items()):
+            if fmt not in KNOWN_FORMATS:
+                errors.append(f"{kernel}: unknown format {fmt!r} (known: {', '.join(KNOWN_FORMATS)})")
+            if os.path.isabs(rel) or not os.path.isfile(os.path.join(root, rel)):
+                errors.append(f"{kernel}: {fmt} file {rel!r} is not a file relative to corpus.json")
+    for fmt in FORMATS:
+        listed = [k for k, files in kernels.items() if fmt in files]
+        if fmt in missing:
+            if listed:
+                errors.append(f"{fmt} is both missing ({missing[fmt]!r}) and listed for {', '.join(sorted(listed))}")
+            if not isinstance(missing[fmt], str) or not missing[fmt]:
+                errors.append(f"missing {fmt} has no reason")
+        elif len(listed) != len(kernels):
+            errors.append(f"{fmt} is listed for {sorted(listed)} only, and not missing")
+    for fmt in missing:
+        if fmt not in KNOWN_FORMATS:
+            errors.append(f"missing names an unknown format {fmt!r}")
+    for e in errors:
+        print(f"FAIL: {e}")
+    if errors:
+        return 1
+    built = sorted({f for files in kernels.values() for f in files}, key=KNOWN_FORMATS.index)
+    print(f"corpus.json: {len(kernels)} kernels in {', '.join(built)}"
+          + "".join(f"; no {f}: {why}" for f, why in sorted(missing.items())))
+    return 0
+
+
+def check_spirv(args):
+    if args.skip_reason:
+        print(f"skipped: {args.skip_reason}")
+        return SKIP
+    if not args.spirv_val:
+        print("skipped: spirv-val not found")
+        return SKIP
+    corpus = load(args.corpus_json)
+    root = os.path.dirname(os.path.abspath(args.corpus_json))
+    files = sorted({f["spirv-vulkan"] for f in corpus["kernels"].values() if "spirv-vulkan" in f})
+    if not files:
+        print(f"skipped: no spirv-vulkan files ({corpus['missing'].get('spirv-vulkan', 'none listed')})")
+        return SKIP
+    failed = 0
+    for rel in files:
+        result = subprocess.run([args.spirv_val, "--target-env", "vulkan1.1", os.path.join(root, rel)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+        print(f"{'ok' if result.returncode == 0 else 'FAIL'}: {rel}")
+        if result.returncode != 0:
+            print(result.stdout)
+            failed += 1
+    return 1 if failed else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="check", required=True)
+    manifest = sub.add_parser("manifest")
+    manifest.add_argument("corpus_json")
+    manifest.add_argument("--kernels", nargs="+", required=True)
+    manifest.set_defaults(run=check_manifest)
+    spirv = sub.add_parser("spirv-valid")
+    spirv.add_argument("corpus_json")
+    spirv.add_argument("--spirv-val", default="")
+    spirv.add_argument("--skip-reason", default="")
+    spirv.set_defaults(run=check_spirv)
+    args = parser.parse_args()
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,6 +70,9 @@ def certify(args, tmp):
     if args.expectations:
         if cert["expectations"]["sha256"] != sha256(args.expectations):
             fail("the certificate's expectations sha256 is not the file's")
+    if args.keep:
+        os.makedirs(os.path.dirname(args.keep), exist_ok=True)
+        shutil.copyfile(cert_path, args.keep)
     if not cert["devices"] or not all(d["stable_id"] for d in cert["devices"]):
         fail("the certificate names no devices, or a device without a stable id")
     if PROFILES.index(args.profile) >= PROFILES.index("execution"):
@@ -164,9 +168,32 @@ def xfails(args, tmp):
     print("PASS: expected failures are skipped, verified, and an unexpected pass fails")
 
 
+def cli(args, tmp):
+    # Usage errors and a backend that does not load exit 2 with a message.
+    checks = [
+        ([args.runner, "--backend", args.backend, "--profile", "everything"], "is not one of abi, query"),
+        ([args.runner, "--profile", "abi"], "--backend is required"),
+        ([args.runner, "--backend", os.path.join(tmp, "missing.so")], "did not load"),
+        ([args.runner, "--backend", args.backend, "--device", "99"], "names no device"),
+        ([args.runner, "--backend", args.backend, "--expectations", os.path.join(tmp, "none.json")], "cannot be read"),
+    ]
+    for cmd, needle in checks:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        if p.returncode != 2 or needle not in p.stdout:
+            fail(f"{cmd[1:]}: rc {p.returncode} (want 2), output {p.stdout.strip()[:300]!r} (want {needle!r})")
+    p = subprocess.run([args.runner, "--list"], stdout=subprocess.PIPE, text=True, timeout=60)
+    ids = p.stdout.split()
+    if p.returncode != 0 or len(ids) != len(set(ids)) or not all(re.fullmatch(r"[a-z-]+\.[a-z_]+\.[a-z0-9_]+", i) for i in ids):
+        fail(f"--list: rc {p.returncode}, ids {ids[:5]}...")
+    for prefix in PROFILES:
+        if not any(i.startswith(prefix + ".") for i in ids):
+            fail(f"--list names no test of profile {prefix}")
+    print(f"PASS: usage errors exit 2 with their reason; --list gives {len(ids)} unique stable ids")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["certify", "faulty", "rejects", "xfails"])
+    ap.add_argument("mode", choices=["certify", "faulty", "rejects", "xfails", "cli"])
     ap.add_argument("--runner", required=True)
     ap.add_argument("--backend", required=True)
     ap.add_argument("--profile", default="streams")
@@ -176,9 +203,10 @@ def main():
     ap.add_argument("--present-capability", default="feature:host-mapped-memory")
     ap.add_argument("--failing-backend")
     ap.add_argument("--failing-test")
+    ap.add_argument("--keep", help="certify: copy the certificate here")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="accel-conformance-") as tmp:
-        {"certify": certify, "faulty": faulty, "rejects": rejects, "xfails": xfails}[args.mode](args, tmp)
+        {"certify": certify, "faulty": faulty, "rejects": rejects, "xfails": xfails, "cli": cli}[args.mode](args, tmp)
 
 
 if __name__ == "__main__":

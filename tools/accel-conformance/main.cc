@@ -367,7 +367,8 @@ nlohmann::json Certificate(const Target& target, Profile requested) {
 int Main(int argc, char** argv) {
   Options options;
   CLI::App app{"Runs the Accel conformance suite against one backend (docs/conformance.md)", "accel-conformance"};
-  app.add_option("--backend", options.backend, "The backend: a manifest (.json) or a library (.so)")->required();
+  app.add_option("--backend", options.backend,
+                 "The backend: a manifest (.json) or a library (.so); required but with --list");
   app.add_option("--device", options.devices,
                  "Test only this device: an index among the backend's devices or a stable id (repeatable)");
   app.add_option("--profile", options.profile,
@@ -404,6 +405,10 @@ int Main(int argc, char** argv) {
   if (options.list) {
     for (const auto& id : ids) std::printf("%s\n", id.c_str());
     return kExitPass;
+  }
+  if (options.backend.empty()) {
+    std::fprintf(stderr, "accel-conformance: --backend is required (a manifest or a library; see --help)\n");
+    return kExitUsage;
   }
   Target& target = TheTarget();
   target.corpus_dir = options.corpus.empty() ? DefaultCorpusDir(argv[0]) : options.corpus;

@@ -11,12 +11,18 @@ tree only:
     out-of-tree backend with accel_add_backend()) and runs its program, which
     lists the devices and launches a kernel; the outside backend loads when its
     manifest is added;
-  - builds an outside Makefile project with pkg-config and runs the same program.
+  - builds an outside Makefile project with pkg-config and runs the same program;
+  - runs the installed backend kit: accel-backend-new generates a backend from
+    the installed template, which builds as its own CMake project
+    (find_package(Accel COMPONENTS backend_kit)), loads into the installed
+    accel-info and passes the streams profile (with abi, query and memory) of
+    the installed accel-conformance.
 
 Usage: install_test.py --cmake CMAKE --build-dir DIR --source-dir DIR
-                       --consumer DIR --work-dir DIR --cc CC [--flags FLAGS]
-FLAGS are compiler and linker flags both consumers get (the sanitizer flags of
-an ASan build, which every program linking that libaccel needs).
+                       --consumer DIR --work-dir DIR --cc CC [--cxx CXX] [--flags FLAGS]
+FLAGS are compiler and linker flags every outside project gets (the sanitizer
+flags of an ASan build, which every program linking that libaccel needs, and
+every backend loaded into one).
 """
 
 import argparse
@@ -80,7 +86,9 @@ def check_layout(moved):
         "lib/cmake/Accel/AccelConfigVersion.cmake", "lib/cmake/Accel/AccelTargets.cmake",
         "lib/cmake/Accel/AccelBackend.cmake", "lib/pkgconfig/accel.pc", "bin/accel-info",
         "lib/accel/backends/libaccel_backend_sim.so", "share/accel/backends.d/sim.json",
-        "share/accel/sim/profiles/h100-sxm-8.json",
+        "share/accel/sim/profiles/h100-sxm-8.json", "bin/accel-backend-new",
+        "share/accel/backend-kit/template/CMakeLists.txt", "share/accel/backend-kit/template/README.md",
+        "share/accel/backend-kit/template/expectations.json",
     ]
     missing = [p for p in expected if not os.path.exists(os.path.join(moved, p))]
     check(not missing, f"the installed tree lacks {missing}")
@@ -93,6 +101,9 @@ def check_no_foreign_paths(moved, forbidden):
         for root, _, files in os.walk(os.path.join(moved, folder)):
             for name in files:
                 path = os.path.join(root, name)
+                with open(path, "rb") as f:
+                    if b"\0" in f.read():
+                        continue  # binary (the conformance corpus's kernels): debug info may name the build
                 with open(path, encoding="utf-8", errors="replace") as f:
                     text = f.read()
                 scanned += 1
@@ -181,10 +192,80 @@ def make_consumer(args, work, moved):
     print("pkg-config consumer: built with make, listed devices, launched a kernel")
 
 
+def backend_kit(args, work, moved):
+    """The installed backend kit, from the moved prefix only: generate a backend, build it, load it, certify it."""
+    generator = os.path.join(moved, "bin/accel-backend-new")
+    check(os.access(generator, os.X_OK), f"{generator} is not executable")
+    kit = os.path.join(work, "kit")
+    os.makedirs(kit)
+    out = run([generator, "acme", "--output", kit, "--vendor", "Acme Corp"], what="installed accel-backend-new")
+    src = os.path.join(kit, "acme")
+    check(os.path.isfile(os.path.join(src, "CMakeLists.txt")), f"accel-backend-new made no project in {src}:\n{out}")
+    check(os.path.realpath(moved) in out, f"accel-backend-new's next steps do not name the moved prefix:\n{out}")
+
+    build = os.path.join(src, "build")
+    configure = [args.cmake, "-S", src, "-B", build, "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={moved}",
+                 f"-DCMAKE_CXX_FLAGS={args.flags}", f"-DCMAKE_MODULE_LINKER_FLAGS={args.flags}"]
+    if args.cxx:
+        configure.append(f"-DCMAKE_CXX_COMPILER={args.cxx}")
+    run(configure, what="configure the generated backend")
+    run([args.cmake, "--build", build], what="build the generated backend")
+    manifest = os.path.join(build, "acme.json")
+    library = os.path.join(build, "libaccel_backend_acme.so")
+    for path in (manifest, library):
+        check(os.path.isfile(path), f"the generated backend's build has no {path}")
+    print("backend kit: accel-backend-new made 'acme', which built against the moved prefix")
+
+    # find_package(Accel COMPONENTS ...) knows backend_kit only: an unknown component fails.
+    probe = os.path.join(kit, "unknown-component")
+    os.makedirs(probe)
+    with open(os.path.join(probe, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+        f.write("cmake_minimum_required(VERSION 3.25)\nproject(probe NONE)\n"
+                "find_package(Accel 1.0 REQUIRED COMPONENTS backend_kit no_such_component)\n")
+    proc = subprocess.run([args.cmake, "-S", probe, "-B", os.path.join(probe, "build"), f"-DCMAKE_PREFIX_PATH={moved}"],
+                          env=clean_env(), capture_output=True, text=True, timeout=120)
+    check(proc.returncode != 0 and "no_such_component" in proc.stdout + proc.stderr,
+          f"find_package(Accel COMPONENTS no_such_component) did not fail naming it (exit code {proc.returncode}):\n"
+          f"{proc.stdout}{proc.stderr}")
+    print("backend kit: find_package(Accel COMPONENTS backend_kit) works, an unknown component fails")
+
+    # (a) The moved accel-info loads it, alone.
+    doc = json.loads(run([os.path.join(moved, "bin/accel-info"), "--json"],
+                         env=clean_env({"ACCEL_BACKEND_FILES": manifest}),
+                         what="installed accel-info --json with the generated backend"))
+    loaded = [e for e in doc["loader"] if e["state"] == "loaded"]
+    check([e["backend"] for e in loaded] == ["acme"], f"accel-info did not load only 'acme': {doc['loader']}")
+    paths = [p for d in doc["physical_devices"] for p in d["access_paths"]]
+    check(any(p["backend"] == "acme" and p["name"] == "Acme device" for p in paths),
+          f"accel-info lists no 'Acme device' of backend acme: {doc['physical_devices']}")
+    check(any(p["capabilities"].get("vendor") == "Acme Corp" for p in paths),
+          f"the generated device's vendor is not 'Acme Corp': {paths}")
+    print("backend kit: the moved accel-info lists 'Acme device' (backend acme)")
+
+    # (b) It passes the streams profile of the moved accel-conformance.
+    conformance = os.path.join(moved, "bin/accel-conformance")
+    check(os.path.exists(conformance), f"{conformance} is not installed")
+    cert = os.path.join(kit, "cert.json")
+    junit = os.path.join(kit, "results.xml")
+    run([conformance, "--backend", manifest, "--profile", "streams", "--expectations",
+         os.path.join(src, "expectations.json"), "--json", cert, "--junit", junit],
+        what="installed accel-conformance --profile streams on the generated backend")
+    with open(cert, encoding="utf-8") as f:
+        certificate = json.load(f)
+    check(certificate.get("result") == "pass", f"certificate result is {certificate.get('result')!r}, not 'pass'")
+    profile = certificate.get("profile_passed")
+    check(profile == "streams", f"the certificate's profile passed is {profile!r}, not 'streams'")
+    check(certificate["counts"]["streams"]["failed"] == 0 and certificate["counts"]["streams"]["passed"] > 0,
+          f"the streams profile did not pass: {certificate['counts']}")
+    check(os.path.isfile(junit), f"accel-conformance wrote no {junit}")
+    print("backend kit: the generated backend passes the streams profile of the moved accel-conformance")
+
+
 def main():
     p = argparse.ArgumentParser()
     for name in ("cmake", "build-dir", "source-dir", "consumer", "work-dir", "cc"):
         p.add_argument("--" + name, required=True)
+    p.add_argument("--cxx", default="", help="the C++ compiler for the backend kit's project (default: CMake's)")
     p.add_argument("--flags", default="")
     args = p.parse_args()
     try:
@@ -194,6 +275,7 @@ def main():
         check_accel_info(moved)
         cmake_consumer(args, work, moved)
         make_consumer(args, work, moved)
+        backend_kit(args, work, moved)
     except Failure as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1

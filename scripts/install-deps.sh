@@ -18,6 +18,12 @@ packages=(
   # corpus: GLSL to SPIR-V (glslc), SPIR-V validation (spirv-tools); clang
   # above builds the SPIR 1.2 bitcode
   libssl-dev glslc spirv-tools
+  # the OpenCL backend's runtime here: PoCL on the CPU, the ICD loader, clinfo
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  # the Vulkan backend's runtime here: Mesa's lavapipe on the CPU, the loader, vulkaninfo
+  mesa-vulkan-drivers libvulkan-dev vulkan-tools
+  # the ABI baseline check (abidiff)
+  abigail-tools
 )
 
 missing=()

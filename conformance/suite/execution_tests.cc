@@ -210,6 +210,15 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, corpus, kernels_declare_the_contract) 
   for (const auto& e : kernels) {
     CorpusKernel k(dut, e.name);
     ASSERT_TRUE(k.error().empty()) << k.error();
+    // NOT_FOUND for a name the module lacks (the slot's contract), and the
+    // same handle again for a name it has.
+    accel_kernel_t none = nullptr;
+    accel_module_t module = k.properties().module;
+    EXPECT_EQ(accel_module_get_kernel(module, "no_such_kernel", &none), ACCEL_ERROR_NOT_FOUND);
+    EXPECT_EQ(none, nullptr);
+    accel_kernel_t again = nullptr;
+    ACCEL_EXPECT_OK(accel_module_get_kernel(module, e.name, &again));
+    EXPECT_EQ(again, k.get()) << e.name << ": a second lookup gave another handle";
     ASSERT_EQ(k.properties().argument_count, e.kinds.size()) << e.name;
     for (uint32_t i = 0; i < e.kinds.size(); ++i) {
       accel_kernel_argument_info_t info{};

@@ -1,0 +1,327 @@
+// accel-bench: per device and backend, the latency of a tiny kernel launched
+// and waited for, back-to-back launch throughput, and host-to-device,
+// device-to-host and device-to-device copy bandwidth at several sizes
+// (docs/accel-bench.md). With --native, the same work runs through the
+// backend's native API in the same process, interleaved with Accel's (A/B), and
+// the Accel/native ratios are printed with their spread; copies are also set
+// against host memcpy. Figures, never pass/fail: the exit code only says
+// whether the benchmarks could run.
+//
+//   accel-bench [--backends host,opencl] [--device N]... [--native] [--sizes 4K,1M,16M,256M]
+//               [--repetitions N] [--json FILE] [--corpus DIR]
+#include <accel/accel.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "bench.h"
+#include "names.h"
+
+namespace accel::bench {
+
+double Samples::Quantile(double q) const {
+  if (seconds.empty()) return 0;
+  std::vector<double> s = seconds;
+  std::sort(s.begin(), s.end());
+  const double pos = q * static_cast<double>(s.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (s[hi] - s[lo]) * (pos - static_cast<double>(lo));
+}
+
+double Samples::Median() const { return Quantile(0.5); }
+
+namespace {
+
+struct Options {
+  std::string backends;
+  std::vector<uint32_t> devices;
+  bool native = false;
+  std::string sizes = "4K,1M,16M,256M";
+  int repetitions = 0;  // 0: per benchmark defaults
+  std::string json;
+  std::string corpus;
+};
+
+std::optional<uint64_t> ParseSize(std::string s) {
+  uint64_t scale = 1;
+  if (!s.empty()) {
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+    if (u == 'K' || u == 'M' || u == 'G') {
+      scale = u == 'K' ? 1024 : u == 'M' ? 1024 * 1024 : uint64_t{1024} * 1024 * 1024;
+      s.pop_back();
+    }
+  }
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(s) * scale;
+}
+
+std::string SizeText(uint64_t b) {
+  if (b >= (uint64_t{1} << 30) && b % (uint64_t{1} << 30) == 0) return std::to_string(b >> 30) + " GiB";
+  if (b >= (1u << 20) && b % (1u << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b >= 1024 && b % 1024 == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+// One benchmark's samples for Accel and, when present, the native path,
+// taken interleaved: pair i is (accel_i, native_i), in alternating order.
+struct AB {
+  Samples accel;
+  Samples native;
+  Samples ratio;  // accel_i / native_i per pair
+  bool has_native = false;
+};
+
+template <typename Op>
+bool Time(Path* path, Op op, double* out) {
+  const double t0 = Now();
+  if (!op(path)) return false;
+  *out = Now() - t0;
+  return true;
+}
+
+template <typename Op>
+std::optional<AB> RunAB(Path* accel, Path* native, int reps, Op op, std::string* error) {
+  AB ab;
+  ab.has_native = native != nullptr;
+  for (int i = 0; i < reps; ++i) {
+    double ta = 0;
+    double tn = 0;
+    const bool native_first = native != nullptr && (i % 2) == 1;
+    if (native_first && !Time(native, op, &tn)) {
+      *error = native->Name() + ": " + native->Error();
+      return std::nullopt;
+    }
+    if (!Time(accel, op, &ta)) {
+      *error = "accel: " + accel->Error();
+      return std::nullopt;
+    }
+    if (native != nullptr && !native_first && !Time(native, op, &tn)) {
+      *error = native->Name() + ": " + native->Error();
+      return std::nullopt;
+    }
+    ab.accel.seconds.push_back(ta);
+    if (native != nullptr) {
+      ab.native.seconds.push_back(tn);
+      ab.ratio.seconds.push_back(tn > 0 ? ta / tn : 0);
+    }
+  }
+  return ab;
+}
+
+nlohmann::json Stats(const Samples& s) {
+  return {{"median_s", s.Median()}, {"p10_s", s.Quantile(0.1)}, {"p90_s", s.Quantile(0.9)}, {"n", s.seconds.size()}};
+}
+
+// "warm", "cold" or "unknown": whether ACCEL_CACHE_DIR held compiled kernels before this run.
+std::string CacheState() {
+  const char* dir = std::getenv("ACCEL_CACHE_DIR");
+  if (dir == nullptr || *dir == '\0') return "unknown (ACCEL_CACHE_DIR unset: the runtimes' own caches)";
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) return std::string("warm (") + dir + " held compiled kernels)";
+  }
+  return std::string("cold (") + dir + " was empty)";
+}
+
+std::string DefaultCorpus() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path().parent_path() / "share/accel/conformance/corpus").string();
+}
+
+int Run(const Options& o) {
+  std::vector<uint64_t> sizes;
+  for (size_t start = 0; start <= o.sizes.size();) {
+    const size_t comma = o.sizes.find(',', start);
+    const std::string item = o.sizes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto size = ParseSize(item);
+    if (!size || *size == 0) {
+      std::fprintf(stderr, "accel-bench: --sizes: '%s' is not a size (e.g. 4K, 1M, 256M)\n", item.c_str());
+      return 1;
+    }
+    sizes.push_back(*size);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const std::string cache = CacheState();
+  const std::string corpus = o.corpus.empty() ? DefaultCorpus() : o.corpus;
+  accel_instance_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  desc.struct_size = sizeof(desc);
+  if (!o.backends.empty()) desc.backends = o.backends.c_str();
+  accel_instance_t instance = nullptr;
+  if (accel_instance_create(&desc, &instance) != ACCEL_SUCCESS) {
+    std::fprintf(stderr, "accel-bench: accel_instance_create: %s\n", accel_last_error());
+    return 2;
+  }
+  uint32_t count = 0;
+  accel_instance_enumerate_devices(instance, &count, nullptr);
+  std::vector<accel_device_t> devices(count);
+  if (count > 0) accel_instance_enumerate_devices(instance, &count, devices.data());
+  nlohmann::json report = {{"tool", "accel-bench"}, {"compiler_caches", cache}, {"devices", nlohmann::json::array()}};
+  std::printf("accel-bench: %u devices; compiler caches: %s\n", count, cache.c_str());
+  int failures = 0;
+  for (uint32_t d = 0; d < count; ++d) {
+    if (!o.devices.empty() && std::find(o.devices.begin(), o.devices.end(), d) == o.devices.end()) continue;
+    accel_device_capabilities_t caps{};
+    caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+    caps.struct_size = sizeof(caps);
+    accel_device_get_capabilities(devices[d], &caps);
+    // The device's index among its backend's devices, for the native path.
+    accel_backend_t backend = nullptr;
+    accel_device_get_backend(devices[d], &backend);
+    uint32_t in_backend = 0;
+    uint32_t bcount = 0;
+    accel_backend_enumerate_devices(backend, &bcount, nullptr);
+    std::vector<accel_device_t> bdevices(bcount);
+    if (bcount > 0) accel_backend_enumerate_devices(backend, &bcount, bdevices.data());
+    for (uint32_t i = 0; i < bcount; ++i) {
+      if (bdevices[i] == devices[d]) in_backend = i;
+    }
+    uint64_t max_size = 0;
+    for (uint64_t s : sizes) {
+      if (s <= caps.max_allocation) max_size = std::max(max_size, s);
+    }
+    std::printf("\ndevice %u: %s (%s, %s)\n", d, caps.name, caps.backend_name, caps.stable_id);
+    nlohmann::json dj = {
+        {"index", d}, {"name", caps.name}, {"backend", caps.backend_name}, {"stable_id", caps.stable_id}};
+    std::string error;
+    auto accel = MakeAccelPath(devices[d], max_size, corpus, &error);
+    if (!accel) {
+      std::printf("  skipped: %s\n", error.c_str());
+      dj["skipped"] = error;
+      report["devices"].push_back(dj);
+      continue;
+    }
+    std::unique_ptr<Path> native;
+    if (o.native) {
+      std::string why;
+      native = MakeNativePath(caps, in_backend, max_size, corpus, &why);
+      std::printf("  native: %s\n", native ? native->Name().c_str() : why.c_str());
+      dj["native"] = native ? nlohmann::json(native->Name()) : nlohmann::json(why);
+    }
+    auto line = [&](const std::string& what, const AB& ab, bool bandwidth, uint64_t bytes, double memcpy_s) {
+      auto value = [&](double s) {
+        char buf[64];
+        if (bandwidth) {
+          std::snprintf(buf, sizeof(buf), "%8.2f GB/s", s > 0 ? static_cast<double>(bytes) / s / 1e9 : 0);
+        } else {
+          std::snprintf(buf, sizeof(buf), "%8.1f us", s * 1e6);
+        }
+        return std::string(buf);
+      };
+      std::printf("  %-28s accel %s", what.c_str(), value(ab.accel.Median()).c_str());
+      nlohmann::json j = {{"accel", Stats(ab.accel)}};
+      if (bandwidth) j["bytes"] = bytes;
+      if (ab.has_native) {
+        // Bandwidth ratios are native time over Accel time; latency ratios the reverse.
+        const double r = ab.ratio.Median();
+        const double lo = ab.ratio.Quantile(0.1);
+        const double hi = ab.ratio.Quantile(0.9);
+        const double shown = bandwidth ? 1 / r : r;
+        const double shown_lo = bandwidth ? 1 / hi : lo;
+        const double shown_hi = bandwidth ? 1 / lo : hi;
+        std::printf("   native %s   accel/native %.3f [%.3f, %.3f]", value(ab.native.Median()).c_str(), shown, shown_lo,
+                    shown_hi);
+        j["native"] = Stats(ab.native);
+        j["accel_over_native"] = {
+            {"median", shown}, {"p10", shown_lo}, {"p90", shown_hi}, {"of", bandwidth ? "bandwidth" : "latency"}};
+      }
+      if (memcpy_s > 0) {
+        const double base = ab.has_native ? ab.native.Median() : ab.accel.Median();
+        std::printf("   memcpy %s   %s/memcpy %.3f", value(memcpy_s).c_str(), ab.has_native ? "native" : "accel",
+                    base > 0 ? memcpy_s / base : 0);
+        j["memcpy"] = {{"median_s", memcpy_s}};
+        j[ab.has_native ? "native_over_memcpy" : "accel_over_memcpy"] = base > 0 ? memcpy_s / base : 0;
+      }
+      std::printf("\n");
+      dj[what] = j;
+    };
+    const int lat_reps = o.repetitions > 0 ? o.repetitions : 300;
+    std::string err;
+    auto lat = RunAB(
+        accel.get(), native.get(), lat_reps, [](Path* p) { return p->TinyLaunchAndWait(); }, &err);
+    if (!lat) {
+      std::printf("  failed: %s\n", err.c_str());
+      ++failures;
+      continue;
+    }
+    line("tiny kernel launch+wait", *lat, false, 0, 0);
+    const int batch = 100;
+    auto thr = RunAB(
+        accel.get(), native.get(), o.repetitions > 0 ? o.repetitions : 10,
+        [&](Path* p) { return p->LaunchBatch(batch); }, &err);
+    if (thr) {
+      for (auto* s : {&thr->accel, &thr->native}) {
+        for (double& v : s->seconds) v /= batch;  // per launch
+      }
+      line("back-to-back launch (each)", *thr, false, 0, 0);
+    }
+    std::vector<uint8_t> src(max_size, 3);
+    std::vector<uint8_t> dst(max_size, 0);
+    for (uint64_t size : sizes) {
+      if (size > max_size) {
+        std::printf("  %s: past the device's max_allocation (%s)\n", SizeText(size).c_str(),
+                    SizeText(caps.max_allocation).c_str());
+        continue;
+      }
+      const int reps = o.repetitions > 0 ? o.repetitions
+                                         : static_cast<int>(std::clamp<uint64_t>((uint64_t{512} << 20) / size, 7, 200));
+      Samples mc;
+      for (int i = 0; i < reps; ++i) {
+        const double t0 = Now();
+        std::memcpy(dst.data(), src.data(), size);
+        mc.seconds.push_back(Now() - t0);
+      }
+      const double memcpy_s = mc.Median();
+      struct Kind {
+        const char* name;
+        bool (Path::*op)(uint64_t);
+      };
+      for (Kind k : {Kind{"host->device", &Path::HostToDevice}, Kind{"device->host", &Path::DeviceToHost},
+                     Kind{"device->device", &Path::DeviceToDevice}}) {
+        auto ab = RunAB(
+            accel.get(), native.get(), reps, [&](Path* p) { return (p->*k.op)(size); }, &err);
+        if (!ab) {
+          std::printf("  %s %s failed: %s\n", k.name, SizeText(size).c_str(), err.c_str());
+          ++failures;
+          continue;
+        }
+        line(std::string("copy ") + k.name + " " + SizeText(size), *ab, true, size, memcpy_s);
+      }
+    }
+    report["devices"].push_back(dj);
+  }
+  accel_instance_destroy(instance);
+  if (!o.json.empty()) std::ofstream(o.json) << report.dump(2) << "\n";
+  return failures == 0 ? 0 : 2;
+}
+
+}  // namespace
+}  // namespace accel::bench
+
+int main(int argc, char** argv) {
+  accel::bench::Options o;
+  CLI::App app{
+      "Accel's benchmarks: kernel launch latency and throughput, copy bandwidth; --native compares the "
+      "backend's own API (docs/accel-bench.md)",
+      "accel-bench"};
+  app.add_option("--backends", o.backends, "Backends to load (ACCEL_BACKENDS syntax: \"host,opencl\")");
+  app.add_option("--device", o.devices, "Only this device index (repeatable)");
+  app.add_flag("--native", o.native, "Also run the same work through the backend's native API, interleaved");
+  app.add_option("--sizes", o.sizes, "Copy sizes, comma-separated (K, M, G suffixes)")->capture_default_str();
+  app.add_option("--repetitions", o.repetitions, "Repetitions per benchmark (default: per benchmark)");
+  app.add_option("--json", o.json, "Write the figures as JSON here");
+  app.add_option("--corpus", o.corpus, "The kernel corpus folder (holding corpus.json)");
+  CLI11_PARSE(app, argc, argv);
+  return accel::bench::Run(o);
+}

@@ -77,9 +77,30 @@ struct Checked {
   uint64_t dynamic_local = 0;
 };
 
+// "desc->args[i]" and "desc->args[i].buffer" for the messages of argument i:
+// built once for the first kArgNames arguments, so a launch formats nothing
+// unless it fails (docs/overhead.md); formatted into `storage` past that.
+constexpr uint32_t kArgNames = 64;
+const char* ArgName(uint32_t i, bool buffer, std::string* storage) {
+  static const auto* const kTable = [] {
+    auto* t = new std::vector<std::string>();  // never freed: used during exit too
+    for (uint32_t j = 0; j < kArgNames; ++j) {
+      t->push_back(fmt::format("desc->args[{}]", j));
+      t->push_back(fmt::format("desc->args[{}].buffer", j));
+    }
+    return t;
+  }();
+  if (i < kArgNames) return (*kTable)[2 * i + (buffer ? 1 : 0)].c_str();
+  *storage = buffer ? fmt::format("desc->args[{}].buffer", i) : fmt::format("desc->args[{}]", i);
+  return storage->c_str();
+}
+
 Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_t& a, uint32_t i, Checked* out) {
   const accel_kernel_argument_info_t& declared = k.arguments[i];
-  const std::string arg = fmt::format("desc->args[{}]", i);
+  std::string arg_storage;
+  std::string buffer_storage;
+  const char* const arg = ArgName(i, false, &arg_storage);
+  const char* const buffer_arg = ArgName(i, true, &buffer_storage);
   if (KindName(a.kind) == nullptr) {
     return Error(ACCEL_ERROR_INVALID_ENUM, "'{}.kind' {} is not an accel_kernel_arg_kind_t", arg,
                  static_cast<int>(a.kind));
@@ -95,8 +116,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
   b.access = ACCEL_ACCESS_READ;
   switch (a.kind) {
     case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-      const std::string buffer_arg = arg + ".buffer";
-      auto resolved = Resolve<Buffer>(a.buffer, buffer_arg.c_str());
+      auto resolved = Resolve<Buffer>(a.buffer, buffer_arg);
       if (!resolved.ok()) return resolved.status();
       std::shared_ptr<Buffer> buffer = std::move(resolved.value());
       if (buffer->device.get() != &dev) {
@@ -124,7 +144,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
                                                     : "read-write",
                      k.name, Declared(k, i), declared.access == ACCEL_ACCESS_READ ? "read-only" : "write-only");
       }
-      if ((access & ACCEL_ACCESS_WRITE) != 0) ACCEL_TRY(CheckWritable(*buffer, buffer_arg.c_str()));
+      if ((access & ACCEL_ACCESS_WRITE) != 0) ACCEL_TRY(CheckWritable(*buffer, buffer_arg));
       b.access = static_cast<accel_access_t>(access);
       b.buffer = buffer->bk;
       b.offset = a.offset;
@@ -195,8 +215,8 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
       const accel_kernel_arg_t* element = nullptr;
       ACCEL_TRY(ArrayElement(d.args, d.arg_count, i, "desc->args", &element));
       accel_kernel_arg_t a{};
-      const std::string name = fmt::format("desc->args[{}]", i);
-      ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, name.c_str(), &a));
+      std::string name_storage;
+      ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName(i, false, &name_storage), &a));
       ACCEL_TRY(CheckArgument(dev, *k, a, i, &checked));
     }
     const uint64_t local = k->properties.local_memory_size + checked.dynamic_local;

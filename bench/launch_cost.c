@@ -1,0 +1,115 @@
+/* The work whose instruction count bench/launch_instructions.py reports: on
+ * the first device of the loaded backends, the corpus's fill_u32 is launched
+ * `count` times on one stream, each followed by a synchronize. Run under
+ * callgrind, the instructions spent in libaccel and the backend library per
+ * launch are Accel's own cost (docs/overhead.md).
+ *
+ *   launch_cost <corpus dir> <count>
+ */
+#include <accel/accel.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    accel_status_t s_ = (call);                                                                  \
+    if (s_ < 0) {                                                                                \
+      fprintf(stderr, "%s failed: %s (%s)\n", #call, accel_status_name(s_), accel_last_error()); \
+      return 1;                                                                                  \
+    }                                                                                            \
+  } while (0)
+
+/* Launches and waits `count` times. */
+static int launch_and_wait(accel_stream_t stream, accel_kernel_t kernel, const accel_launch_desc_t* l, int count) {
+  for (int i = 0; i < count; ++i) {
+    CHECK(accel_stream_launch_kernel(stream, kernel, l));
+    CHECK(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE));
+  }
+  return 0;
+}
+
+/* The measured region, for callgrind's --toggle-collect=measured. */
+__attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t kernel, const accel_launch_desc_t* l,
+                                       int count) {
+  return launch_and_wait(stream, kernel, l, count);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: launch_cost <corpus dir> <count>\n");
+    return 2;
+  }
+  const int count = atoi(argv[2]);
+  accel_instance_t instance = NULL;
+  CHECK(accel_instance_create(NULL, &instance));
+  accel_device_t device = NULL;
+  uint32_t n = 1;
+  CHECK(accel_instance_enumerate_devices(instance, &n, NULL));
+  if (n == 0) {
+    fprintf(stderr, "no device\n");
+    return 1;
+  }
+  n = 1;
+  CHECK(accel_instance_enumerate_devices(instance, &n, &device));
+  uint64_t formats = 0;
+  CHECK(accel_device_get_info(device, ACCEL_DEVICE_INFO_KERNEL_FORMATS, sizeof(formats), &formats, NULL));
+  char native[1024], spirv[1024], opencl[1024];
+  snprintf(native, sizeof(native), "%s/native/libaccel_corpus_native.so", argv[1]);
+  snprintf(spirv, sizeof(spirv), "%s/spirv-vulkan/fill_u32.spv", argv[1]);
+  snprintf(opencl, sizeof(opencl), "%s/opencl-c/corpus.cl", argv[1]);
+  accel_module_source_t sources[3];
+  const char* paths[3] = {native, spirv, opencl};
+  const uint64_t bits[3] = {ACCEL_KERNEL_FORMAT_NATIVE_HOST, ACCEL_KERNEL_FORMAT_SPIRV_VULKAN,
+                            ACCEL_KERNEL_FORMAT_OPENCL_C};
+  uint32_t used = 0;
+  for (int i = 0; i < 3; ++i) {
+    if ((formats & bits[i]) == 0) continue;
+    memset(&sources[used], 0, sizeof(sources[used]));
+    sources[used].stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+    sources[used].struct_size = sizeof(sources[used]);
+    sources[used].format = bits[i];
+    sources[used].path = paths[i];
+    ++used;
+  }
+  accel_module_desc_t md = {ACCEL_STRUCTURE_TYPE_MODULE_DESC, sizeof(md), NULL};
+  md.sources = sources;
+  md.source_count = used;
+  accel_module_t module = NULL;
+  accel_kernel_t kernel = NULL;
+  CHECK(accel_module_create(device, &md, &module));
+  CHECK(accel_module_get_kernel(module, "fill_u32", &kernel));
+  accel_buffer_desc_t bd = {ACCEL_STRUCTURE_TYPE_BUFFER_DESC, sizeof(bd), NULL};
+  bd.size = 4096;
+  accel_buffer_t buffer = NULL;
+  CHECK(accel_buffer_create(device, &bd, &buffer));
+  accel_stream_t stream = NULL;
+  CHECK(accel_stream_create(device, NULL, &stream));
+  const uint32_t value = 1, elements = 1;
+  accel_kernel_arg_t args[3];
+  memset(args, 0, sizeof(args));
+  for (int i = 0; i < 3; ++i) {
+    args[i].stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARG;
+    args[i].struct_size = sizeof(args[i]);
+  }
+  args[0].kind = ACCEL_KERNEL_ARG_KIND_BUFFER;
+  args[0].buffer = buffer;
+  args[1].kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  args[1].value = &value;
+  args[1].size = 4;
+  args[2].kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  args[2].value = &elements;
+  args[2].size = 4;
+  accel_launch_desc_t l = {ACCEL_STRUCTURE_TYPE_LAUNCH_DESC, sizeof(l), NULL};
+  l.grid[0] = l.grid[1] = l.grid[2] = 1;
+  l.block[0] = l.block[1] = l.block[2] = 1;
+  l.args = args;
+  l.arg_count = 3;
+  if (launch_and_wait(stream, kernel, &l, 3) != 0) return 1; /* warm-up: pipelines built, pools grown */
+  if (measured(stream, kernel, &l, count) != 0) return 1;
+  accel_stream_destroy(stream);
+  accel_buffer_destroy(buffer);
+  accel_module_destroy(module);
+  accel_instance_destroy(instance);
+  return 0;
+}

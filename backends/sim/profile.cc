@@ -608,6 +608,9 @@ std::optional<Profile> ParseProfile(std::string_view text, const std::string& so
   } catch (const json::parse_error& e) {
     *error = source + ": not JSON: byte " + std::to_string(e.byte) + ": " + e.what();
     return std::nullopt;
+  } catch (const json::exception& e) {  // out_of_range 406: a number too large for any JSON number type
+    *error = source + ": not JSON: " + e.what();
+    return std::nullopt;
   }
   try {
     return Read(document);

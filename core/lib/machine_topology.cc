@@ -237,7 +237,13 @@ std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger
   std::vector<accel_domain_t> out;
   for (const auto& file : files) {
     std::ifstream in(file);
-    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    // allow_exceptions=false still throws out_of_range for a number too large for any type.
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in, nullptr, false);
+    } catch (const nlohmann::json::exception&) {
+      doc = nlohmann::json(nlohmann::json::value_t::discarded);
+    }
     if (doc.is_discarded() || !doc.is_object() || !doc.contains("domains") || !doc["domains"].is_object()) {
       log.Log(ACCEL_LOG_LEVEL_WARN,
               "topology: {} ignored: expected a JSON object {{\"domains\": {{\"rack\": \"r12\"}}}}", file.string());

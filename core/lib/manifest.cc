@@ -17,6 +17,8 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: malformed JSON at byte {}: {}", path, e.byte, e.what());
+  } catch (const json::exception& e) {  // out_of_range 406: a number too large for any type
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: malformed JSON: {}", path, e.what());
   }
   if (!doc.is_object()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: the top level is not an object", path);
   auto format = doc.find("file_format_version");

@@ -38,7 +38,13 @@ int PrintProfiles(const std::string& dir) {
   for (const auto& f : files) {
     std::string description;
     std::ifstream in(f);
-    const auto doc = nlohmann::json::parse(in, nullptr, false);
+    // allow_exceptions=false still throws out_of_range for a number too large for any type.
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in, nullptr, false);
+    } catch (const nlohmann::json::exception&) {
+      doc = nlohmann::json(nlohmann::json::value_t::discarded);
+    }
     if (doc.is_object() && doc.contains("description") && doc["description"].is_string()) {
       description = doc["description"].get<std::string>();
     }

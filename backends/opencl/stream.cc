@@ -1,0 +1,831 @@
+// Streams and events (docs/streams.md). A stream is an in-order OpenCL command
+// queue with profiling enabled, fed by the stream's own worker thread from a
+// FIFO of operations:
+//   - device operations (copies, fills, launches, event records as markers,
+//     waits as barriers on another stream's marker) are enqueued without
+//     waiting, one after another, and completed in order when the worker
+//     waits for their events;
+//   - host operations (callbacks, copies between platforms) run on the worker
+//     once everything before them completed, so later work stays behind them
+//     because the worker enqueues it only afterwards.
+// The worker keeps the stream's asynchronous error (sticky, skipping later
+// operations) and its copy statistics. Each stream_record_event makes a new
+// Record that the recording stream's worker completes; an event points at its
+// latest Record, and a wait holds the Record current when it was enqueued.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "opencl_backend.h"
+
+namespace accel::opencl {
+namespace {
+
+using Clock = std::chrono::steady_clock;  // monotonic: event timestamps never go back
+
+// When a wait of `timeout_ns` ends; nullopt for ACCEL_TIMEOUT_INFINITE (and for timeouts past ~146 years, which
+// would overflow the clock).
+std::optional<Clock::time_point> DeadlineAfter(uint64_t timeout_ns) {
+  if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > (uint64_t{1} << 62)) return std::nullopt;
+  return Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
+}
+
+uint64_t HostNowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+void Add(const accel_copy_statistics_t& delta, accel_copy_statistics_t* total) {
+  total->host_to_device_copies += delta.host_to_device_copies;
+  total->host_to_device_bytes += delta.host_to_device_bytes;
+  total->device_to_host_copies += delta.device_to_host_copies;
+  total->device_to_host_bytes += delta.device_to_host_bytes;
+  total->local_copies += delta.local_copies;
+  total->local_bytes += delta.local_bytes;
+  total->peer_copies += delta.peer_copies;
+  total->peer_bytes += delta.peer_bytes;
+  total->staged_copies += delta.staged_copies;
+  total->staged_bytes += delta.staged_bytes;
+}
+
+// Keeps the event of a command just enqueued, or turns the enqueue's failure into the operation's status.
+accel_status_t Enqueued(Submission& s, const char* call, cl_int err, cl_event event, std::string* message) {
+  if (err != CL_SUCCESS) {
+    if (event != nullptr) s.runtime->cl.ReleaseEvent(event);
+    *message = ClFailure(call, err);
+    return StatusFromCl(err);
+  }
+  s.events.emplace_back(s.runtime, event);
+  return ACCEL_SUCCESS;
+}
+
+// "the command failed on the device with CL_OUT_OF_RESOURCES (-5)" for the first failed event of `s`, or "".
+std::string WaitForEvents(const Submission& s) {
+  for (const ClEvent& e : s.events) {
+    cl_event event = e.get();
+    s.runtime->cl.WaitForEvents(1, &event);
+    cl_int status = CL_COMPLETE;
+    const cl_int err =
+        s.runtime->cl.GetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+    if (err != CL_SUCCESS) return ClFailure("clGetEventInfo", err);
+    if (status < 0) return "failed on the device with " + ClErrorName(status);
+  }
+  return std::string();
+}
+
+}  // namespace
+
+// One recording of an event: pending until the recording stream's worker completes it, then complete with the
+// stream's status at that point and, for a timing event, timestamps. While pending it may hold the marker that the
+// recording stream enqueued, so that streams of the same cl_context wait for it on the device.
+// Thread-safe: guarded by its own mutex; Complete wakes every waiter.
+class Record {
+ public:
+  struct Outcome {
+    accel_status_t status = ACCEL_SUCCESS;
+    std::string message;     // the stream's error message when `status` is an error
+    uint64_t device_ns = 0;  // the marker's CL_PROFILING_COMMAND_END; 0 when unknown
+    uint64_t host_ns = 0;    // the host's steady clock when the worker completed the record
+  };
+
+  explicit Record(bool timing) : timing_(timing) {}
+
+  bool timing() const { return timing_; }
+
+  // The recording stream enqueued its marker in `context`.
+  void Submitted(ClEvent marker, cl_context context) {
+    {
+      std::lock_guard lock(mutex_);
+      marker_ = std::move(marker);
+      context_ = context;
+    }
+    changed_.notify_all();
+  }
+
+  void Complete(Outcome outcome) {
+    ClEvent marker;
+    {
+      std::lock_guard lock(mutex_);
+      outcome_ = std::move(outcome);
+      done_ = true;
+      marker = std::move(marker_);  // waiters check done_ first; released outside the lock
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<Outcome> Peek() {
+    std::lock_guard lock(mutex_);
+    if (!done_) return std::nullopt;
+    return outcome_;
+  }
+
+  std::optional<Outcome> Wait(const std::optional<Clock::time_point>& deadline) {
+    std::unique_lock lock(mutex_);
+    auto done = [this] { return done_; };
+    if (!deadline) {
+      changed_.wait(lock, done);
+    } else if (!changed_.wait_until(lock, *deadline, done)) {
+      return std::nullopt;
+    }
+    return outcome_;
+  }
+
+  // Whether a stream of `context` can wait for the record without blocking: it is complete, or its marker is
+  // enqueued in that context.
+  bool ReadyFor(cl_context context) {
+    std::lock_guard lock(mutex_);
+    return done_ || (marker_ && context_ == context);
+  }
+
+  // Blocks until ReadyFor(context); returns a new reference to the marker, or an empty one once complete.
+  ClEvent MarkerFor(cl_context context, Runtime* runtime) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_ || (marker_ && context_ == context); });
+    if (done_) return ClEvent();
+    return RetainEvent(runtime, marker_.get());
+  }
+
+ private:
+  const bool timing_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool done_ = false;
+  Outcome outcome_;
+  ClEvent marker_;
+  cl_context context_ = nullptr;
+};
+
+// An event handle: whether it times, and its latest record (NULL: never recorded, which counts as complete).
+// Thread-safe: the current record is read and replaced under the event's mutex.
+class Event {
+ public:
+  Event(Device* device, bool timing) : device_(device), timing_(timing) {}
+
+  const Host& host() const { return *device_->host; }
+  bool timing() const { return timing_; }
+  std::shared_ptr<Record> current() {
+    std::lock_guard lock(mutex_);
+    return current_;
+  }
+  void set_current(std::shared_ptr<Record> record) {
+    std::lock_guard lock(mutex_);
+    current_.swap(record);
+  }
+
+ private:
+  Device* const device_;
+  const bool timing_;
+  std::mutex mutex_;
+  std::shared_ptr<Record> current_;
+};
+
+// An in-order command queue and the worker that feeds it (the file comment says how). After an operation fails the
+// stream keeps its status and message and skips later operations: records still complete, carrying the error, and
+// host callbacks still run once, told the error.
+// Thread-safe: the FIFO, the error and the statistics are guarded by the stream's mutex, never held while an
+// operation runs or the worker waits for OpenCL; the operations in flight are the worker's alone.
+class Stream {
+ public:
+  // Starts the worker; throws std::system_error when the thread cannot be created.
+  Stream(Device* device, ClQueue queue) : device_(device), queue_(std::move(queue)), worker_([this] { Run(); }) {}
+  // Runs what is queued, then joins the worker. Never called on the worker itself.
+  ~Stream() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_one();
+    worker_.join();
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  const Host& host() const { return *device_->host; }
+  Device* device() const { return device_; }
+  bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
+
+  accel_status_t Enqueue(Operation op) {
+    {
+      std::lock_guard lock(mutex_);
+      op.number = ++enqueued_;
+      fifo_.push_back(std::move(op));
+    }
+    work_.notify_one();
+    return ACCEL_SUCCESS;
+  }
+
+  accel_status_t Query() {
+    std::lock_guard lock(mutex_);
+    if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    return IdleLocked() ? ACCEL_SUCCESS : ACCEL_NOT_READY;
+  }
+
+  accel_status_t Synchronize(uint64_t timeout_ns) {
+    if (OnWorker()) {
+      return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         "called from a host callback of the same stream, which would wait for itself");
+    }
+    std::unique_lock lock(mutex_);
+    const std::optional<Clock::time_point> deadline = DeadlineAfter(timeout_ns);
+    auto idle = [this] { return IdleLocked(); };
+    if (!deadline) {
+      idle_.wait(lock, idle);
+    } else if (!idle_.wait_until(lock, *deadline, idle)) {
+      return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(PendingLocked()) +
+                                                  " operations pending after " + std::to_string(timeout_ns) + " ns");
+    }
+    if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    return ACCEL_SUCCESS;
+  }
+
+  accel_status_t ClearError() {
+    std::lock_guard lock(mutex_);
+    if (!IdleLocked()) {
+      return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         "cannot clear the stream's error while work is pending; synchronize first");
+    }
+    error_ = ACCEL_SUCCESS;
+    error_message_.clear();
+    return ACCEL_SUCCESS;
+  }
+
+  accel_copy_statistics_t CopyStatistics() {
+    std::lock_guard lock(mutex_);
+    return copies_;
+  }
+
+ private:
+  // An operation the worker took from the FIFO and has not completed yet, with its status so far: ACCEL_SUCCESS
+  // while its commands may still run, or why it failed or was skipped (then `message` is the stream's error).
+  struct InFlight {
+    Operation op;
+    Submission submission;
+    accel_status_t status = ACCEL_SUCCESS;
+    std::string message;
+    bool skipped = false;
+  };
+
+  bool IdleLocked() const { return fifo_.empty() && !busy_; }
+  uint64_t PendingLocked() const { return fifo_.size() + std::max<uint64_t>(in_flight_count_, busy_ ? 1 : 0); }
+
+  // Records the stream's first error (later ones are consequences); returns the stream's error message.
+  std::string SetErrorLocked(accel_status_t status, const Operation& op, const std::string& message) {
+    if (error_ == ACCEL_SUCCESS) {
+      error_ = status;
+      error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") " + message;
+    }
+    return error_message_;
+  }
+
+  std::pair<accel_status_t, std::string> ErrorNow() {
+    std::lock_guard lock(mutex_);
+    return {error_, error_ != ACCEL_SUCCESS ? error_message_ : std::string()};
+  }
+
+  // The worker: takes each operation in order; completes what is in flight whenever the FIFO runs dry.
+  void Run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (fifo_.empty()) {
+        if (!in_flight_.empty()) {
+          lock.unlock();
+          CompleteAll();
+          lock.lock();
+          continue;
+        }
+        busy_ = false;
+        idle_.notify_all();
+        if (stopping_) return;
+        work_.wait(lock, [this] { return stopping_ || !fifo_.empty(); });
+        continue;
+      }
+      Operation op = std::move(fifo_.front());
+      fifo_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      Process(std::move(op));
+      lock.lock();
+    }
+  }
+
+  void Process(Operation op) {
+    if (op.host) {
+      RunHost(std::move(op));
+      return;
+    }
+    if (op.would_block && op.would_block()) CompleteAll();  // it may wait outside the stream: settle what is ours
+    InFlight entry;
+    entry.op = std::move(op);
+    entry.submission.runtime = device_->runtime;
+    entry.submission.device = device_;
+    entry.submission.queue = queue_.get();
+    auto [prior, prior_message] = ErrorNow();
+    if (prior != ACCEL_SUCCESS) {
+      entry.status = prior;
+      entry.message = std::move(prior_message);
+      entry.skipped = true;
+    } else {
+      std::string message;
+      entry.status = Guarded([&] { return entry.op.submit(entry.submission, &message); }, &message);
+      if (entry.status != ACCEL_SUCCESS) {
+        std::lock_guard lock(mutex_);
+        entry.message = SetErrorLocked(entry.status, entry.op, message);
+      } else if (!entry.submission.events.empty()) {
+        device_->runtime->cl.Flush(queue_.get());  // start it now; completion is waited for later
+      }
+    }
+    in_flight_.push_back(std::move(entry));
+    std::lock_guard lock(mutex_);
+    ++in_flight_count_;
+  }
+
+  // Completes every operation in flight, in order. A command that failed on the device makes its operation the
+  // stream's error; the operations enqueued after it in the same pass ran, but report that error.
+  void CompleteAll() {
+    accel_status_t failure = ACCEL_SUCCESS;
+    std::string failure_message;
+    while (!in_flight_.empty()) {
+      InFlight entry = std::move(in_flight_.front());
+      in_flight_.pop_front();
+      if (entry.status == ACCEL_SUCCESS) {
+        const std::string failed = WaitForEvents(entry.submission);
+        if (!failed.empty()) {
+          entry.status = ACCEL_ERROR_INTERNAL;
+          std::lock_guard lock(mutex_);
+          entry.message = SetErrorLocked(entry.status, entry.op, failed);
+          if (failure == ACCEL_SUCCESS) {
+            failure = entry.status;
+            failure_message = entry.message;
+          }
+        } else if (failure != ACCEL_SUCCESS) {
+          entry.status = failure;
+          entry.message = failure_message;
+          entry.skipped = true;
+        }
+      }
+      Finish(entry);
+    }
+  }
+
+  // Runs the operation's completion, counts its copies, and releases what it held.
+  void Finish(InFlight& entry) {
+    accel_status_t status = entry.status;
+    if (entry.op.complete) {
+      std::string message;
+      const accel_status_t completed =
+          Guarded([&] { return entry.op.complete(entry.status, entry.message, entry.submission, &message); }, &message);
+      if (status == ACCEL_SUCCESS && completed != ACCEL_SUCCESS) {
+        status = completed;
+        std::lock_guard lock(mutex_);
+        SetErrorLocked(status, entry.op, message);
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (status == ACCEL_SUCCESS && !entry.skipped) Add(entry.op.copies, &copies_);
+      --in_flight_count_;
+    }
+    entry = InFlight{};  // releases events, temporaries and captures before the stream can report idle
+  }
+
+  void RunHost(Operation op) {
+    CompleteAll();
+    const accel_status_t prior = ErrorNow().first;
+    std::string message;
+    const accel_status_t status = Guarded([&] { return op.host(prior, &message); }, &message);
+    {
+      std::lock_guard lock(mutex_);
+      if (prior == ACCEL_SUCCESS) {
+        if (status == ACCEL_SUCCESS) {
+          Add(op.copies, &copies_);
+        } else {
+          SetErrorLocked(status, op, message);
+        }
+      }
+    }
+    op = Operation{};
+  }
+
+  // Runs `body`; an exception becomes ACCEL_ERROR_INTERNAL with its text in `*message`.
+  template <typename Body>
+  static accel_status_t Guarded(Body&& body, std::string* message) noexcept {
+    try {
+      return body();
+    } catch (const std::exception& e) {
+      *message = std::string("threw an exception: ") + e.what();
+    } catch (...) {
+      *message = "threw an exception";
+    }
+    return ACCEL_ERROR_INTERNAL;
+  }
+
+  Device* const device_;
+  ClQueue queue_;
+  std::mutex mutex_;
+  std::condition_variable work_;  // the FIFO grew, or the stream is stopping
+  std::condition_variable idle_;  // everything completed
+  std::deque<Operation> fifo_;
+  bool busy_ = false;  // the worker holds operations it took (running, or in flight)
+  bool stopping_ = false;
+  uint64_t enqueued_ = 0;
+  uint64_t in_flight_count_ = 0;
+  accel_status_t error_ = ACCEL_SUCCESS;
+  std::string error_message_;
+  accel_copy_statistics_t copies_{};
+  std::deque<InFlight> in_flight_;  // the worker's alone
+  std::thread worker_;              // last: started once everything above is constructed
+};
+
+accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
+Device* StreamDevice(Stream* stream) { return stream->device(); }
+
+// --- Stream slots ------------------------------------------------------------------------------------------------
+
+accel_status_t StreamCreate(accel_bk_device_t device_handle, const accel_stream_desc_t* /*desc*/,
+                            accel_bk_stream_t* out_stream) noexcept {
+  // The description's priority is ignored (allowed by accel.h).
+  Device* device = Unwrap(device_handle);
+  return Guard(*device->host, "stream_create", [&] {
+    const cl_command_queue_properties properties = device->properties.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+    cl_int err = CL_SUCCESS;
+    cl_command_queue queue =
+        device->runtime->cl.CreateCommandQueue(device->platform->context.get(), device->id, properties, &err);
+    if (queue == nullptr) {
+      return device->host->Fail(StatusFromCl(err), ClFailure("clCreateCommandQueue", err));
+    }
+    ClQueue owned(device->runtime, queue);
+    try {
+      *out_stream = Wrap(std::make_unique<Stream>(device, std::move(owned)).release());
+    } catch (const std::system_error& e) {
+      return device->host->Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED,
+                                std::string("cannot start the stream's worker thread: ") + e.what());
+    }
+    return ACCEL_SUCCESS;
+  });
+}
+
+void StreamDestroy(accel_bk_stream_t handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  if (stream->OnWorker()) {
+    // Destroying waits for the stream's work, which includes the calling callback: leak rather than deadlock.
+    stream->host().Log(ACCEL_LOG_LEVEL_ERROR,
+                       "stream_destroy was called from a host callback of the same stream; the stream is leaked");
+    return;
+  }
+  std::unique_ptr<Stream> owned(stream);
+}
+
+accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src, accel_bk_buffer_t dst,
+                                      uint64_t dst_offset, uint64_t size) noexcept {
+  // Non-blocking: the caller keeps `src` valid until the copy completes (docs/ownership.md).
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_copy_host_to_buffer", [&] {
+    Operation op;
+    op.what = "copy host to buffer";
+    op.submit = [src, to = Unwrap(dst)->storage, dst_offset, size](Submission& s, std::string* message) {
+      cl_event event = nullptr;
+      const cl_int err = s.runtime->cl.EnqueueWriteBuffer(s.queue, to->mem(), CL_FALSE, static_cast<size_t>(dst_offset),
+                                                          static_cast<size_t>(size), src, 0, nullptr, &event);
+      return Enqueued(s, "clEnqueueWriteBuffer", err, event, message);
+    };
+    op.copies.host_to_device_copies = 1;
+    op.copies.host_to_device_bytes = size;
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_t src, uint64_t src_offset, void* dst,
+                                      uint64_t size) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_copy_buffer_to_host", [&] {
+    Operation op;
+    op.what = "copy buffer to host";
+    op.submit = [from = Unwrap(src)->storage, src_offset, dst, size](Submission& s, std::string* message) {
+      cl_event event = nullptr;
+      const cl_int err =
+          s.runtime->cl.EnqueueReadBuffer(s.queue, from->mem(), CL_FALSE, static_cast<size_t>(src_offset),
+                                          static_cast<size_t>(size), dst, 0, nullptr, &event);
+      return Enqueued(s, "clEnqueueReadBuffer", err, event, message);
+    };
+    op.copies.device_to_host_copies = 1;
+    op.copies.device_to_host_bytes = size;
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src, uint64_t src_offset,
+                                accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept {
+  // The core rejected overlapping ranges of one buffer. Buffers of one platform share its cl_context, so OpenCL
+  // copies between them (the runtime moves the bytes); buffers of two platforms are staged through host memory.
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_copy_buffer", [&] {
+    std::shared_ptr<Storage> from = Unwrap(src)->storage;
+    std::shared_ptr<Storage> to = Unwrap(dst)->storage;
+    Device* here = stream->device();
+    Operation op;
+    op.what = "copy buffer";
+    if (from->device()->platform == to->device()->platform) {
+      op.submit = [from, src_offset, to, dst_offset, size](Submission& s, std::string* message) {
+        cl_event event = nullptr;
+        const cl_int err = s.runtime->cl.EnqueueCopyBuffer(
+            s.queue, from->mem(), to->mem(), static_cast<size_t>(src_offset), static_cast<size_t>(dst_offset),
+            static_cast<size_t>(size), 0, nullptr, &event);
+        return Enqueued(s, "clEnqueueCopyBuffer", err, event, message);
+      };
+    } else {
+      // Host work: everything before it completed; read on the source's device, write on the destination's.
+      op.host = [from, src_offset, to, dst_offset, size](accel_status_t prior, std::string* message) {
+        if (prior != ACCEL_SUCCESS) return ACCEL_SUCCESS;
+        std::vector<std::byte> staging(static_cast<size_t>(size));
+        Runtime* runtime = from->device()->runtime;
+        cl_int err = runtime->cl.EnqueueReadBuffer(from->device()->internal_queue.get(), from->mem(), CL_TRUE,
+                                                   static_cast<size_t>(src_offset), staging.size(), staging.data(), 0,
+                                                   nullptr, nullptr);
+        if (err != CL_SUCCESS) {
+          *message = ClFailure("clEnqueueReadBuffer", err) + " staging from another platform's device";
+          return StatusFromCl(err);
+        }
+        err = runtime->cl.EnqueueWriteBuffer(to->device()->internal_queue.get(), to->mem(), CL_TRUE,
+                                             static_cast<size_t>(dst_offset), staging.size(), staging.data(), 0,
+                                             nullptr, nullptr);
+        if (err != CL_SUCCESS) {
+          *message = ClFailure("clEnqueueWriteBuffer", err) + " staging to another platform's device";
+          return StatusFromCl(err);
+        }
+        return ACCEL_SUCCESS;
+      };
+    }
+    if (from->device() == here && to->device() == here) {
+      op.copies.local_copies = 1;
+      op.copies.local_bytes = size;
+    } else {
+      // Devices declare no peer access (topology.cc): a copy that involves another device is counted as staged.
+      op.copies.staged_copies = 1;
+      op.copies.staged_bytes = size;
+    }
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buffer, uint64_t offset, uint64_t size,
+                                const void* pattern, uint32_t pattern_size) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_fill_buffer", [&] {
+    // The core checked that pattern_size is 1, 2 or 4 and that offset and size are multiples of it.
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) {
+      return stream->host().Fail(ACCEL_ERROR_INVALID_ARGUMENT, "fill patterns are 1, 2 or 4 bytes");
+    }
+    std::array<std::byte, 4> bytes{};  // copied now: the caller's pattern is valid for the call only
+    std::memcpy(bytes.data(), pattern, pattern_size);
+    Operation op;
+    op.what = "fill buffer";
+    op.submit = [to = Unwrap(buffer)->storage, offset, size, bytes, pattern_size](Submission& s, std::string* message) {
+      cl_event event = nullptr;
+      const cl_int err =
+          s.runtime->cl.EnqueueFillBuffer(s.queue, to->mem(), bytes.data(), pattern_size, static_cast<size_t>(offset),
+                                          static_cast<size_t>(size), 0, nullptr, &event);
+      return Enqueued(s, "clEnqueueFillBuffer", err, event, message);
+    };
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t handle, accel_host_callback_t callback,
+                                         void* user_data) noexcept {
+  // Runs exactly once on the worker, in stream order: with ACCEL_SUCCESS normally (a negative return becomes the
+  // stream's error, a positive one is reported as ACCEL_ERROR_INTERNAL); with the stream's error once it holds one
+  // (its return value then ignored), so that it can release what `user_data` owns.
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_enqueue_host_callback", [&] {
+    Operation op;
+    op.what = "host callback";
+    op.host = [callback, user_data](accel_status_t prior, std::string* message) {
+      if (prior != ACCEL_SUCCESS) {
+        (void)callback(user_data, prior);
+        return ACCEL_SUCCESS;
+      }
+      const accel_status_t status = callback(user_data, ACCEL_SUCCESS);
+      if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
+      *message = std::string("returned ") + StatusName(status);
+      if (status > 0) {
+        *message +=
+            " (" + std::to_string(status) + "), which is not an error; host callbacks return ACCEL_SUCCESS or an error";
+        return ACCEL_ERROR_INTERNAL;
+      }
+      return status;
+    };
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamFreeBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buffer_handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_free_buffer", [&] {
+    // The operation holds the storage and enqueues nothing; it completes, dropping the storage, after every
+    // operation before it.
+    Operation op;
+    op.what = "free buffer";
+    op.submit = [storage = Unwrap(buffer_handle)->storage](Submission&, std::string*) { return ACCEL_SUCCESS; };
+    const accel_status_t status = stream->Enqueue(std::move(op));
+    if (status == ACCEL_SUCCESS) BufferDestroy(buffer_handle);  // on failure the buffer stays as it was
+    return status;
+  });
+}
+
+accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t event_handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_record_event", [&] {
+    Event* event = Unwrap(event_handle);
+    auto record = std::make_shared<Record>(event->timing());
+    Operation op;
+    op.what = "record event";
+    op.submit = [record](Submission& s, std::string* message) {
+      cl_event marker = nullptr;
+      const cl_int err = s.runtime->cl.EnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker);
+      const accel_status_t status = Enqueued(s, "clEnqueueMarkerWithWaitList", err, marker, message);
+      if (status == ACCEL_SUCCESS) record->Submitted(RetainEvent(s.runtime, marker), s.device->platform->context.get());
+      return status;
+    };
+    op.complete = [record](accel_status_t status, const std::string& error, const Submission& s, std::string*) {
+      Record::Outcome outcome;
+      outcome.status = status;
+      outcome.message = error;
+      outcome.host_ns = HostNowNs();
+      if (status == ACCEL_SUCCESS && record->timing() && !s.events.empty()) {
+        cl_ulong end = 0;
+        if (s.runtime->cl.GetEventProfilingInfo(s.events.back().get(), CL_PROFILING_COMMAND_END, sizeof(end), &end,
+                                                nullptr) == CL_SUCCESS) {
+          outcome.device_ns = end;
+        }
+      }
+      record->Complete(std::move(outcome));
+      return ACCEL_SUCCESS;
+    };
+    const accel_status_t status = stream->Enqueue(std::move(op));
+    // The new record replaces the earlier one once it is queued (the worker may already have completed it).
+    if (status == ACCEL_SUCCESS) event->set_current(std::move(record));
+    return status;
+  });
+}
+
+namespace {
+
+std::string WaitedForFailure(const Record::Outcome& outcome) {
+  return std::string("waited for an event that completed with ") + StatusName(outcome.status) + ": " + outcome.message;
+}
+
+}  // namespace
+
+accel_status_t StreamWaitEvent(accel_bk_stream_t handle, accel_bk_event_t event_handle) noexcept {
+  // On the device where it can: a barrier on the recording stream's marker, when both streams share a cl_context and
+  // the marker is enqueued. Otherwise the worker waits on the host for the record (after completing its own work).
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_wait_event", [&] {
+    std::shared_ptr<Record> record = Unwrap(event_handle)->current();
+    if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete, nothing to wait for
+    cl_context context = stream->device()->platform->context.get();
+    Operation op;
+    op.what = "wait event";
+    op.would_block = [record, context] { return !record->ReadyFor(context); };
+    op.submit = [record, context](Submission& s, std::string* message) {
+      ClEvent marker = record->MarkerFor(context, s.runtime);
+      if (!marker) {  // complete: its outcome is known
+        const Record::Outcome outcome = *record->Peek();
+        if (outcome.status >= 0) return ACCEL_SUCCESS;
+        *message = WaitedForFailure(outcome);
+        return outcome.status;
+      }
+      cl_event wait = marker.get();
+      cl_event barrier = nullptr;
+      const cl_int err = s.runtime->cl.EnqueueBarrierWithWaitList(s.queue, 1, &wait, &barrier);
+      return Enqueued(s, "clEnqueueBarrierWithWaitList", err, barrier, message);
+    };
+    op.complete = [record](accel_status_t status, const std::string&, const Submission& s, std::string* message) {
+      if (status != ACCEL_SUCCESS || s.events.empty()) return status;
+      // The barrier passed, so the marker completed; the recording stream's worker settles the record's outcome.
+      const Record::Outcome outcome = *record->Wait(std::nullopt);
+      if (outcome.status >= 0) return ACCEL_SUCCESS;
+      *message = WaitedForFailure(outcome);
+      return outcome.status;
+    };
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamQuery(accel_bk_stream_t handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_query", [&] { return stream->Query(); });
+}
+
+accel_status_t StreamSynchronize(accel_bk_stream_t handle, uint64_t timeout_ns) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_synchronize", [&] { return stream->Synchronize(timeout_ns); });
+}
+
+accel_status_t StreamClearError(accel_bk_stream_t handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_clear_error", [&] { return stream->ClearError(); });
+}
+
+accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_statistics_t* out_statistics) noexcept {
+  // The core passes a zeroed struct of its own size.
+  const accel_copy_statistics_t statistics = Unwrap(handle)->CopyStatistics();
+  WritePrefix(&statistics, out_statistics, out_statistics->struct_size, sizeof(statistics));
+  return ACCEL_SUCCESS;
+}
+
+// --- Event slots -------------------------------------------------------------------------------------------------
+
+namespace {
+
+// The status of a completed record, with host->set_error when it is an error.
+accel_status_t Report(const Host& host, const Record::Outcome& outcome) {
+  if (outcome.status >= 0) return ACCEL_SUCCESS;
+  return host.Fail(outcome.status,
+                   "the event was recorded after an asynchronous error on its stream: " + outcome.message);
+}
+
+}  // namespace
+
+accel_status_t EventCreate(accel_bk_device_t device_handle, const accel_event_desc_t* desc,
+                           accel_bk_event_t* out_event) noexcept {
+  Device* device = Unwrap(device_handle);
+  return Guard(*device->host, "event_create", [&] {
+    const bool timing = desc != nullptr && ACCEL_OPENCL_HAS_FIELD(desc, accel_event_desc_t, flags) &&
+                        (desc->flags & ACCEL_EVENT_FLAG_TIMING) != 0;
+    *out_event = Wrap(std::make_unique<Event>(device, timing).release());
+    return ACCEL_SUCCESS;
+  });
+}
+
+void EventDestroy(accel_bk_event_t event) noexcept {
+  // Pending records live on in the operations that complete or wait on them.
+  std::unique_ptr<Event> owned(Unwrap(event));
+}
+
+accel_status_t EventQuery(accel_bk_event_t handle) noexcept {
+  Event* event = Unwrap(handle);
+  return Guard(event->host(), "event_query", [&] {
+    const std::shared_ptr<Record> record = event->current();
+    if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete
+    const std::optional<Record::Outcome> outcome = record->Peek();
+    return outcome ? Report(event->host(), *outcome) : ACCEL_NOT_READY;
+  });
+}
+
+accel_status_t EventSynchronize(accel_bk_event_t handle, uint64_t timeout_ns) noexcept {
+  Event* event = Unwrap(handle);
+  return Guard(event->host(), "event_synchronize", [&] {
+    const std::shared_ptr<Record> record = event->current();
+    if (record == nullptr) return ACCEL_SUCCESS;
+    const std::optional<Record::Outcome> outcome = record->Wait(DeadlineAfter(timeout_ns));
+    if (!outcome) {
+      return event->host().Fail(ACCEL_ERROR_TIMEOUT,
+                                "the event did not complete within " + std::to_string(timeout_ns) + " ns");
+    }
+    return Report(event->host(), *outcome);
+  });
+}
+
+accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t end_handle,
+                                uint64_t* out_nanoseconds) noexcept {
+  Event* events[2] = {Unwrap(start_handle), Unwrap(end_handle)};
+  const Host& host = events[0]->host();
+  return Guard(host, "event_elapsed_time", [&] {
+    const char* roles[2] = {"start", "end"};
+    std::optional<Record::Outcome> outcomes[2];
+    for (int i = 0; i < 2; ++i) {
+      if (!events[i]->timing()) {
+        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         std::string("'") + roles[i] + "' was created without ACCEL_EVENT_FLAG_TIMING");
+      }
+      const std::shared_ptr<Record> record = events[i]->current();
+      if (record == nullptr) {
+        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + roles[i] + "' was never recorded");
+      }
+      outcomes[i] = record->Peek();
+    }
+    if (!outcomes[0] || !outcomes[1]) return ACCEL_NOT_READY;
+    for (int i = 0; i < 2; ++i) {
+      if (outcomes[i]->status < 0) return Report(host, *outcomes[i]);
+    }
+    // The device's profiling clock when both markers have it; else the host's clock at completion.
+    const bool device_clock = outcomes[0]->device_ns != 0 && outcomes[1]->device_ns != 0;
+    const uint64_t from = device_clock ? outcomes[0]->device_ns : outcomes[0]->host_ns;
+    const uint64_t to = device_clock ? outcomes[1]->device_ns : outcomes[1]->host_ns;
+    *out_nanoseconds = to > from ? to - from : 0;
+    return ACCEL_SUCCESS;
+  });
+}
+
+}  // namespace accel::opencl

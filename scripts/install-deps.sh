@@ -22,6 +22,9 @@ packages=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   # the Vulkan backend's runtime here: Mesa's lavapipe on the CPU, the loader, vulkaninfo
   mesa-vulkan-drivers libvulkan-dev vulkan-tools
+  # the Vulkan backend reflects SPIR-V with SPIRV-Cross; the corpus names each
+  # SPIR-V entry point after its kernel with glslangValidator
+  libspirv-cross-c-shared-dev glslang-tools
   # the ABI baseline check (abidiff)
   abigail-tools
 )

@@ -1,0 +1,985 @@
+// Streams and events (docs/streams.md). Each stream is an in-order queue of
+// operations run by the stream's own worker thread; enqueueing returns at
+// once. The worker records each operation that needs the device into the
+// stream's command buffer, submits it to the device's queue (serialised by
+// the queue's mutex; lavapipe has one queue) signalling the stream's timeline
+// semaphore (a fence where timeline semaphores are absent), and waits for it
+// before the next operation: simple and correct, one submission per
+// operation (batching is left for later, README.md). Each
+// stream_record_event makes a new Record that the worker completes, with a
+// GPU timestamp (vkCmdWriteTimestamp) for a timing event; an event points at
+// its latest Record, and a wait holds the Record that was current when the
+// wait was enqueued.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "symbols.h"
+
+namespace accel::vulkan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Host copies larger than this go through the staging buffer in pieces of this size.
+constexpr uint64_t kStagingChunk = uint64_t{8} << 20;
+
+// When a wait of `timeout_ns` ends; nullopt for ACCEL_TIMEOUT_INFINITE (and for timeouts past ~146 years, which
+// would overflow the clock).
+std::optional<Clock::time_point> DeadlineAfter(uint64_t timeout_ns) {
+  if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > (uint64_t{1} << 62)) return std::nullopt;
+  return Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
+}
+
+// Waits on `cv` with `lock` held until `done()` or the deadline; returns done().
+bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+               const std::optional<Clock::time_point>& deadline, const std::function<bool()>& done) {
+  if (!deadline) {
+    cv.wait(lock, done);
+    return true;
+  }
+  return cv.wait_until(lock, *deadline, done);
+}
+
+// One recording of an event: pending until the recording stream's worker reaches it, then complete with the
+// stream's status at that point and, for a timing event, the device timestamp (in ticks of that device).
+// Thread-safe: guarded by its own mutex; Complete wakes every waiter.
+class Record {
+ public:
+  struct Outcome {
+    accel_status_t status = ACCEL_SUCCESS;
+    std::string message;         // the stream's error message when `status` is an error
+    bool has_timestamp = false;  // a timing record that completed without error
+    uint64_t ticks = 0;
+    const Device* device = nullptr;  // whose clock `ticks` counts
+  };
+
+  explicit Record(bool timing) : timing_(timing) {}
+  bool timing() const { return timing_; }
+
+  void Complete(Outcome outcome) {
+    {
+      std::lock_guard lock(mutex_);
+      outcome_ = std::move(outcome);
+      done_ = true;
+    }
+    completed_.notify_all();
+  }
+
+  // The outcome once complete; nullopt while pending.
+  std::optional<Outcome> Peek() {
+    std::lock_guard lock(mutex_);
+    if (!done_) return std::nullopt;
+    return outcome_;
+  }
+
+  // Waits until complete or the deadline; returns the outcome, or nullopt on timeout.
+  std::optional<Outcome> Wait(const std::optional<Clock::time_point>& deadline) {
+    std::unique_lock lock(mutex_);
+    if (!WaitUntil(completed_, lock, deadline, [this] { return done_; })) return std::nullopt;
+    return outcome_;
+  }
+
+ private:
+  const bool timing_;
+  std::mutex mutex_;
+  std::condition_variable completed_;
+  bool done_ = false;
+  Outcome outcome_;
+};
+
+// One queued operation. `run` does the work when the stream holds no error and returns its status, setting
+// `*message` when it fails; otherwise `skip`, when set, runs instead, told the stream's error. `copies` is added to
+// the stream's copy statistics when `run` succeeds. What the lambdas capture (allocations, records, launches) lives
+// as long as the operation.
+struct Operation {
+  const char* what = "";
+  std::function<accel_status_t(std::string* message)> run;
+  std::function<void(accel_status_t error, const std::string& message)> skip;
+  accel_copy_statistics_t copies{};
+  uint64_t number = 0;  // set by Enqueue: 1 for the stream's first operation
+};
+
+void Add(const accel_copy_statistics_t& delta, accel_copy_statistics_t* total) {
+  total->host_to_device_copies += delta.host_to_device_copies;
+  total->host_to_device_bytes += delta.host_to_device_bytes;
+  total->device_to_host_copies += delta.device_to_host_copies;
+  total->device_to_host_bytes += delta.device_to_host_bytes;
+  total->local_copies += delta.local_copies;
+  total->local_bytes += delta.local_bytes;
+  total->peer_copies += delta.peer_copies;
+  total->peer_bytes += delta.peer_bytes;
+  total->staged_copies += delta.staged_copies;
+  total->staged_bytes += delta.staged_bytes;
+}
+
+// Writes a Status into an operation's result.
+accel_status_t Report(const Status& s, std::string* message) {
+  if (!s.ok()) *message = s.message;
+  return s.code;
+}
+
+}  // namespace
+
+// An event handle: whether it times, and its latest record (NULL: never recorded, which counts as complete).
+// Thread-safe: the current record is read and replaced under the event's mutex.
+class Event {
+ public:
+  Event(Device* device, bool timing) : device_(device), timing_(timing) {}
+
+  const Host& host() const { return *device_->host; }
+  bool timing() const { return timing_; }
+  std::shared_ptr<Record> current() {
+    std::lock_guard lock(mutex_);
+    return current_;
+  }
+  void set_current(std::shared_ptr<Record> record) {
+    std::lock_guard lock(mutex_);
+    current_.swap(record);
+  }
+
+ private:
+  Device* const device_;
+  const bool timing_;
+  std::mutex mutex_;
+  std::shared_ptr<Record> current_;
+};
+
+// An in-order queue of operations, the worker thread that runs them, and the Vulkan objects the worker records and
+// submits with. After an operation fails the stream keeps its status and message (the asynchronous error) and skips
+// later operations: records still complete, carrying the error, and host callbacks still run once, told the error.
+// Thread-safe: the queue and the error are guarded by the stream's mutex, never held while an operation runs; the
+// Vulkan objects are the worker's alone (and the constructor's and destructor's, when no worker runs).
+class Stream {
+ public:
+  explicit Stream(Device* device) : device_(device) {}
+  // Runs what is queued, joins the worker, then destroys the Vulkan objects. Never called on the worker itself.
+  ~Stream() {
+    if (worker_.joinable()) {
+      {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+      }
+      work_.notify_one();
+      worker_.join();
+    }
+    const DeviceFunctions& vk = device_->vk;
+    const VkDevice d = device_->device;
+    staging_.reset();
+    uniform_.reset();
+    if (descriptors_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, descriptors_, nullptr);
+    if (queries_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(d, queries_, nullptr);
+    if (semaphore_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(d, semaphore_, nullptr);
+    if (fence_ != VK_NULL_HANDLE) vk.vkDestroyFence(d, fence_, nullptr);
+    if (pool_ != VK_NULL_HANDLE) vk.vkDestroyCommandPool(d, pool_, nullptr);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // Creates the Vulkan objects and starts the worker.
+  Status Start() {
+    const DeviceFunctions& vk = device_->vk;
+    const VkDevice d = device_->device;
+    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.queueFamilyIndex = device_->facts.queue_family;
+    VkResult r = vk.vkCreateCommandPool(d, &pool, nullptr, &pool_);
+    if (r != VK_SUCCESS) {
+      pool_ = VK_NULL_HANDLE;
+      return VkFailure("vkCreateCommandPool", r);
+    }
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = pool_;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    r = vk.vkAllocateCommandBuffers(d, &allocate, &commands_);
+    if (r != VK_SUCCESS) return VkFailure("vkAllocateCommandBuffers", r);
+    if (device_->timeline) {
+      VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+      type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+      type.initialValue = 0;
+      VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+      info.pNext = &type;
+      r = vk.vkCreateSemaphore(d, &info, nullptr, &semaphore_);
+      if (r != VK_SUCCESS) {
+        semaphore_ = VK_NULL_HANDLE;
+        return VkFailure("vkCreateSemaphore (timeline)", r);
+      }
+    } else {
+      VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      r = vk.vkCreateFence(d, &info, nullptr, &fence_);
+      if (r != VK_SUCCESS) {
+        fence_ = VK_NULL_HANDLE;
+        return VkFailure("vkCreateFence", r);
+      }
+    }
+    if ((device_->capabilities.features & ACCEL_DEVICE_FEATURE_EVENT_TIMING) != 0) {
+      VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      info.queryCount = 1;
+      r = vk.vkCreateQueryPool(d, &info, nullptr, &queries_);
+      if (r != VK_SUCCESS) {
+        queries_ = VK_NULL_HANDLE;
+        return VkFailure("vkCreateQueryPool", r);
+      }
+    }
+    try {
+      worker_ = std::thread([this] { Run(); });
+    } catch (const std::system_error& e) {
+      return {ACCEL_ERROR_RESOURCE_EXHAUSTED, std::string("cannot start the stream's worker thread: ") + e.what()};
+    }
+    return Status::Ok();
+  }
+
+  Device* device() const { return device_; }
+  const Host& host() const { return *device_->host; }
+  bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
+
+  accel_status_t Enqueue(Operation op) {
+    {
+      std::lock_guard lock(mutex_);
+      op.number = ++enqueued_;
+      queue_.push_back(std::move(op));
+    }
+    work_.notify_one();
+    return ACCEL_SUCCESS;
+  }
+
+  accel_status_t Query() {
+    std::unique_lock lock(mutex_);
+    if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    return IdleLocked() ? ACCEL_SUCCESS : ACCEL_NOT_READY;
+  }
+
+  accel_status_t Synchronize(uint64_t timeout_ns) {
+    if (OnWorker()) {
+      return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         "called from a host callback of the same stream, which would wait for itself");
+    }
+    std::unique_lock lock(mutex_);
+    if (!WaitUntil(idle_, lock, DeadlineAfter(timeout_ns), [this] { return IdleLocked(); })) {
+      const uint64_t pending = queue_.size() + (running_ ? 1 : 0);
+      return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(pending) +
+                                                  " operations pending after " + std::to_string(timeout_ns) + " ns");
+    }
+    if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    return ACCEL_SUCCESS;
+  }
+
+  accel_status_t ClearError() {
+    std::lock_guard lock(mutex_);
+    if (!IdleLocked()) {
+      return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         "cannot clear the stream's error while work is pending; synchronize first");
+    }
+    error_ = ACCEL_SUCCESS;
+    error_message_.clear();
+    return ACCEL_SUCCESS;
+  }
+
+  accel_copy_statistics_t CopyStatistics() {
+    std::lock_guard lock(mutex_);
+    return copies_;
+  }
+
+  // --- The worker's Vulkan helpers: called from operations only, on the worker thread ---------------------------
+
+  // Starts recording the stream's command buffer, after a barrier that orders it behind all earlier work.
+  Status Begin() {
+    const DeviceFunctions& vk = device_->vk;
+    VkResult r = vk.vkResetCommandBuffer(commands_, 0);
+    if (r != VK_SUCCESS) return VkFailure("vkResetCommandBuffer", r);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    r = vk.vkBeginCommandBuffer(commands_, &begin);
+    if (r != VK_SUCCESS) return VkFailure("vkBeginCommandBuffer", r);
+    BarrierAll(*device_, commands_);
+    return Status::Ok();
+  }
+  VkCommandBuffer commands() const { return commands_; }
+
+  // Ends the command buffer, submits it and waits until the device ran it.
+  Status SubmitAndWait() {
+    const DeviceFunctions& vk = device_->vk;
+    BarrierToHost(*device_, commands_);
+    VkResult r = vk.vkEndCommandBuffer(commands_);
+    if (r != VK_SUCCESS) return VkFailure("vkEndCommandBuffer", r);
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &commands_;
+    VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    const uint64_t value = timeline_value_ + 1;
+    if (semaphore_ != VK_NULL_HANDLE) {
+      timeline.signalSemaphoreValueCount = 1;
+      timeline.pSignalSemaphoreValues = &value;
+      submit.pNext = &timeline;
+      submit.signalSemaphoreCount = 1;
+      submit.pSignalSemaphores = &semaphore_;
+    }
+    {
+      std::lock_guard lock(device_->queue_mutex);
+      r = vk.vkQueueSubmit(device_->queue, 1, &submit, fence_);
+    }
+    if (r != VK_SUCCESS) return VkFailure("vkQueueSubmit", r);
+    if (semaphore_ != VK_NULL_HANDLE) {
+      timeline_value_ = value;
+      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+      wait.semaphoreCount = 1;
+      wait.pSemaphores = &semaphore_;
+      wait.pValues = &value;
+      r = vk.vkWaitSemaphores(device_->device, &wait, UINT64_MAX);
+      if (r != VK_SUCCESS) return VkFailure("vkWaitSemaphores", r);
+    } else {
+      r = vk.vkWaitForFences(device_->device, 1, &fence_, VK_TRUE, UINT64_MAX);
+      vk.vkResetFences(device_->device, 1, &fence_);
+      if (r != VK_SUCCESS) return VkFailure("vkWaitForFences", r);
+    }
+    return Status::Ok();
+  }
+
+  // The stream's host-visible staging buffer, at least min(size, kStagingChunk) bytes.
+  // It grows in 64 KiB steps and is kept for the stream's life.
+  Status Staging(uint64_t size, Allocation** out) {
+    const uint64_t want = std::min(size, kStagingChunk);
+    if (staging_ == nullptr || staging_->size() < want) {
+      staging_.reset();
+      constexpr uint64_t kStep = uint64_t{64} << 10;  // kStagingChunk is a multiple of it
+      const uint64_t rounded = std::max((want + kStep - 1) / kStep * kStep, kStep);
+      Status s = Allocate(device_, rounded, MemoryUse::kStaging, &staging_);
+      if (!s.ok()) return s;
+    }
+    *out = staging_.get();
+    return Status::Ok();
+  }
+
+  // The stream's uniform buffer for kernels whose scalars live in one, at least `size` bytes.
+  Status Uniform(uint64_t size, Allocation** out) {
+    if (uniform_ == nullptr || uniform_->size() < size) {
+      uniform_.reset();
+      Status s = Allocate(device_, std::max<uint64_t>(size, 256), MemoryUse::kDevice, &uniform_);
+      if (!s.ok()) return s;
+    }
+    *out = uniform_.get();
+    return Status::Ok();
+  }
+
+  // A descriptor set of `layout` from the stream's pool (reset first: the previous launch has completed). The pool
+  // holds `storage_buffers` storage buffers (at least 16) and one uniform buffer.
+  Status DescriptorSet(VkDescriptorSetLayout layout, uint32_t storage_buffers, VkDescriptorSet* out) {
+    const DeviceFunctions& vk = device_->vk;
+    const VkDevice d = device_->device;
+    if (descriptors_ == VK_NULL_HANDLE || storage_buffers > descriptor_capacity_) {
+      if (descriptors_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, descriptors_, nullptr);
+      descriptors_ = VK_NULL_HANDLE;
+      const uint32_t capacity = std::max<uint32_t>(storage_buffers, 16);
+      VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, capacity},
+                                       {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 1}};
+      VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      info.maxSets = 1;
+      info.poolSizeCount = 2;
+      info.pPoolSizes = sizes;
+      const VkResult r = vk.vkCreateDescriptorPool(d, &info, nullptr, &descriptors_);
+      if (r != VK_SUCCESS) {
+        descriptors_ = VK_NULL_HANDLE;
+        return VkFailure("vkCreateDescriptorPool", r);
+      }
+      descriptor_capacity_ = capacity;
+    }
+    VkResult r = vk.vkResetDescriptorPool(d, descriptors_, 0);
+    if (r != VK_SUCCESS) return VkFailure("vkResetDescriptorPool", r);
+    VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    allocate.descriptorPool = descriptors_;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &layout;
+    r = vk.vkAllocateDescriptorSets(d, &allocate, out);
+    return r == VK_SUCCESS ? Status::Ok() : VkFailure("vkAllocateDescriptorSets", r);
+  }
+
+  // Writes a device timestamp now (after all earlier work) and reads it back, in ticks.
+  Status Timestamp(uint64_t* out_ticks) {
+    const DeviceFunctions& vk = device_->vk;
+    Status s = Begin();
+    if (!s.ok()) return s;
+    vk.vkCmdResetQueryPool(commands_, queries_, 0, 1);
+    vk.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+    s = SubmitAndWait();
+    if (!s.ok()) return s;
+    uint64_t ticks = 0;
+    const VkResult r = vk.vkGetQueryPoolResults(device_->device, queries_, 0, 1, sizeof(ticks), &ticks, sizeof(ticks),
+                                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) return VkFailure("vkGetQueryPoolResults", r);
+    const uint32_t bits = device_->facts.timestamp_valid_bits;
+    *out_ticks = bits >= 64 ? ticks : ticks & ((uint64_t{1} << bits) - 1);
+    return Status::Ok();
+  }
+
+ private:
+  bool IdleLocked() const { return queue_.empty() && !running_; }
+
+  // The worker: pops each operation in order and runs it (or skips it) without holding the lock.
+  void Run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and drained
+      Operation op = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = true;
+      const accel_status_t prior = error_;
+      const std::string prior_message = prior != ACCEL_SUCCESS ? error_message_ : std::string();
+      lock.unlock();
+      std::string message;
+      const accel_status_t status = Execute(op, prior, prior_message, &message);
+      lock.lock();
+      if (prior == ACCEL_SUCCESS && status < 0) {
+        error_ = status;
+        error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") failed: " + message;
+      } else if (prior == ACCEL_SUCCESS && status >= 0) {
+        Add(op.copies, &copies_);
+      }
+      op = Operation{};  // release what the operation held before reporting idle
+      running_ = false;
+      if (IdleLocked()) idle_.notify_all();
+    }
+  }
+
+  static accel_status_t Execute(Operation& op, accel_status_t prior, const std::string& prior_message,
+                                std::string* message) {
+    try {
+      if (prior != ACCEL_SUCCESS) {
+        if (op.skip) op.skip(prior, prior_message);
+        return ACCEL_SUCCESS;
+      }
+      return op.run(message);
+    } catch (const std::bad_alloc&) {
+      *message = "out of host memory";
+      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    } catch (const std::exception& e) {
+      *message = std::string("threw an exception: ") + e.what();
+    } catch (...) {
+      *message = "threw an exception";
+    }
+    return ACCEL_ERROR_INTERNAL;
+  }
+
+  Device* const device_;
+  std::mutex mutex_;
+  std::condition_variable work_;  // the queue grew, or the stream is stopping
+  std::condition_variable idle_;  // the queue drained
+  std::deque<Operation> queue_;
+  bool running_ = false;  // the worker is running an operation it popped
+  bool stopping_ = false;
+  uint64_t enqueued_ = 0;
+  accel_status_t error_ = ACCEL_SUCCESS;
+  std::string error_message_;
+  accel_copy_statistics_t copies_{};
+
+  // The worker's Vulkan objects.
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer commands_ = VK_NULL_HANDLE;
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;  // timeline; or
+  VkFence fence_ = VK_NULL_HANDLE;
+  uint64_t timeline_value_ = 0;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
+  uint32_t descriptor_capacity_ = 0;
+  std::shared_ptr<Allocation> staging_;
+  std::shared_ptr<Allocation> uniform_;
+
+  std::thread worker_;  // started by Start() once everything above is constructed
+};
+
+namespace {
+
+// --- Host <-> buffer transfers, on the worker ----------------------------------------------------------------------
+
+// `allocation` and the stream share a device: host-visible memory is a memcpy, other memory goes through the
+// stream's staging buffer in chunks.
+Status WriteFromHost(Stream* stream, const Allocation& to, uint64_t offset, const std::byte* from, uint64_t size) {
+  if (to.mapped() != nullptr) {
+    std::memcpy(to.mapped() + offset, from, size);
+    return to.Flush();
+  }
+  Allocation* staging = nullptr;
+  Status s = stream->Staging(size, &staging);
+  for (uint64_t done = 0; s.ok() && done < size;) {
+    const uint64_t n = std::min(size - done, staging->size());
+    std::memcpy(staging->mapped(), from + done, n);
+    s = staging->Flush();
+    if (s.ok()) s = stream->Begin();
+    if (!s.ok()) break;
+    VkBufferCopy region{0, offset + done, n};
+    stream->device()->vk.vkCmdCopyBuffer(stream->commands(), staging->buffer(), to.buffer(), 1, &region);
+    s = stream->SubmitAndWait();
+    done += n;
+  }
+  return s;
+}
+
+Status ReadToHost(Stream* stream, const Allocation& from, uint64_t offset, std::byte* to, uint64_t size) {
+  if (from.mapped() != nullptr) {
+    Status s = from.Invalidate();
+    if (s.ok()) std::memcpy(to, from.mapped() + offset, size);
+    return s;
+  }
+  Allocation* staging = nullptr;
+  Status s = stream->Staging(size, &staging);
+  for (uint64_t done = 0; s.ok() && done < size;) {
+    const uint64_t n = std::min(size - done, staging->size());
+    s = stream->Begin();
+    if (!s.ok()) break;
+    VkBufferCopy region{offset + done, 0, n};
+    stream->device()->vk.vkCmdCopyBuffer(stream->commands(), from.buffer(), staging->buffer(), 1, &region);
+    s = stream->SubmitAndWait();
+    if (s.ok()) s = staging->Invalidate();
+    if (s.ok()) std::memcpy(to + done, staging->mapped(), n);
+    done += n;
+  }
+  return s;
+}
+
+// A buffer of another device of this backend: host-visible memory directly, else that device's utility submission
+// through a temporary staging buffer.
+Status ReadOther(Device* device, const Allocation& from, uint64_t offset, std::byte* to, uint64_t size) {
+  if (from.mapped() != nullptr) {
+    Status s = from.Invalidate();
+    if (s.ok()) std::memcpy(to, from.mapped() + offset, size);
+    return s;
+  }
+  std::shared_ptr<Allocation> staging;
+  Status s = Allocate(device, size, MemoryUse::kStaging, &staging);
+  if (!s.ok()) return s;
+  VkBufferCopy region{offset, 0, size};
+  s = RunOnDevice(
+      device, [&](VkCommandBuffer c) { device->vk.vkCmdCopyBuffer(c, from.buffer(), staging->buffer(), 1, &region); });
+  if (s.ok()) s = staging->Invalidate();
+  if (s.ok()) std::memcpy(to, staging->mapped(), size);
+  return s;
+}
+
+Status WriteOther(Device* device, const Allocation& to, uint64_t offset, const std::byte* from, uint64_t size) {
+  if (to.mapped() != nullptr) {
+    std::memcpy(to.mapped() + offset, from, size);
+    return to.Flush();
+  }
+  std::shared_ptr<Allocation> staging;
+  Status s = Allocate(device, size, MemoryUse::kStaging, &staging);
+  if (!s.ok()) return s;
+  std::memcpy(staging->mapped(), from, size);
+  s = staging->Flush();
+  if (!s.ok()) return s;
+  VkBufferCopy region{0, offset, size};
+  return RunOnDevice(
+      device, [&](VkCommandBuffer c) { device->vk.vkCmdCopyBuffer(c, staging->buffer(), to.buffer(), 1, &region); });
+}
+
+}  // namespace
+
+// --- Stream slots ------------------------------------------------------------------------------------------------
+
+accel_status_t StreamCreate(accel_bk_device_t device_handle, const accel_stream_desc_t* /*desc*/,
+                            accel_bk_stream_t* out_stream) noexcept {
+  // The description's priority is ignored (allowed by accel.h).
+  Device* device = Unwrap(device_handle);
+  return Guard(*device->host, "stream_create", [&] {
+    auto stream = std::make_unique<Stream>(device);
+    const Status s = stream->Start();
+    if (!s.ok()) return device->host->Fail(s.code, "creating the stream's Vulkan objects: " + s.message);
+    *out_stream = Wrap(stream.release());
+    return ACCEL_SUCCESS;
+  });
+}
+
+void StreamDestroy(accel_bk_stream_t handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  if (stream->OnWorker()) {
+    // Destroying waits for the stream's work, which includes the calling callback: leak rather than deadlock.
+    stream->host().Log(ACCEL_LOG_LEVEL_ERROR,
+                       "stream_destroy was called from a host callback of the same stream; the stream is leaked");
+    return;
+  }
+  std::unique_ptr<Stream> owned(stream);
+}
+
+accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src, accel_bk_buffer_t dst,
+                                      uint64_t dst_offset, uint64_t size) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_copy_host_to_buffer", [&] {
+    // The core checked that `dst` is on the stream's device.
+    Operation op{
+        "copy host to buffer", [stream, src, to = Unwrap(dst)->allocation, dst_offset, size](std::string* message) {
+          return Report(WriteFromHost(stream, *to, dst_offset, static_cast<const std::byte*>(src), size), message);
+        }};
+    op.copies.host_to_device_copies = 1;
+    op.copies.host_to_device_bytes = size;
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_t src, uint64_t src_offset, void* dst,
+                                      uint64_t size) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_copy_buffer_to_host", [&] {
+    Operation op{"copy buffer to host",
+                 [stream, from = Unwrap(src)->allocation, src_offset, dst, size](std::string* message) {
+                   return Report(ReadToHost(stream, *from, src_offset, static_cast<std::byte*>(dst), size), message);
+                 }};
+    op.copies.device_to_host_copies = 1;
+    op.copies.device_to_host_bytes = size;
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src, uint64_t src_offset,
+                                accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept {
+  // The core rejected overlapping ranges of one buffer. Both buffers on the stream's device: vkCmdCopyBuffer. A
+  // buffer of another Vulkan device (another VkDevice: no peer path) goes through host memory.
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_copy_buffer", [&] {
+    Buffer* from = Unwrap(src);
+    Buffer* to = Unwrap(dst);
+    Device* here = stream->device();
+    if (from->device == here && to->device == here) {
+      Operation op{
+          "copy buffer",
+          [stream, from = from->allocation, src_offset, to = to->allocation, dst_offset, size](std::string* message) {
+            Status s = stream->Begin();
+            if (s.ok()) {
+              VkBufferCopy region{src_offset, dst_offset, size};
+              stream->device()->vk.vkCmdCopyBuffer(stream->commands(), from->buffer(), to->buffer(), 1, &region);
+              s = stream->SubmitAndWait();
+            }
+            return Report(s, message);
+          }};
+      op.copies.local_copies = 1;
+      op.copies.local_bytes = size;
+      return stream->Enqueue(std::move(op));
+    }
+    Operation op{"copy buffer between devices",
+                 [stream, from_device = from->device, from = from->allocation, src_offset, to_device = to->device,
+                  to = to->allocation, dst_offset, size](std::string* message) {
+                   std::vector<std::byte> bounce(static_cast<size_t>(std::min(size, kStagingChunk)));
+                   Status s = Status::Ok();
+                   for (uint64_t done = 0; s.ok() && done < size;) {
+                     const uint64_t n = std::min<uint64_t>(size - done, bounce.size());
+                     s = from_device == stream->device()
+                             ? ReadToHost(stream, *from, src_offset + done, bounce.data(), n)
+                             : ReadOther(from_device, *from, src_offset + done, bounce.data(), n);
+                     if (!s.ok()) break;
+                     s = to_device == stream->device()
+                             ? WriteFromHost(stream, *to, dst_offset + done, bounce.data(), n)
+                             : WriteOther(to_device, *to, dst_offset + done, bounce.data(), n);
+                     done += n;
+                   }
+                   return Report(s, message);
+                 }};
+    op.copies.staged_copies = 1;
+    op.copies.staged_bytes = size;
+    return stream->Enqueue(std::move(op));
+  });
+}
+
+accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buffer, uint64_t offset, uint64_t size,
+                                const void* pattern, uint32_t pattern_size) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_fill_buffer", [&] {
+    // The core checked that pattern_size is 1, 2 or 4 and that offset and size are multiples of it.
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) {
+      return stream->host().Fail(ACCEL_ERROR_INVALID_ARGUMENT, "fill patterns are 1, 2 or 4 bytes");
+    }
+    // The pattern repeated over 8 bytes (copied now: the caller's is valid for the call only). Since the offset is a
+    // multiple of the pattern's size, the range starts at the pattern's first byte wherever it starts, and so does
+    // every 4-byte-aligned word in it for a 1- or 2-byte pattern.
+    std::array<std::byte, 8> bytes{};
+    for (size_t i = 0; i < bytes.size(); i += pattern_size) std::memcpy(bytes.data() + i, pattern, pattern_size);
+    return stream->Enqueue(
+        {"fill buffer", [stream, to = Unwrap(buffer)->allocation, offset, size, bytes](std::string* message) {
+           // vkCmdFillBuffer writes 4-byte words at 4-byte offsets; the unaligned head and tail (under 4 bytes each)
+           // are copied from the pattern, staged in the stream's staging buffer.
+           const uint64_t head = std::min<uint64_t>(size, (4 - offset % 4) % 4);
+           const uint64_t body = (size - head) & ~uint64_t{3};
+           const uint64_t tail = size - head - body;
+           Allocation* staging = nullptr;
+           Status s = Status::Ok();
+           if (head != 0 || tail != 0) {
+             s = stream->Staging(bytes.size(), &staging);
+             if (s.ok()) {
+               std::memcpy(staging->mapped(), bytes.data(), bytes.size());
+               s = staging->Flush();
+             }
+           }
+           if (s.ok()) s = stream->Begin();
+           if (!s.ok()) return Report(s, message);
+           const DeviceFunctions& vk = stream->device()->vk;
+           if (head != 0) {
+             VkBufferCopy region{0, offset, head};
+             vk.vkCmdCopyBuffer(stream->commands(), staging->buffer(), to->buffer(), 1, &region);
+           }
+           if (body != 0) {
+             uint32_t word = 0;
+             std::memcpy(&word, bytes.data(), sizeof(word));
+             vk.vkCmdFillBuffer(stream->commands(), to->buffer(), offset + head, body, word);
+           }
+           if (tail != 0) {
+             VkBufferCopy region{0, offset + head + body, tail};
+             vk.vkCmdCopyBuffer(stream->commands(), staging->buffer(), to->buffer(), 1, &region);
+           }
+           return Report(stream->SubmitAndWait(), message);
+         }});
+  });
+}
+
+accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t handle, accel_host_callback_t callback,
+                                         void* user_data) noexcept {
+  // Runs exactly once, in stream order: with ACCEL_SUCCESS normally (a negative return becomes the stream's error, a
+  // positive one is reported as ACCEL_ERROR_INTERNAL); with the stream's error once it holds one (its return value
+  // then ignored), so that it can release what `user_data` owns.
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_enqueue_host_callback", [&] {
+    return stream->Enqueue(
+        {"host callback",
+         [callback, user_data](std::string* message) {
+           const accel_status_t status = callback(user_data, ACCEL_SUCCESS);
+           if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
+           const char* name = nullptr;
+           switch (status) {
+             case ACCEL_ERROR_INTERNAL: name = "ACCEL_ERROR_INTERNAL"; break;
+             case ACCEL_ERROR_INVALID_ARGUMENT: name = "ACCEL_ERROR_INVALID_ARGUMENT"; break;
+             default: break;
+           }
+           *message = "returned " + (name != nullptr ? std::string(name) : std::to_string(status));
+           if (status > 0) {
+             *message += ", which is not an error; host callbacks return ACCEL_SUCCESS or an error";
+             return ACCEL_ERROR_INTERNAL;
+           }
+           return status;
+         },
+         [callback, user_data](accel_status_t error, const std::string&) { (void)callback(user_data, error); }});
+  });
+}
+
+accel_status_t StreamFreeBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buffer_handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_free_buffer", [&] {
+    Buffer* buffer = Unwrap(buffer_handle);
+    // The operation holds the allocation; it is released when the worker reaches (or skips) it.
+    const accel_status_t status =
+        stream->Enqueue({"free buffer", [allocation = buffer->allocation](std::string*) { return ACCEL_SUCCESS; }});
+    if (status == ACCEL_SUCCESS) BufferDestroy(buffer_handle);  // on failure the buffer stays as it was
+    return status;
+  });
+}
+
+accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t event_handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_record_event", [&] {
+    Event* event = Unwrap(event_handle);
+    const bool timing =
+        event->timing() && (stream->device()->capabilities.features & ACCEL_DEVICE_FEATURE_EVENT_TIMING) != 0;
+    auto record = std::make_shared<Record>(timing);
+    const accel_status_t status = stream->Enqueue({"record event",
+                                                   [stream, record](std::string* message) {
+                                                     Record::Outcome outcome;
+                                                     outcome.device = stream->device();
+                                                     if (record->timing()) {
+                                                       // A device timestamp after all earlier work of the stream (which
+                                                       // has completed: one submission at a time). A failure fails the
+                                                       // stream, and the record carries it.
+                                                       const Status s = stream->Timestamp(&outcome.ticks);
+                                                       if (!s.ok()) {
+                                                         outcome.status = s.code;
+                                                         outcome.message =
+                                                             "reading the event's timestamp: " + s.message;
+                                                         record->Complete(outcome);
+                                                         *message = outcome.message;
+                                                         return s.code;
+                                                       }
+                                                       outcome.has_timestamp = true;
+                                                     }
+                                                     record->Complete(std::move(outcome));
+                                                     return ACCEL_SUCCESS;
+                                                   },
+                                                   [record](accel_status_t error, const std::string& message) {
+                                                     Record::Outcome outcome;
+                                                     outcome.status = error;
+                                                     outcome.message = message;
+                                                     record->Complete(std::move(outcome));
+                                                   }});
+    // The new record replaces the earlier one once it is queued (the worker may already have completed it).
+    if (status == ACCEL_SUCCESS) event->set_current(std::move(record));
+    return status;
+  });
+}
+
+accel_status_t StreamWaitEvent(accel_bk_stream_t handle, accel_bk_event_t event_handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_wait_event", [&] {
+    std::shared_ptr<Record> record = Unwrap(event_handle)->current();
+    if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete, nothing to wait for
+    // The waiting stream's worker blocks until the record completes: the recording stream submitted (and waited
+    // for) all its earlier work by then, so the device's queue has run it.
+    return stream->Enqueue({"wait event", [record](std::string* message) {
+                              const Record::Outcome outcome = *record->Wait(std::nullopt);
+                              if (outcome.status >= 0) return ACCEL_SUCCESS;
+                              *message = "waited for an event that completed with an error: " + outcome.message;
+                              return outcome.status;
+                            }});
+  });
+}
+
+accel_status_t StreamQuery(accel_bk_stream_t handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_query", [&] { return stream->Query(); });
+}
+
+accel_status_t StreamSynchronize(accel_bk_stream_t handle, uint64_t timeout_ns) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_synchronize", [&] { return stream->Synchronize(timeout_ns); });
+}
+
+accel_status_t StreamClearError(accel_bk_stream_t handle) noexcept {
+  Stream* stream = Unwrap(handle);
+  return Guard(stream->host(), "stream_clear_error", [&] { return stream->ClearError(); });
+}
+
+accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_statistics_t* out_statistics) noexcept {
+  // The core passes a zeroed struct of its own size.
+  const accel_copy_statistics_t statistics = Unwrap(handle)->CopyStatistics();
+  WritePrefix(&statistics, out_statistics, out_statistics->struct_size, sizeof(statistics));
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t EnqueueLaunch(Stream* stream, std::shared_ptr<PreparedLaunch> launch) {
+  return stream->Enqueue({"kernel launch", [stream, launch = std::move(launch)](std::string* message) {
+                            VkDescriptorSet set = VK_NULL_HANDLE;
+                            Allocation* uniform = nullptr;
+                            Status s = Status::Ok();
+                            const uint32_t uniform_bytes = LaunchUniformBytes(*launch);
+                            if (uniform_bytes != 0) s = stream->Uniform(uniform_bytes, &uniform);
+                            const VkDescriptorSetLayout layout = LaunchSetLayout(*launch);
+                            if (s.ok() && layout != VK_NULL_HANDLE) {
+                              s = stream->DescriptorSet(layout, LaunchStorageBuffers(*launch), &set);
+                            }
+                            if (s.ok()) s = stream->Begin();
+                            if (!s.ok()) return Report(s, message);
+                            RecordLaunch(*launch, stream->commands(), set, uniform);
+                            return Report(stream->SubmitAndWait(), message);
+                          }});
+}
+
+// --- Event slots -------------------------------------------------------------------------------------------------
+
+namespace {
+
+// The status of a completed record, with host->set_error when it is an error.
+accel_status_t ReportOutcome(const Host& host, const Record::Outcome& outcome) {
+  if (outcome.status >= 0) return ACCEL_SUCCESS;
+  return host.Fail(outcome.status,
+                   "the event was recorded after an asynchronous error on its stream: " + outcome.message);
+}
+
+}  // namespace
+
+accel_status_t EventCreate(accel_bk_device_t device_handle, const accel_event_desc_t* desc,
+                           accel_bk_event_t* out_event) noexcept {
+  Device* device = Unwrap(device_handle);
+  return Guard(*device->host, "event_create", [&] {
+    // The core refused timing on a device without event timing.
+    const bool timing = desc != nullptr && ACCEL_VULKAN_HAS_FIELD(desc, accel_event_desc_t, flags) &&
+                        (desc->flags & ACCEL_EVENT_FLAG_TIMING) != 0;
+    *out_event = Wrap(std::make_unique<Event>(device, timing).release());
+    return ACCEL_SUCCESS;
+  });
+}
+
+void EventDestroy(accel_bk_event_t event) noexcept {
+  // Pending records live on in the operations that complete or wait on them.
+  std::unique_ptr<Event> owned(Unwrap(event));
+}
+
+accel_status_t EventQuery(accel_bk_event_t handle) noexcept {
+  Event* event = Unwrap(handle);
+  return Guard(event->host(), "event_query", [&] {
+    const std::shared_ptr<Record> record = event->current();
+    if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete
+    const std::optional<Record::Outcome> outcome = record->Peek();
+    return outcome ? ReportOutcome(event->host(), *outcome) : ACCEL_NOT_READY;
+  });
+}
+
+accel_status_t EventSynchronize(accel_bk_event_t handle, uint64_t timeout_ns) noexcept {
+  Event* event = Unwrap(handle);
+  return Guard(event->host(), "event_synchronize", [&] {
+    const std::shared_ptr<Record> record = event->current();
+    if (record == nullptr) return ACCEL_SUCCESS;
+    const std::optional<Record::Outcome> outcome = record->Wait(DeadlineAfter(timeout_ns));
+    if (!outcome) {
+      return event->host().Fail(ACCEL_ERROR_TIMEOUT,
+                                "the event did not complete within " + std::to_string(timeout_ns) + " ns");
+    }
+    return ReportOutcome(event->host(), *outcome);
+  });
+}
+
+accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t end_handle,
+                                uint64_t* out_nanoseconds) noexcept {
+  Event* events[2] = {Unwrap(start_handle), Unwrap(end_handle)};
+  const Host& host = events[0]->host();
+  return Guard(host, "event_elapsed_time", [&] {
+    const char* roles[2] = {"start", "end"};
+    std::optional<Record::Outcome> outcomes[2];
+    for (int i = 0; i < 2; ++i) {
+      if (!events[i]->timing()) {
+        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         std::string("'") + roles[i] + "' was created without ACCEL_EVENT_FLAG_TIMING");
+      }
+      const std::shared_ptr<Record> record = events[i]->current();
+      if (record == nullptr) {
+        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + roles[i] + "' was never recorded");
+      }
+      outcomes[i] = record->Peek();
+    }
+    if (!outcomes[0] || !outcomes[1]) return ACCEL_NOT_READY;
+    for (int i = 0; i < 2; ++i) {
+      if (outcomes[i]->has_timestamp) continue;
+      if (outcomes[i]->status < 0) {
+        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + roles[i] +
+                                                              "' has no timestamp: it completed with an error (" +
+                                                              outcomes[i]->message + ")");
+      }
+      return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                       std::string("'") + roles[i] +
+                           "' has no timestamp: it was recorded on a stream of a device without event timing");
+    }
+    const Device* device = outcomes[0]->device;
+    if (device != outcomes[1]->device) {
+      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                       "'start' and 'end' were recorded on streams of different devices, whose clocks differ");
+    }
+    // Ticks of timestampPeriod nanoseconds; a counter of fewer than 64 valid bits wraps, so the difference is taken
+    // modulo its range.
+    const uint32_t bits = device->facts.timestamp_valid_bits;
+    const uint64_t from = outcomes[0]->ticks;
+    const uint64_t to = outcomes[1]->ticks;
+    uint64_t ticks = 0;
+    if (bits >= 64) {
+      ticks = to > from ? to - from : 0;
+    } else {
+      ticks = (to - from) & ((uint64_t{1} << bits) - 1);
+    }
+    const double period = device->facts.properties.limits.timestampPeriod;
+    *out_nanoseconds = static_cast<uint64_t>(static_cast<double>(ticks) * period);
+    return ACCEL_SUCCESS;
+  });
+}
+
+}  // namespace accel::vulkan

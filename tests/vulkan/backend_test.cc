@@ -1,0 +1,627 @@
+// The Vulkan backend through Accel's C API on lavapipe (VK_DRIVER_FILES, set
+// by tests/vulkan/CMakeLists.txt): what the conformance suite does not reach —
+// fixed work-group sizes, scalar packing in push constants and in a uniform
+// buffer, device addresses, several LOCAL_MEMORY arguments, modules of several
+// entry points, refusals with their messages, staging copies and mapping for
+// memory that is not host-visible (ACCEL_VULKAN_STAGING=always), fills at odd
+// offsets, bindings past maxStorageBufferRange, and the caches under
+// ACCEL_CACHE_DIR.
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gate.h"
+#include "native_kernels.h"
+#include "test_util.h"
+
+namespace {
+
+using accel_test::BufferArg;
+using accel_test::BufferDesc;
+using accel_test::Launch;
+using accel_test::LocalArg;
+using accel_test::ModuleDesc;
+using accel_test::ScopedInstance;
+
+constexpr uint32_t kPipelineCacheHeaderVersionOne = 1;  // VK_PIPELINE_CACHE_HEADER_VERSION_ONE
+const std::filesystem::path kShaders = ACCEL_VULKAN_TEST_SHADERS;
+const std::filesystem::path kCorpus = std::filesystem::path(ACCEL_CONFORMANCE_CORPUS_DIR) / "spirv-vulkan";
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+accel_module_source_t SpirvSource(const std::string& bytes) {
+  accel_module_source_t s{};
+  s.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+  s.struct_size = sizeof(s);
+  s.format = ACCEL_KERNEL_FORMAT_SPIRV_VULKAN;
+  s.data = bytes.data();
+  s.size = bytes.size();
+  return s;
+}
+
+accel_kernel_arg_t Scalar(const void* value, uint64_t size) {
+  accel_kernel_arg_t a{};
+  a.stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARG;
+  a.struct_size = sizeof(a);
+  a.kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  a.value = value;
+  a.size = size;
+  return a;
+}
+
+accel_kernel_arg_t Address(uint64_t address) {
+  accel_kernel_arg_t a{};
+  a.stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARG;
+  a.struct_size = sizeof(a);
+  a.kind = ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS;
+  a.device_address = address;
+  return a;
+}
+
+// One instance over the environment's backends (ACCEL_BACKENDS=vulkan), its Vulkan device and one stream; what a
+// test creates is destroyed with the fixture.
+class VulkanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    instance_ = std::make_unique<ScopedInstance>(nullptr);
+    device_ = instance_->DeviceOf("vulkan");
+    ASSERT_NE(device_, nullptr) << "no Vulkan device: is VK_DRIVER_FILES lavapipe's?";
+    caps_ = ScopedInstance::Capabilities(device_);
+    ASSERT_EQ(accel_stream_create(device_, nullptr, &stream_), ACCEL_SUCCESS) << accel_last_error();
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) {
+      EXPECT_EQ(accel_stream_destroy(stream_), ACCEL_SUCCESS) << accel_last_error();
+    }
+    for (accel_buffer_t b : buffers_) EXPECT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS) << accel_last_error();
+    for (accel_module_t m : modules_) EXPECT_EQ(accel_module_destroy(m), ACCEL_SUCCESS) << accel_last_error();
+    instance_.reset();
+  }
+
+  accel_module_t Module(const std::filesystem::path& path) {
+    const std::string bytes = ReadFile(path);
+    EXPECT_FALSE(bytes.empty()) << path;
+    accel_module_source_t source = SpirvSource(bytes);
+    const std::string name = path.stem().string();
+    accel_module_desc_t desc = ModuleDesc(&source, 1, name.c_str());
+    accel_module_t m = nullptr;
+    EXPECT_EQ(accel_module_create(device_, &desc, &m), ACCEL_SUCCESS) << accel_last_error();
+    if (m != nullptr) modules_.push_back(m);
+    return m;
+  }
+  accel_kernel_t Kernel(accel_module_t module, const char* name) {
+    accel_kernel_t k = nullptr;
+    EXPECT_EQ(accel_module_get_kernel(module, name, &k), ACCEL_SUCCESS) << accel_last_error();
+    return k;
+  }
+  accel_buffer_t Buffer(uint64_t bytes, accel_memory_kind_t kind = ACCEL_MEMORY_KIND_DEVICE) {
+    accel_buffer_desc_t d = BufferDesc(bytes, kind);
+    accel_buffer_t b = nullptr;
+    EXPECT_EQ(accel_buffer_create(device_, &d, &b), ACCEL_SUCCESS) << accel_last_error();
+    if (b != nullptr) buffers_.push_back(b);
+    return b;
+  }
+  void Put(accel_buffer_t b, const std::vector<uint32_t>& words, uint64_t offset = 0) {
+    ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, words.data(), b, offset, words.size() * 4), ACCEL_SUCCESS)
+        << accel_last_error();
+    ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  }
+  std::vector<uint32_t> Get(accel_buffer_t b, uint64_t words, uint64_t offset = 0) {
+    std::vector<uint32_t> out(words, 0);
+    EXPECT_EQ(accel_stream_copy_buffer_to_host(stream_, b, offset, out.data(), words * 4), ACCEL_SUCCESS)
+        << accel_last_error();
+    EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    return out;
+  }
+  accel_status_t Run(accel_kernel_t k, const uint32_t (&grid)[3], const uint32_t (&block)[3],
+                     const std::vector<accel_kernel_arg_t>& args) {
+    accel_launch_desc_t d = Launch(grid, block, args.data(), static_cast<uint32_t>(args.size()));
+    const accel_status_t s = accel_stream_launch_kernel(stream_, k, &d);
+    if (s != ACCEL_SUCCESS) return s;
+    return accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE);
+  }
+
+  std::unique_ptr<ScopedInstance> instance_;
+  accel_device_t device_ = nullptr;
+  accel_device_capabilities_t caps_{};
+  accel_stream_t stream_ = nullptr;
+  std::vector<accel_buffer_t> buffers_;
+  std::vector<accel_module_t> modules_;
+};
+
+TEST_F(VulkanTest, LavapipeIsAnAccessPathOfTheHostCpu) {
+  EXPECT_EQ(caps_.kind, ACCEL_DEVICE_KIND_CPU);
+  EXPECT_EQ(caps_.flags & ACCEL_DEVICE_FLAG_UUID_UNIQUE, 0u) << "lavapipe's UUID is the same on every machine";
+  EXPECT_EQ(std::string(caps_.stable_id).rfind("cpu-", 0), 0u) << caps_.stable_id;
+  EXPECT_EQ(caps_.kernel_formats, ACCEL_KERNEL_FORMAT_SPIRV_VULKAN);
+}
+
+TEST_F(VulkanTest, FixedLocalSizeIsTheRequiredWorkGroupSize) {
+  accel_module_t m = Module(kShaders / "fixed_size.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t k = Kernel(m, "fixed_size");
+  accel_kernel_properties_t p{};
+  p.stype = ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  p.struct_size = sizeof(p);
+  ASSERT_EQ(accel_kernel_get_properties(k, &p), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(p.required_work_group_size[0], 64u);
+  EXPECT_EQ(p.required_work_group_size[1], 1u);
+  EXPECT_EQ(p.required_work_group_size[2], 1u);
+  EXPECT_EQ(p.max_work_group_size, 64u);
+  accel_buffer_t out = Buffer(200 * 4);
+  Put(out, std::vector<uint32_t>(200, 0xDEADBEEF));
+  const uint32_t n = 150;
+  const std::vector<accel_kernel_arg_t> args = {BufferArg(out), Scalar(&n, 4)};
+  EXPECT_EQ(Run(k, {3, 1, 1}, {32, 1, 1}, args), ACCEL_ERROR_INVALID_ARGUMENT) << "a block other than 64x1x1";
+  EXPECT_TRUE(Contains(accel_last_error(), "64x1x1")) << accel_last_error();
+  ASSERT_EQ(Run(k, {3, 1, 1}, {64, 1, 1}, args), ACCEL_SUCCESS) << accel_last_error();
+  const std::vector<uint32_t> got = Get(out, 200);
+  for (uint32_t i = 0; i < 200; ++i) ASSERT_EQ(got[i], i < n ? i : 0xDEADBEEF) << "element " << i;
+}
+
+TEST_F(VulkanTest, ScalarsOfEverySizeLandAtTheirDeclaredOffsets) {
+  accel_module_t m = Module(kShaders / "packing.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t k = Kernel(m, "packing");
+  const char* names[] = {"out_", "a", "b", "c", "d", "e"};
+  const uint32_t sizes[] = {0, 4, 4, 8, 16, 4};
+  for (uint32_t i = 0; i < 6; ++i) {
+    accel_kernel_argument_info_t info{};
+    info.stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO;
+    info.struct_size = sizeof(info);
+    ASSERT_EQ(accel_kernel_get_argument_info(k, i, &info), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_STREQ(info.name, names[i]);
+    EXPECT_EQ(info.size, sizes[i]) << names[i];
+  }
+  accel_buffer_t out = Buffer(16 * 4);
+  Put(out, std::vector<uint32_t>(16, 0));
+  const uint32_t a = 11;
+  const float b = 2.5f;
+  const uint32_t c[2] = {33, 44};
+  const float d[4] = {1.0f, -2.0f, 3.5f, 8.0f};
+  const uint32_t e = 55;
+  ASSERT_EQ(Run(k, {1, 1, 1}, {1, 1, 1},
+                {BufferArg(out), Scalar(&a, 4), Scalar(&b, 4), Scalar(c, 8), Scalar(d, 16), Scalar(&e, 4)}),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  const std::vector<uint32_t> got = Get(out, 9);
+  uint32_t bits[5];
+  std::memcpy(&bits[0], &b, 4);
+  std::memcpy(&bits[1], d, 16);
+  EXPECT_EQ(got, (std::vector<uint32_t>{a, bits[0], c[0], c[1], bits[1], bits[2], bits[3], bits[4], e}));
+}
+
+TEST_F(VulkanTest, ScalarsInAUniformBlockReachTheKernel) {
+  accel_module_t m = Module(kShaders / "uniform_scalars.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t k = Kernel(m, "uniform_scalars");
+  accel_buffer_t out = Buffer(100 * 4);
+  Put(out, std::vector<uint32_t>(100, 0));
+  for (uint32_t value : {1000u, 5000u}) {  // twice: the stream's uniform buffer is rewritten for each launch
+    const uint32_t n = 90;
+    ASSERT_EQ(Run(k, {4, 1, 1}, {32, 1, 1}, {BufferArg(out), Scalar(&value, 4), Scalar(&n, 4)}), ACCEL_SUCCESS)
+        << accel_last_error();
+    const std::vector<uint32_t> got = Get(out, 100);
+    for (uint32_t i = 0; i < 100; ++i) ASSERT_EQ(got[i], i < n ? value + i : 0u) << "element " << i;
+  }
+}
+
+TEST_F(VulkanTest, DeviceAddressArgumentsReachTheBuffer) {
+  ASSERT_NE(caps_.features & ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES, 0u) << "lavapipe has bufferDeviceAddress";
+  accel_module_t m = Module(kShaders / "device_address.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t k = Kernel(m, "device_address");
+  accel_buffer_t target = Buffer(64 * 4);
+  Put(target, std::vector<uint32_t>(64, 1));
+  uint64_t address = 0;
+  ASSERT_EQ(accel_buffer_get_device_address(target, &address), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_NE(address, 0u);
+  const uint32_t n = 40;
+  ASSERT_EQ(Run(k, {2, 1, 1}, {32, 1, 1}, {Address(address), Scalar(&n, 4)}), ACCEL_SUCCESS) << accel_last_error();
+  const std::vector<uint32_t> got = Get(target, 64);
+  for (uint32_t i = 0; i < 64; ++i) ASSERT_EQ(got[i], i < n ? 7 * i : 1u) << "element " << i;
+}
+
+TEST_F(VulkanTest, EachLocalMemoryArgumentSizesItsOwnArray) {
+  accel_module_t m = Module(kShaders / "two_locals.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t k = Kernel(m, "two_locals");
+  accel_buffer_t out = Buffer(4 * 4);
+  // Two sizes, then two others: one pipeline per distinct set of sizes.
+  for (const auto& [first, second] : {std::pair<uint32_t, uint32_t>{16, 8}, {5, 40}}) {
+    ASSERT_EQ(Run(k, {1, 1, 1}, {64, 1, 1}, {BufferArg(out), LocalArg(first * 4), LocalArg(second * 4)}), ACCEL_SUCCESS)
+        << accel_last_error();
+    EXPECT_EQ(Get(out, 4), (std::vector<uint32_t>{first, second, first - 1 + 100, second - 1 + 200}));
+  }
+  EXPECT_EQ(Run(k, {1, 1, 1}, {64, 1, 1}, {BufferArg(out), LocalArg(6), LocalArg(8)}), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(accel_last_error(), "not a multiple of 4")) << accel_last_error();
+}
+
+TEST_F(VulkanTest, ModuleKernelsAreItsEntryPoints) {
+  accel_module_t m = Module(kShaders / "multi.spv");
+  ASSERT_NE(m, nullptr);
+  accel_module_properties_t p{};
+  p.stype = ACCEL_STRUCTURE_TYPE_MODULE_PROPERTIES;
+  p.struct_size = sizeof(p);
+  ASSERT_EQ(accel_module_get_properties(m, &p), ACCEL_SUCCESS);
+  ASSERT_EQ(p.kernel_count, 2u);
+  const char* name = nullptr;
+  ASSERT_EQ(accel_module_get_kernel_name(m, 1, &name), ACCEL_SUCCESS);
+  EXPECT_STREQ(name, "second");
+  accel_kernel_t first = Kernel(m, "first");
+  accel_kernel_t second = Kernel(m, "second");
+  accel_buffer_t io = Buffer(32 * 4);
+  accel_buffer_t add = Buffer(32 * 4);
+  const uint32_t n = 32;
+  ASSERT_EQ(Run(first, {1, 1, 1}, {32, 1, 1}, {BufferArg(io), Scalar(&n, 4)}), ACCEL_SUCCESS) << accel_last_error();
+  Put(add, std::vector<uint32_t>(32, 10));
+  ASSERT_EQ(Run(second, {1, 1, 1}, {32, 1, 1}, {BufferArg(io), BufferArg(add)}), ACCEL_SUCCESS) << accel_last_error();
+  const std::vector<uint32_t> got = Get(io, 32);
+  for (uint32_t i = 0; i < 32; ++i) ASSERT_EQ(got[i], 11 + i) << "element " << i;
+  accel_kernel_t none = nullptr;
+  EXPECT_EQ(accel_module_get_kernel(m, "main", &none), ACCEL_ERROR_NOT_FOUND);
+  EXPECT_TRUE(Contains(accel_last_error(), "'first', 'second'")) << accel_last_error();
+}
+
+TEST_F(VulkanTest, InvalidModulesAreRefusedWithTheReason) {
+  struct Case {
+    std::string bytes;
+    const char* says;
+  };
+  const std::string fill = ReadFile(kCorpus / "fill_u32.spv");
+  const Case cases[] = {
+      {"not a module!", "32-bit words"},
+      {std::string(32, 'x'), "magic number"},
+      {fill.substr(0, fill.size() / 2 & ~size_t{3}), "SPIR-V"},
+      {ReadFile(kShaders / "uses_image.spv"), "storage image ('picture')"},
+  };
+  for (const Case& c : cases) {
+    accel_module_source_t source = SpirvSource(c.bytes);
+    accel_module_desc_t desc = ModuleDesc(&source, 1, "bad");
+    accel_module_t m = nullptr;
+    EXPECT_EQ(accel_module_create(device_, &desc, &m), ACCEL_ERROR_INVALID_ARGUMENT) << c.says;
+    EXPECT_TRUE(Contains(accel_last_error(), c.says));
+    EXPECT_EQ(m, nullptr);
+  }
+}
+
+TEST_F(VulkanTest, UnalignedBindingOffsetIsRefused) {
+  accel_module_t m = Module(kCorpus / "fill_u32.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t k = Kernel(m, "fill_u32");
+  accel_buffer_t out = Buffer(1024);
+  const uint32_t value = 1;
+  const uint32_t n = 4;
+  EXPECT_EQ(Run(k, {1, 1, 1}, {4, 1, 1}, {BufferArg(out, 4, 64), Scalar(&value, 4), Scalar(&n, 4)}),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(accel_last_error(), "minStorageBufferOffsetAlignment")) << accel_last_error();
+}
+
+TEST_F(VulkanTest, BuffersPastOneBindingsRangeExistButBindOnlyThatRange) {
+  // A buffer may be larger than maxStorageBufferRange (up to max_allocation); one argument binds at most that.
+  const uint64_t range = caps_.max_buffer_range;
+  ASSERT_LT(range, caps_.max_allocation);
+  accel_buffer_t big = Buffer(range + 4096);
+  ASSERT_NE(big, nullptr);
+  accel_module_t m = Module(kCorpus / "fill_u32.spv");
+  accel_kernel_t k = Kernel(m, "fill_u32");
+  const uint32_t value = 0xABCD;
+  const uint32_t n = 64;
+  EXPECT_EQ(Run(k, {1, 1, 1}, {64, 1, 1}, {BufferArg(big, 0, 0), Scalar(&value, 4), Scalar(&n, 4)}),
+            ACCEL_ERROR_INVALID_ARGUMENT)
+      << "the whole buffer is past max_buffer_range";
+  EXPECT_TRUE(Contains(accel_last_error(), "max buffer range")) << accel_last_error();
+  // The last max_buffer_range bytes bind (the offset is a multiple of the binding alignment).
+  ASSERT_EQ(Run(k, {1, 1, 1}, {64, 1, 1}, {BufferArg(big, 4096, range), Scalar(&value, 4), Scalar(&n, 4)}),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(Get(big, 64, 4096), std::vector<uint32_t>(64, value));
+}
+
+TEST_F(VulkanTest, FillsOfEveryPatternAtOddOffsets) {
+  const uint64_t size = 3 * 4096 + 5;
+  accel_buffer_t b = Buffer(size);
+  std::vector<uint8_t> expect(size, 0);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, expect.data(), b, 0, size), ACCEL_SUCCESS);
+  struct Fill {
+    uint64_t offset, size;
+    uint32_t pattern_size;
+  };
+  const uint8_t pattern[4] = {0x11, 0x22, 0x33, 0x44};
+  for (const Fill f : {Fill{1, 4099, 1}, Fill{5000, 3, 1}, Fill{6, 2050, 2}, Fill{8190, 2, 2}, Fill{9000, 3000, 4},
+                       Fill{size - 1, 1, 1}}) {
+    ASSERT_EQ(accel_stream_fill_buffer(stream_, b, f.offset, f.size, pattern, f.pattern_size), ACCEL_SUCCESS)
+        << accel_last_error();
+    for (uint64_t i = 0; i < f.size; ++i) expect[f.offset + i] = pattern[i % f.pattern_size];
+  }
+  std::vector<uint8_t> got(size, 0);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, b, 0, got.data(), size), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(got, expect);
+}
+
+TEST_F(VulkanTest, MemoryFreeCountsTheBuffers) {
+  uint64_t before = 0;
+  uint64_t total = 0;
+  ASSERT_EQ(accel_device_get_memory_info(device_, &before, &total), ACCEL_SUCCESS);
+  EXPECT_EQ(total, caps_.memory_total);
+  accel_buffer_desc_t d = BufferDesc(uint64_t{8} << 20);
+  accel_buffer_t b = nullptr;
+  ASSERT_EQ(accel_buffer_create(device_, &d, &b), ACCEL_SUCCESS) << accel_last_error();
+  uint64_t during = 0;
+  ASSERT_EQ(accel_device_get_memory_info(device_, &during, nullptr), ACCEL_SUCCESS);
+  EXPECT_LE(during + (uint64_t{8} << 20), before);
+  ASSERT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
+  uint64_t after = 0;
+  ASSERT_EQ(accel_device_get_memory_info(device_, &after, nullptr), ACCEL_SUCCESS);
+  EXPECT_EQ(after, before);
+}
+
+TEST_F(VulkanTest, AllocationPastTheFreeMemoryNamesRequestAndFree) {
+  // Within max_allocation, past what the heap has left: the backend's own refusal, before any memory is touched.
+  const uint64_t first = caps_.memory_total / 2 + (uint64_t{64} << 20);
+  accel_buffer_t held = Buffer(first);
+  ASSERT_NE(held, nullptr);
+  accel_buffer_desc_t d = BufferDesc(caps_.memory_total / 2);
+  ASSERT_LE(d.size, caps_.max_allocation);
+  accel_buffer_t b = nullptr;
+  EXPECT_EQ(accel_buffer_create(device_, &d, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(b, nullptr);
+  const std::string message = accel_last_error();
+  EXPECT_TRUE(Contains(message, "device 0 (vulkan: ")) << "the core names the device";
+  EXPECT_TRUE(Contains(message, std::to_string(d.size) + " bytes")) << "the request";
+  EXPECT_TRUE(Contains(message, "requested")) << message;
+  EXPECT_TRUE(Contains(message, std::to_string(caps_.memory_total - first) + " bytes")) << "what is free";
+}
+
+TEST_F(VulkanTest, HostPinnedBuffersHaveAHostAddress) {
+  accel_buffer_t b = Buffer(4096, ACCEL_MEMORY_KIND_HOST_PINNED);
+  void* address = nullptr;
+  ASSERT_EQ(accel_buffer_get_host_address(b, &address), ACCEL_SUCCESS) << accel_last_error();
+  Put(b, std::vector<uint32_t>(1024, 0x5A5A5A5A));
+  EXPECT_EQ(static_cast<const uint32_t*>(address)[1023], 0x5A5A5A5Au);
+  accel_external_memory_t e{};
+  e.stype = ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY;
+  e.struct_size = sizeof(e);
+  ASSERT_EQ(accel_buffer_export(b, ACCEL_EXTERNAL_MEMORY_TYPE_VULKAN_BUFFER, &e), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_NE(e.handle, 0u);
+  EXPECT_NE(e.handle2, 0u);
+  EXPECT_EQ(e.size, 4096u);
+  EXPECT_EQ(accel_buffer_export(b, ACCEL_EXTERNAL_MEMORY_TYPE_OPAQUE_FD, &e), ACCEL_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(Contains(accel_last_error(), "VULKAN_BUFFER")) << accel_last_error();
+}
+
+TEST_F(VulkanTest, CopyStatisticsCountEachDirection) {
+  accel_buffer_t a = Buffer(4096);
+  accel_buffer_t b = Buffer(4096);
+  std::vector<uint8_t> host(4096, 3);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, host.data(), a, 0, 4096), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer(stream_, a, 0, b, 0, 1000), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, b, 0, host.data(), 100), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_copy_statistics_t s{};
+  s.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
+  s.struct_size = sizeof(s);
+  ASSERT_EQ(accel_stream_get_copy_statistics(stream_, &s), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(s.host_to_device_copies, 1u);
+  EXPECT_EQ(s.host_to_device_bytes, 4096u);
+  EXPECT_EQ(s.local_copies, 1u);
+  EXPECT_EQ(s.local_bytes, 1000u);
+  EXPECT_EQ(s.device_to_host_copies, 1u);
+  EXPECT_EQ(s.device_to_host_bytes, 100u);
+  EXPECT_EQ(s.staged_copies, 0u);
+}
+
+// With ACCEL_VULKAN_STAGING=always, device buffers are treated as not host-visible: host copies go through the
+// stream's staging buffer in 8 MiB pieces, buffer_map through a staging copy.
+class VulkanStagingTest : public VulkanTest {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(setenv("ACCEL_VULKAN_STAGING", "always", 1), 0);
+    VulkanTest::SetUp();
+  }
+  void TearDown() override {
+    VulkanTest::TearDown();
+    unsetenv("ACCEL_VULKAN_STAGING");
+  }
+};
+
+TEST_F(VulkanStagingTest, DeviceBuffersHaveNoHostAddress) {
+  accel_buffer_t b = Buffer(4096);
+  void* address = nullptr;
+  EXPECT_EQ(accel_buffer_get_host_address(b, &address), ACCEL_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(Contains(accel_last_error(), "not host-visible")) << accel_last_error();
+}
+
+TEST_F(VulkanStagingTest, LargeCopiesGoThroughStagingInPieces) {
+  const uint64_t size = (uint64_t{20} << 20) + 12;  // more than two 8 MiB pieces
+  accel_buffer_t a = Buffer(size);
+  accel_buffer_t b = Buffer(size);
+  std::vector<uint8_t> data(size);
+  for (uint64_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>(i * 131 + (i >> 20));
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, data.data(), a, 0, size), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer(stream_, a, 0, b, 0, size), ACCEL_SUCCESS);
+  std::vector<uint8_t> got(size, 0);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, b, 0, got.data(), size), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_TRUE(got == data) << "the round trip through staging changed the bytes";
+}
+
+TEST_F(VulkanStagingTest, MapReadsAndWritesBackThroughACopy) {
+  accel_buffer_t b = Buffer(8192);
+  std::vector<uint32_t> words(2048);
+  for (uint32_t i = 0; i < 2048; ++i) words[i] = i;
+  Put(b, words);
+  void* p = nullptr;
+  ASSERT_EQ(accel_buffer_map(b, 400, 800, ACCEL_MAP_READ | ACCEL_MAP_WRITE, &p), ACCEL_SUCCESS) << accel_last_error();
+  auto* mapped = static_cast<uint32_t*>(p);
+  EXPECT_EQ(mapped[0], 100u);
+  EXPECT_EQ(mapped[199], 299u);
+  mapped[10] = 0xFFFFFFFF;  // only one word written: the rest of the range must stay as it was
+  ASSERT_EQ(accel_buffer_unmap(b), ACCEL_SUCCESS) << accel_last_error();
+  words[110] = 0xFFFFFFFF;
+  EXPECT_EQ(Get(b, 2048), words);
+}
+
+TEST_F(VulkanStagingTest, KernelsRunOnBuffersThatAreNotMapped) {
+  accel_module_t m = Module(kCorpus / "fill_u32.spv");
+  accel_kernel_t k = Kernel(m, "fill_u32");
+  accel_buffer_t out = Buffer(256 * 4);
+  Put(out, std::vector<uint32_t>(256, 0));
+  const uint32_t value = 77;
+  const uint32_t n = 200;
+  ASSERT_EQ(Run(k, {4, 1, 1}, {64, 1, 1}, {BufferArg(out), Scalar(&value, 4), Scalar(&n, 4)}), ACCEL_SUCCESS)
+      << accel_last_error();
+  const std::vector<uint32_t> got = Get(out, 256);
+  for (uint32_t i = 0; i < 256; ++i) ASSERT_EQ(got[i], i < n ? value : 0u) << "element " << i;
+}
+
+// Two Vulkan devices: lavapipe listed twice in VK_DRIVER_FILES (the loader opens it as two drivers). A copy between
+// them goes through host memory, directly between mapped memory or, with ACCEL_VULKAN_STAGING=always, through each
+// device's staging copies; an event of one device orders a stream of the other.
+TEST(VulkanTwoDevices, CopiesAndEventWaitsBetweenDevices) {
+  accel_test::TempDir dir;
+  const char* icd = std::getenv("VK_DRIVER_FILES");
+  ASSERT_NE(icd, nullptr) << "the test runs with lavapipe's VK_DRIVER_FILES";
+  const std::string first = icd;
+  const std::string second = dir.Write("lavapipe_again.json", ReadFile(first));
+  ASSERT_EQ(setenv("VK_DRIVER_FILES", (first + ":" + second).c_str(), 1), 0);
+  for (const char* staging : {"", "always"}) {
+    ASSERT_EQ(setenv("ACCEL_VULKAN_STAGING", staging, 1), 0);
+    ScopedInstance instance(nullptr);
+    std::vector<accel_device_t> devices;
+    for (accel_device_t d : instance.Devices()) {
+      if (std::string(ScopedInstance::Capabilities(d).backend_name) == "vulkan") devices.push_back(d);
+    }
+    ASSERT_EQ(devices.size(), 2u) << "lavapipe twice is two devices";
+    const uint64_t size = (uint64_t{9} << 20) + 3;  // past one 8 MiB piece
+    accel_buffer_desc_t d = BufferDesc(size);
+    accel_buffer_t a = nullptr;
+    accel_buffer_t b = nullptr;
+    ASSERT_EQ(accel_buffer_create(devices[0], &d, &a), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_EQ(accel_buffer_create(devices[1], &d, &b), ACCEL_SUCCESS) << accel_last_error();
+    accel_stream_t s0 = nullptr;
+    accel_stream_t s1 = nullptr;
+    ASSERT_EQ(accel_stream_create(devices[0], nullptr, &s0), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_stream_create(devices[1], nullptr, &s1), ACCEL_SUCCESS);
+    accel_event_desc_t ed{ACCEL_STRUCTURE_TYPE_EVENT_DESC, sizeof(ed), nullptr, ACCEL_EVENT_FLAG_TIMING};
+    accel_event_t written = nullptr;
+    accel_event_t other = nullptr;
+    ASSERT_EQ(accel_event_create(devices[0], &ed, &written), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_EQ(accel_event_create(devices[1], &ed, &other), ACCEL_SUCCESS) << accel_last_error();
+    std::vector<uint8_t> data(size);
+    for (uint64_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>(i * 7 + (i >> 16));
+    std::vector<uint8_t> got(size, 0);
+    {
+      accel_test::Gate gate;
+      ASSERT_EQ(accel_stream_enqueue_host_callback(s0, accel_test::Gate::Wait, &gate), ACCEL_SUCCESS);
+      ASSERT_EQ(accel_stream_copy_host_to_buffer(s0, data.data(), a, 0, size), ACCEL_SUCCESS);
+      ASSERT_EQ(accel_stream_record_event(s0, written), ACCEL_SUCCESS);
+      ASSERT_EQ(accel_stream_wait_event(s1, written), ACCEL_SUCCESS);
+      ASSERT_EQ(accel_stream_copy_buffer(s1, a, 0, b, 0, size), ACCEL_SUCCESS) << accel_last_error();
+      ASSERT_EQ(accel_stream_record_event(s1, other), ACCEL_SUCCESS);
+      ASSERT_EQ(accel_stream_copy_buffer_to_host(s1, b, 0, got.data(), size), ACCEL_SUCCESS);
+      EXPECT_EQ(accel_stream_query(s1), ACCEL_NOT_READY) << "device 1 waits for device 0's event";
+      gate.Open();
+      ASSERT_EQ(accel_stream_synchronize(s1, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    }
+    EXPECT_TRUE(got == data) << "the copy between devices changed the bytes (staging '" << staging << "')";
+    accel_copy_statistics_t stats{};
+    stats.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
+    stats.struct_size = sizeof(stats);
+    ASSERT_EQ(accel_stream_get_copy_statistics(s1, &stats), ACCEL_SUCCESS);
+    EXPECT_EQ(stats.staged_copies, 1u);
+    EXPECT_EQ(stats.staged_bytes, size);
+    EXPECT_EQ(stats.peer_copies, 0u);
+    uint64_t ns = 0;
+    EXPECT_EQ(accel_event_elapsed_time(written, other, &ns), ACCEL_ERROR_INVALID_ARGUMENT)
+        << "timestamps of two devices' clocks";
+    EXPECT_EQ(accel_stream_synchronize(s0, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+    accel_event_destroy(written);
+    accel_event_destroy(other);
+    accel_stream_destroy(s0);
+    accel_stream_destroy(s1);
+    accel_buffer_destroy(a);
+    accel_buffer_destroy(b);
+  }
+  unsetenv("ACCEL_VULKAN_STAGING");
+  setenv("VK_DRIVER_FILES", first.c_str(), 1);
+}
+
+// ACCEL_CACHE_DIR: Mesa's shader cache goes under <dir>/mesa (unless MESA_SHADER_CACHE_DIR was set), and the
+// device's pipeline cache is written to <dir>/vulkan/ when the instance closes, and read by the next one.
+TEST(VulkanCaches, PipelineAndShaderCachesGoUnderAccelCacheDir) {
+  accel_test::TempDir dir;
+  ASSERT_EQ(setenv("ACCEL_CACHE_DIR", dir.path().c_str(), 1), 0);
+  ASSERT_EQ(unsetenv("MESA_SHADER_CACHE_DIR"), 0);
+  for (int round = 0; round < 2; ++round) {
+    ScopedInstance instance(nullptr);
+    accel_device_t device = instance.DeviceOf("vulkan");
+    ASSERT_NE(device, nullptr);
+    const char* mesa = std::getenv("MESA_SHADER_CACHE_DIR");
+    ASSERT_NE(mesa, nullptr);
+    EXPECT_EQ(std::string(mesa), (dir.path() / "mesa").string());
+    const std::string bytes = ReadFile(kCorpus / "vadd_f32.spv");
+    accel_module_source_t source = SpirvSource(bytes);
+    accel_module_desc_t desc = ModuleDesc(&source, 1, "vadd");
+    accel_module_t m = nullptr;
+    ASSERT_EQ(accel_module_create(device, &desc, &m), ACCEL_SUCCESS) << accel_last_error();
+    accel_kernel_t k = nullptr;
+    ASSERT_EQ(accel_module_get_kernel(m, "vadd_f32", &k), ACCEL_SUCCESS);
+    accel_stream_t stream = nullptr;
+    ASSERT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
+    accel_buffer_desc_t bd = BufferDesc(256);
+    accel_buffer_t a = nullptr;
+    ASSERT_EQ(accel_buffer_create(device, &bd, &a), ACCEL_SUCCESS);
+    const uint32_t n = 64;
+    const accel_kernel_arg_t args[] = {BufferArg(a), BufferArg(a), BufferArg(a), Scalar(&n, 4)};
+    accel_launch_desc_t launch = Launch({1, 1, 1}, {64, 1, 1}, args, 4);
+    ASSERT_EQ(accel_stream_launch_kernel(stream, k, &launch), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    accel_stream_destroy(stream);
+    accel_buffer_destroy(a);
+    accel_module_destroy(m);
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "vulkan")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u) << "one pipeline cache file per device, no temporary left";
+  EXPECT_EQ(files[0].extension(), ".bin");
+  // At least VkPipelineCacheHeaderVersionOne (lavapipe keeps no pipelines in it; GPU drivers do).
+  const std::string cache = ReadFile(files[0]);
+  ASSERT_GE(cache.size(), 32u);
+  uint32_t header[2] = {};
+  std::memcpy(header, cache.data(), sizeof(header));
+  EXPECT_EQ(header[0], 32u) << "headerSize";
+  EXPECT_EQ(header[1], static_cast<uint32_t>(kPipelineCacheHeaderVersionOne)) << "headerVersion";
+  unsetenv("ACCEL_CACHE_DIR");
+}
+
+TEST(VulkanCaches, AUsersMesaShaderCacheDirIsKept) {
+  accel_test::TempDir dir;
+  ASSERT_EQ(setenv("ACCEL_CACHE_DIR", dir.path().c_str(), 1), 0);
+  ASSERT_EQ(setenv("MESA_SHADER_CACHE_DIR", "/tmp/the-users-own-choice", 1), 0);
+  {
+    ScopedInstance instance(nullptr);
+    ASSERT_NE(instance.DeviceOf("vulkan"), nullptr);
+  }
+  EXPECT_STREQ(std::getenv("MESA_SHADER_CACHE_DIR"), "/tmp/the-users-own-choice");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "mesa"));
+  unsetenv("MESA_SHADER_CACHE_DIR");
+  unsetenv("ACCEL_CACHE_DIR");
+}
+
+}  // namespace

@@ -71,7 +71,13 @@ class AccelPath final : public Path {
       error_ = "the kernel corpus " + corpus_dir + "/corpus.json cannot be read (pass --corpus)";
       return false;
     }
-    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    // allow_exceptions=false still throws out_of_range for a number too large for any type.
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in, nullptr, false);
+    } catch (const nlohmann::json::exception&) {
+      doc = nlohmann::json(nlohmann::json::value_t::discarded);
+    }
     if (doc.is_discarded() || !doc.contains("kernels") || !doc["kernels"].contains("fill_u32")) {
       error_ = corpus_dir + "/corpus.json has no fill_u32";
       return false;

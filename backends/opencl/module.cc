@@ -374,15 +374,12 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
     }
     s.temporaries.emplace_back(s.runtime, bounce);
     mems[i] = bounce;
-    cl_event event = nullptr;
     err = cl.EnqueueCopyBuffer(s.queue, a.storage->mem(), bounce, static_cast<size_t>(a.offset), 0,
-                               static_cast<size_t>(a.size), 0, nullptr, &event);
+                               static_cast<size_t>(a.size), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      if (event != nullptr) cl.ReleaseEvent(event);
       *message = ClFailure("clEnqueueCopyBuffer", err) + " into the bounce buffer of argument " + std::to_string(i);
       return StatusFromCl(err);
     }
-    s.events.emplace_back(s.runtime, event);
     if ((a.access & ACCEL_ACCESS_WRITE) != 0) copy_backs.push_back({bounce, &a});
   }
   {
@@ -406,29 +403,23 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
         return StatusFromCl(err);
       }
     }
-    cl_event event = nullptr;
-    const cl_int err = cl.EnqueueNDRangeKernel(s.queue, kernel, 3, nullptr, global, local, 0, nullptr, &event);
+    const cl_int err = cl.EnqueueNDRangeKernel(s.queue, kernel, 3, nullptr, global, local, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      if (event != nullptr) cl.ReleaseEvent(event);
       *message = ClFailure("clEnqueueNDRangeKernel", err) + " for kernel '" + state.info.name + "' (global " +
                  std::to_string(global[0]) + "x" + std::to_string(global[1]) + "x" + std::to_string(global[2]) +
                  ", local " + std::to_string(local[0]) + "x" + std::to_string(local[1]) + "x" +
                  std::to_string(local[2]) + ")";
       return StatusFromCl(err);
     }
-    s.events.emplace_back(s.runtime, event);
   }
   for (const CopyBack& c : copy_backs) {
-    cl_event event = nullptr;
     const cl_int err =
         cl.EnqueueCopyBuffer(s.queue, c.bounce, c.arg->storage->mem(), 0, static_cast<size_t>(c.arg->offset),
-                             static_cast<size_t>(c.arg->size), 0, nullptr, &event);
+                             static_cast<size_t>(c.arg->size), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      if (event != nullptr) cl.ReleaseEvent(event);
       *message = ClFailure("clEnqueueCopyBuffer", err) + " back from a bounce buffer";
       return StatusFromCl(err);
     }
-    s.events.emplace_back(s.runtime, event);
   }
   return ACCEL_SUCCESS;
 }

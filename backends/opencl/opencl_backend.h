@@ -323,22 +323,22 @@ struct Buffer {
 
 // --- Stream operations (stream.cc) -------------------------------------------------------------------------------
 
-// Where a device operation enqueues its commands, and the events of those it enqueued, in order.
+// Where a device operation enqueues its commands.
 struct Submission {
   Runtime* runtime = nullptr;
   Device* device = nullptr;  // the stream's
   cl_command_queue queue = nullptr;
-  std::vector<ClEvent> events;
   std::vector<ClMem> temporaries;  // sub-buffers and bounce buffers the commands use, released once they completed
 };
 
 // One queued operation of a stream. Exactly one of `submit` (device work) and `host` (host work) is set.
-//   - `submit` enqueues OpenCL commands on the stream's in-order queue without waiting and keeps their events; it
-//     runs on the stream's worker when the stream holds no error, else the operation is skipped.
+//   - `submit` enqueues OpenCL commands on the stream's in-order queue without waiting and without events (the
+//     stream learns that they completed when it waits for the queue); it runs on the calling thread, or on the
+//     stream's worker when host work is queued ahead of it, when the stream holds no error, else it is skipped.
 //   - `host` runs on the worker once every earlier operation completed, always: told `prior`, the stream's error
 //     (ACCEL_SUCCESS when none), it does its work or, given an error, only releases what it holds.
 //   - `would_block`, when set and true, says `submit` may wait for something outside the stream (another stream's
-//     event not yet enqueued): the worker then completes every earlier operation first.
+//     event not yet enqueued): it then runs on the worker, once every earlier operation completed.
 //   - `complete`, when set, runs once the operation completed, in stream order, with its status (its own, or the
 //     stream's error that skipped it), the stream's error message when that status is an error, and its submission;
 //     it returns the final status (an event waited on may turn a success into that event's error) and sets
@@ -357,7 +357,7 @@ struct Operation {
 };
 
 class Stream;
-// Queues `op` on `stream`; the worker runs it in order. Thread-safe.
+// Queues `op` on `stream`, in order (stream.cc says where it runs). Thread-safe.
 accel_status_t EnqueueOperation(Stream* stream, Operation op);
 Device* StreamDevice(Stream* stream);
 

@@ -1,17 +1,24 @@
 // Streams and events (docs/streams.md). A stream is an in-order OpenCL command
-// queue with profiling enabled, fed by the stream's own worker thread from a
-// FIFO of operations:
+// queue with profiling enabled, plus a worker thread for what cannot run on
+// the calling thread:
 //   - device operations (copies, fills, launches, event records as markers,
-//     waits as barriers on another stream's marker) are enqueued without
-//     waiting, one after another, and completed in order when the worker
-//     waits for their events;
-//   - host operations (callbacks, copies between platforms) run on the worker
-//     once everything before them completed, so later work stays behind them
-//     because the worker enqueues it only afterwards.
-// The worker keeps the stream's asynchronous error (sticky, skipping later
+//     waits as barriers on another stream's marker) are enqueued directly by
+//     the calling thread, under the stream's mutex, without events and without
+//     a flush: an enqueue costs only its own OpenCL calls;
+//   - host operations (callbacks, copies between platforms) and waits for
+//     records not yet enqueued go to the worker's FIFO; once the FIFO holds
+//     anything, later device operations queue behind it and the worker
+//     enqueues them, in order, when it reaches them.
+// Enqueued operations are "submitted": they hold what they use (buffers,
+// bounce buffers, records) until a drain, one clFinish on the queue, completes
+// them all in order. A drain runs in stream_synchronize (on the caller), before
+// a host operation (on the worker), and on the worker when asked to make
+// progress without blocking the caller (stream_query, a finite timeout, an
+// error). The stream keeps its asynchronous error (sticky, skipping later
 // operations) and its copy statistics. Each stream_record_event makes a new
-// Record that the recording stream's worker completes; an event points at its
-// latest Record, and a wait holds the Record current when it was enqueued.
+// Record: a marker with an event, flushed so that it progresses on its own; an
+// event points at its latest Record, and a wait holds the Record current when
+// it was enqueued.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -58,51 +65,36 @@ void Add(const accel_copy_statistics_t& delta, accel_copy_statistics_t* total) {
   total->staged_bytes += delta.staged_bytes;
 }
 
-// Keeps the event of a command just enqueued, or turns the enqueue's failure into the operation's status.
-accel_status_t Enqueued(Submission& s, const char* call, cl_int err, cl_event event, std::string* message) {
-  if (err != CL_SUCCESS) {
-    if (event != nullptr) s.runtime->cl.ReleaseEvent(event);
-    *message = ClFailure(call, err);
-    return StatusFromCl(err);
-  }
-  s.events.emplace_back(s.runtime, event);
-  return ACCEL_SUCCESS;
-}
-
-// "the command failed on the device with CL_OUT_OF_RESOURCES (-5)" for the first failed event of `s`, or "".
-std::string WaitForEvents(const Submission& s) {
-  for (const ClEvent& e : s.events) {
-    cl_event event = e.get();
-    s.runtime->cl.WaitForEvents(1, &event);
-    cl_int status = CL_COMPLETE;
-    const cl_int err =
-        s.runtime->cl.GetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
-    if (err != CL_SUCCESS) return ClFailure("clGetEventInfo", err);
-    if (status < 0) return "failed on the device with " + ClErrorName(status);
-  }
-  return std::string();
+// The status of an enqueue: ACCEL_SUCCESS, or its failure with `*message` naming the call.
+accel_status_t Enqueued(const char* call, cl_int err, std::string* message) {
+  if (err == CL_SUCCESS) return ACCEL_SUCCESS;
+  *message = ClFailure(call, err);
+  return StatusFromCl(err);
 }
 
 }  // namespace
 
-// One recording of an event: pending until the recording stream's worker completes it, then complete with the
-// stream's status at that point and, for a timing event, timestamps. While pending it may hold the marker that the
-// recording stream enqueued, so that streams of the same cl_context wait for it on the device.
-// Thread-safe: guarded by its own mutex; Complete wakes every waiter.
-class Record {
+// One recording of an event: pending until it completes, then complete with a status and, for a timing event,
+// timestamps. Once the recording stream enqueued its marker, the record holds it (until the record goes), so that
+// streams of the same cl_context wait for it on the device and event_query / event_synchronize look at the marker
+// themselves. Whoever first learns that the marker completed completes the record: the recording stream's drain,
+// event_query, event_synchronize, a stream that waited for it, or the marker's callback (registered only for a
+// finite event_synchronize). A record skipped after an error completes with that error.
+// Thread-safe: guarded by its own mutex; completing wakes every waiter. No OpenCL call that waits runs under it.
+class Record : public std::enable_shared_from_this<Record> {
  public:
   struct Outcome {
     accel_status_t status = ACCEL_SUCCESS;
     std::string message;     // the stream's error message when `status` is an error
     uint64_t device_ns = 0;  // the marker's CL_PROFILING_COMMAND_END; 0 when unknown
-    uint64_t host_ns = 0;    // the host's steady clock when the worker completed the record
+    uint64_t host_ns = 0;    // the host's steady clock when the record completed
   };
 
-  explicit Record(bool timing) : timing_(timing) {}
+  Record(Runtime* runtime, bool timing) : runtime_(runtime), timing_(timing) {}
 
   bool timing() const { return timing_; }
 
-  // The recording stream enqueued its marker in `context`.
+  // The recording stream enqueued (and flushed) its marker in `context`; the record owns it from now on.
   void Submitted(ClEvent marker, cl_context context) {
     {
       std::lock_guard lock(mutex_);
@@ -112,13 +104,36 @@ class Record {
     changed_.notify_all();
   }
 
-  void Complete(Outcome outcome) {
-    ClEvent marker;
+  // Completes with an error (the record was skipped, or its stream's drain failed). First completion wins.
+  void Fail(accel_status_t status, std::string message) {
     {
       std::lock_guard lock(mutex_);
-      outcome_ = std::move(outcome);
+      if (done_) return;
+      outcome_.status = status;
+      outcome_.message = std::move(message);
+      outcome_.host_ns = HostNowNs();
       done_ = true;
-      marker = std::move(marker_);  // waiters check done_ first; released outside the lock
+    }
+    changed_.notify_all();
+  }
+
+  // The marker completed with `execution_status` (CL_COMPLETE, or a negative error). First completion wins.
+  void MarkerCompleted(cl_int execution_status) {
+    {
+      std::lock_guard lock(mutex_);
+      if (done_) return;
+      outcome_.host_ns = HostNowNs();
+      if (execution_status < 0) {
+        outcome_.status = ACCEL_ERROR_INTERNAL;
+        outcome_.message = "the commands before the event failed on the device with " + ClErrorName(execution_status);
+      } else if (timing_ && marker_) {
+        cl_ulong end = 0;
+        if (runtime_->cl.GetEventProfilingInfo(marker_.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end,
+                                               nullptr) == CL_SUCCESS) {
+          outcome_.device_ns = end;
+        }
+      }
+      done_ = true;
     }
     changed_.notify_all();
   }
@@ -129,15 +144,59 @@ class Record {
     return outcome_;
   }
 
+  // Peek, and when the marker is enqueued, ask OpenCL whether it completed (no wait).
+  std::optional<Outcome> Poll() {
+    cl_event marker = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (done_) return outcome_;
+      if (!marker_) return std::nullopt;
+      marker = marker_.get();  // lives as long as the record
+    }
+    cl_int status = CL_QUEUED;
+    const cl_int err =
+        runtime_->cl.GetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+    if (err != CL_SUCCESS) status = err;
+    if (status > CL_COMPLETE) return std::nullopt;
+    MarkerCompleted(status);
+    return Peek();
+  }
+
+  // Waits until the record completed, or until `deadline`: on the marker once it is enqueued (clWaitForEvents when
+  // unbounded, its completion callback when bounded), on the condition variable before.
   std::optional<Outcome> Wait(const std::optional<Clock::time_point>& deadline) {
     std::unique_lock lock(mutex_);
-    auto done = [this] { return done_; };
-    if (!deadline) {
-      changed_.wait(lock, done);
-    } else if (!changed_.wait_until(lock, *deadline, done)) {
-      return std::nullopt;
+    for (;;) {
+      if (done_) return outcome_;
+      if (marker_ && !deadline) {
+        cl_event marker = marker_.get();
+        lock.unlock();
+        runtime_->cl.WaitForEvents(1, &marker);
+        cl_int status = CL_COMPLETE;
+        const cl_int err =
+            runtime_->cl.GetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+        MarkerCompleted(err != CL_SUCCESS ? err : std::min<cl_int>(status, CL_COMPLETE));
+        lock.lock();
+        continue;
+      }
+      if (marker_ && !callback_registered_) {
+        callback_registered_ = true;
+        cl_event marker = marker_.get();
+        auto* self = new std::weak_ptr<Record>(weak_from_this());
+        lock.unlock();  // the callback may run at once, on this thread
+        if (runtime_->cl.SetEventCallback(marker, CL_COMPLETE, &Record::OnMarker, self) != CL_SUCCESS) {
+          delete self;
+          MarkerCompleted(CL_COMPLETE);  // no callback: cannot happen for a valid event; do not hang
+        }
+        lock.lock();
+        continue;
+      }
+      if (!deadline) {
+        changed_.wait(lock);
+      } else if (changed_.wait_until(lock, *deadline) == std::cv_status::timeout && !done_) {
+        return std::nullopt;
+      }
     }
-    return outcome_;
   }
 
   // Whether a stream of `context` can wait for the record without blocking: it is complete, or its marker is
@@ -147,19 +206,26 @@ class Record {
     return done_ || (marker_ && context_ == context);
   }
 
-  // Blocks until ReadyFor(context); returns a new reference to the marker, or an empty one once complete.
-  ClEvent MarkerFor(cl_context context, Runtime* runtime) {
+  // Blocks until ReadyFor(context); returns the marker (owned by the record), or NULL once complete.
+  cl_event MarkerFor(cl_context context) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return done_ || (marker_ && context_ == context); });
-    if (done_) return ClEvent();
-    return RetainEvent(runtime, marker_.get());
+    if (done_) return nullptr;
+    return marker_.get();
   }
 
  private:
+  static void CL_CALLBACK OnMarker(cl_event, cl_int status, void* user_data) {
+    std::unique_ptr<std::weak_ptr<Record>> self(static_cast<std::weak_ptr<Record>*>(user_data));
+    if (std::shared_ptr<Record> record = self->lock()) record->MarkerCompleted(std::min<cl_int>(status, CL_COMPLETE));
+  }
+
+  Runtime* const runtime_;
   const bool timing_;
   std::mutex mutex_;
   std::condition_variable changed_;
   bool done_ = false;
+  bool callback_registered_ = false;
   Outcome outcome_;
   ClEvent marker_;
   cl_context context_ = nullptr;
@@ -172,6 +238,7 @@ class Event {
   Event(Device* device, bool timing) : device_(device), timing_(timing) {}
 
   const Host& host() const { return *device_->host; }
+  Runtime* runtime() const { return device_->runtime; }
   bool timing() const { return timing_; }
   std::shared_ptr<Record> current() {
     std::lock_guard lock(mutex_);
@@ -189,16 +256,18 @@ class Event {
   std::shared_ptr<Record> current_;
 };
 
-// An in-order command queue and the worker that feeds it (the file comment says how). After an operation fails the
-// stream keeps its status and message and skips later operations: records still complete, carrying the error, and
-// host callbacks still run once, told the error.
-// Thread-safe: the FIFO, the error and the statistics are guarded by the stream's mutex, never held while an
-// operation runs or the worker waits for OpenCL; the operations in flight are the worker's alone.
+// An in-order command queue, the operations submitted to it and not yet completed, and the worker for host work
+// (the file comment says how). After an operation fails the stream keeps its status and message and skips later
+// operations: records still complete, carrying the error, and host callbacks still run once, told the error.
+// Thread-safe: everything is guarded by the stream's mutex, which direct submissions hold while they enqueue (so
+// that the queue's order is the stream's); it is never held while the stream waits (clFinish) or a host operation
+// or a blocking wait runs. Only one thread submits at a time: callers while the worker is idle, the worker while it
+// is busy.
 class Stream {
  public:
   // Starts the worker; throws std::system_error when the thread cannot be created.
   Stream(Device* device, ClQueue queue) : device_(device), queue_(std::move(queue)), worker_([this] { Run(); }) {}
-  // Runs what is queued, then joins the worker. Never called on the worker itself.
+  // Runs what is queued and completes it, then joins the worker. Never called on the worker itself.
   ~Stream() {
     {
       std::lock_guard lock(mutex_);
@@ -215,19 +284,43 @@ class Stream {
   bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
 
   accel_status_t Enqueue(Operation op) {
-    {
-      std::lock_guard lock(mutex_);
-      op.number = ++enqueued_;
+    std::unique_lock lock(mutex_);
+    op.number = ++enqueued_;
+    if (op.host || !fifo_.empty() || busy_ || (op.would_block && op.would_block())) {
       fifo_.push_back(std::move(op));
+      lock.unlock();
+      work_.notify_one();
+      return ACCEL_SUCCESS;
     }
-    work_.notify_one();
+    // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex.
+    const auto [prior, prior_message] = ErrorLocked();
+    const bool wake = SubmitLocked(Prepare(std::move(op), prior, prior_message));
+    lock.unlock();
+    if (wake) work_.notify_one();
     return ACCEL_SUCCESS;
   }
 
+  // Has the worker drain once its FIFO is empty (progress without blocking the caller).
+  void RequestDrain() {
+    {
+      std::lock_guard lock(mutex_);
+      if (drain_requested_) return;
+      drain_requested_ = true;
+    }
+    work_.notify_one();
+  }
+
   accel_status_t Query() {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
-    return IdleLocked() ? ACCEL_SUCCESS : ACCEL_NOT_READY;
+    if (IdleLocked()) return ACCEL_SUCCESS;
+    // Only submitted work left: have the worker wait for it, so that a later query sees it complete.
+    if (fifo_.empty() && !busy_ && !draining_ && !submitted_.empty() && !drain_requested_) {
+      drain_requested_ = true;
+      lock.unlock();
+      work_.notify_one();
+    }
+    return ACCEL_NOT_READY;
   }
 
   accel_status_t Synchronize(uint64_t timeout_ns) {
@@ -237,12 +330,23 @@ class Stream {
     }
     std::unique_lock lock(mutex_);
     const std::optional<Clock::time_point> deadline = DeadlineAfter(timeout_ns);
-    auto idle = [this] { return IdleLocked(); };
-    if (!deadline) {
-      idle_.wait(lock, idle);
-    } else if (!idle_.wait_until(lock, *deadline, idle)) {
-      return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(PendingLocked()) +
-                                                  " operations pending after " + std::to_string(timeout_ns) + " ns");
+    while (!IdleLocked()) {
+      const bool drainable = fifo_.empty() && !busy_ && !draining_ && !submitted_.empty();
+      if (drainable && !deadline) {
+        DrainLocked(lock);  // one clFinish, here
+        continue;
+      }
+      if (drainable && !drain_requested_) {
+        // A bounded wait cannot be a clFinish: the worker drains, and this thread waits for it with the deadline.
+        drain_requested_ = true;
+        work_.notify_one();
+      }
+      if (!deadline) {
+        changed_.wait(lock);
+      } else if (changed_.wait_until(lock, *deadline) == std::cv_status::timeout && !IdleLocked()) {
+        return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(PendingLocked()) +
+                                                    " operations pending after " + std::to_string(timeout_ns) + " ns");
+      }
     }
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
     return ACCEL_SUCCESS;
@@ -265,9 +369,9 @@ class Stream {
   }
 
  private:
-  // An operation the worker took from the FIFO and has not completed yet, with its status so far: ACCEL_SUCCESS
-  // while its commands may still run, or why it failed or was skipped (then `message` is the stream's error).
-  struct InFlight {
+  // A device operation taken in order, with its status so far: ACCEL_SUCCESS while its commands may still run, or
+  // why it failed or was skipped (then `message` is the stream's error).
+  struct Pending {
     Operation op;
     Submission submission;
     accel_status_t status = ACCEL_SUCCESS;
@@ -275,8 +379,8 @@ class Stream {
     bool skipped = false;
   };
 
-  bool IdleLocked() const { return fifo_.empty() && !busy_; }
-  uint64_t PendingLocked() const { return fifo_.size() + std::max<uint64_t>(in_flight_count_, busy_ ? 1 : 0); }
+  bool IdleLocked() const { return fifo_.empty() && !busy_ && outstanding_ == 0; }
+  uint64_t PendingLocked() const { return fifo_.size() + outstanding_ + (busy_ ? 1 : 0); }
 
   // Records the stream's first error (later ones are consequences); returns the stream's error message.
   std::string SetErrorLocked(accel_status_t status, const Operation& op, const std::string& message) {
@@ -287,98 +391,80 @@ class Stream {
     return error_message_;
   }
 
-  std::pair<accel_status_t, std::string> ErrorNow() {
-    std::lock_guard lock(mutex_);
+  std::pair<accel_status_t, std::string> ErrorLocked() const {
     return {error_, error_ != ACCEL_SUCCESS ? error_message_ : std::string()};
   }
 
-  // The worker: takes each operation in order; completes what is in flight whenever the FIFO runs dry.
-  void Run() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      if (fifo_.empty()) {
-        if (!in_flight_.empty()) {
-          lock.unlock();
-          CompleteAll();
-          lock.lock();
-          continue;
-        }
-        busy_ = false;
-        idle_.notify_all();
-        if (stopping_) return;
-        work_.wait(lock, [this] { return stopping_ || !fifo_.empty(); });
-        continue;
-      }
-      Operation op = std::move(fifo_.front());
-      fifo_.pop_front();
-      busy_ = true;
-      lock.unlock();
-      Process(std::move(op));
-      lock.lock();
-    }
-  }
-
-  void Process(Operation op) {
-    if (op.host) {
-      RunHost(std::move(op));
-      return;
-    }
-    if (op.would_block && op.would_block()) CompleteAll();  // it may wait outside the stream: settle what is ours
-    InFlight entry;
+  // Submits a device operation (enqueues its commands), or skips it when the stream held `prior`. Runs on the one
+  // thread allowed to submit; does not touch the stream's state.
+  Pending Prepare(Operation op, accel_status_t prior, std::string prior_message) {
+    Pending entry;
     entry.op = std::move(op);
     entry.submission.runtime = device_->runtime;
     entry.submission.device = device_;
     entry.submission.queue = queue_.get();
-    auto [prior, prior_message] = ErrorNow();
     if (prior != ACCEL_SUCCESS) {
       entry.status = prior;
       entry.message = std::move(prior_message);
       entry.skipped = true;
-    } else {
-      std::string message;
-      entry.status = Guarded([&] { return entry.op.submit(entry.submission, &message); }, &message);
-      if (entry.status != ACCEL_SUCCESS) {
-        std::lock_guard lock(mutex_);
-        entry.message = SetErrorLocked(entry.status, entry.op, message);
-      } else if (!entry.submission.events.empty()) {
-        device_->runtime->cl.Flush(queue_.get());  // start it now; completion is waited for later
-      }
+      return entry;
     }
-    in_flight_.push_back(std::move(entry));
-    std::lock_guard lock(mutex_);
-    ++in_flight_count_;
+    entry.status = Guarded([&] { return entry.op.submit(entry.submission, &entry.message); }, &entry.message);
+    return entry;
   }
 
-  // Completes every operation in flight, in order. A command that failed on the device makes its operation the
-  // stream's error; the operations enqueued after it in the same pass ran, but report that error.
-  void CompleteAll() {
+  // Adds a prepared operation to the submitted ones; a failed or skipped one makes the stream's error (when it is
+  // the first) and asks the worker to drain, so that it completes (records, waiters) without anyone synchronizing.
+  // Returns whether the worker must be woken.
+  bool SubmitLocked(Pending entry) {
+    bool wake = false;
+    if (entry.status != ACCEL_SUCCESS) {
+      if (!entry.skipped) entry.message = SetErrorLocked(entry.status, entry.op, entry.message);
+      if (!drain_requested_) wake = drain_requested_ = true;
+    }
+    submitted_.push_back(std::move(entry));
+    ++outstanding_;
+    return wake;
+  }
+
+  // Waits for every operation submitted so far (one clFinish) and completes them in order. Waits first for a drain
+  // in progress on another thread. Called with `lock` held; releases it while it waits and completes.
+  void DrainLocked(std::unique_lock<std::mutex>& lock) {
+    changed_.wait(lock, [this] { return !draining_; });
+    if (submitted_.empty()) return;
+    draining_ = true;
+    std::deque<Pending> batch;
+    batch.swap(submitted_);
+    const uint64_t count = batch.size();
+    lock.unlock();
+    const cl_int err = device_->runtime->cl.Finish(queue_.get());
+    // clFinish failing means a command failed (or the queue is lost): the first operation that was still running
+    // takes the error; those after it report it.
     accel_status_t failure = ACCEL_SUCCESS;
     std::string failure_message;
-    while (!in_flight_.empty()) {
-      InFlight entry = std::move(in_flight_.front());
-      in_flight_.pop_front();
-      if (entry.status == ACCEL_SUCCESS) {
-        const std::string failed = WaitForEvents(entry.submission);
-        if (!failed.empty()) {
-          entry.status = ACCEL_ERROR_INTERNAL;
-          std::lock_guard lock(mutex_);
-          entry.message = SetErrorLocked(entry.status, entry.op, failed);
-          if (failure == ACCEL_SUCCESS) {
-            failure = entry.status;
-            failure_message = entry.message;
-          }
-        } else if (failure != ACCEL_SUCCESS) {
-          entry.status = failure;
-          entry.message = failure_message;
-          entry.skipped = true;
-        }
+    for (Pending& entry : batch) {
+      if (entry.status == ACCEL_SUCCESS && err != CL_SUCCESS && failure == ACCEL_SUCCESS) {
+        failure = ACCEL_ERROR_INTERNAL;
+        std::lock_guard state(mutex_);
+        failure_message = SetErrorLocked(failure, entry.op, "failed on the device: " + ClFailure("clFinish", err));
+        entry.status = failure;
+        entry.message = failure_message;
+      } else if (entry.status == ACCEL_SUCCESS && failure != ACCEL_SUCCESS) {
+        entry.status = failure;
+        entry.message = failure_message;
+        entry.skipped = true;
       }
       Finish(entry);
     }
+    batch.clear();  // releases temporaries and captures before the stream can report idle
+    lock.lock();
+    outstanding_ -= count;
+    draining_ = false;
+    changed_.notify_all();
   }
 
-  // Runs the operation's completion, counts its copies, and releases what it held.
-  void Finish(InFlight& entry) {
+  // Runs the operation's completion, counts its copies, and releases what it held. Not under the stream's mutex.
+  void Finish(Pending& entry) {
     accel_status_t status = entry.status;
     if (entry.op.complete) {
       std::string message;
@@ -390,18 +476,53 @@ class Stream {
         SetErrorLocked(status, entry.op, message);
       }
     }
-    {
-      std::lock_guard lock(mutex_);
-      if (status == ACCEL_SUCCESS && !entry.skipped) Add(entry.op.copies, &copies_);
-      --in_flight_count_;
+    std::lock_guard lock(mutex_);
+    if (status == ACCEL_SUCCESS && !entry.skipped) Add(entry.op.copies, &copies_);
+  }
+
+  // The worker: takes each queued operation in order; drains when asked, and before host work and blocking waits.
+  void Run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (!fifo_.empty()) {
+        Operation op = std::move(fifo_.front());
+        fifo_.pop_front();
+        busy_ = true;
+        if (op.host || (op.would_block && op.would_block())) DrainLocked(lock);  // everything before it completed
+        if (op.host) {
+          lock.unlock();
+          RunHost(std::move(op));
+          lock.lock();
+          continue;
+        }
+        const auto [prior, prior_message] = ErrorLocked();
+        lock.unlock();
+        Pending entry = Prepare(std::move(op), prior, prior_message);  // may block: a wait on another stream
+        lock.lock();
+        SubmitLocked(std::move(entry));
+        continue;
+      }
+      if (busy_) {
+        busy_ = false;
+        changed_.notify_all();
+      }
+      if (drain_requested_ || (stopping_ && outstanding_ > 0)) {
+        drain_requested_ = false;
+        DrainLocked(lock);
+        continue;
+      }
+      if (stopping_) return;
+      work_.wait(lock, [this] { return stopping_ || drain_requested_ || !fifo_.empty(); });
     }
-    entry = InFlight{};  // releases events, temporaries and captures before the stream can report idle
   }
 
   void RunHost(Operation op) {
-    CompleteAll();
-    const accel_status_t prior = ErrorNow().first;
     std::string message;
+    accel_status_t prior = ACCEL_SUCCESS;
+    {
+      std::lock_guard lock(mutex_);
+      prior = error_;
+    }
     const accel_status_t status = Guarded([&] { return op.host(prior, &message); }, &message);
     {
       std::lock_guard lock(mutex_);
@@ -432,18 +553,20 @@ class Stream {
   Device* const device_;
   ClQueue queue_;
   std::mutex mutex_;
-  std::condition_variable work_;  // the FIFO grew, or the stream is stopping
-  std::condition_variable idle_;  // everything completed
-  std::deque<Operation> fifo_;
-  bool busy_ = false;  // the worker holds operations it took (running, or in flight)
+  std::condition_variable work_;     // the FIFO grew, a drain was asked for, or the stream is stopping
+  std::condition_variable changed_;  // a drain ended, or the worker went idle
+  std::deque<Operation> fifo_;       // for the worker: host work, and everything queued behind it
+  std::deque<Pending> submitted_;    // enqueued (or skipped), not yet drained
+  bool busy_ = false;                // the worker holds an operation it took from the FIFO
+  bool draining_ = false;            // a thread is in DrainLocked with a batch
+  bool drain_requested_ = false;     // the worker should drain once its FIFO is empty
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
-  uint64_t in_flight_count_ = 0;
+  uint64_t outstanding_ = 0;  // submitted_ plus the batch being drained
   accel_status_t error_ = ACCEL_SUCCESS;
   std::string error_message_;
   accel_copy_statistics_t copies_{};
-  std::deque<InFlight> in_flight_;  // the worker's alone
-  std::thread worker_;              // last: started once everything above is constructed
+  std::thread worker_;  // last: started once everything above is constructed
 };
 
 accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
@@ -493,10 +616,9 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
     Operation op;
     op.what = "copy host to buffer";
     op.submit = [src, to = Unwrap(dst)->storage, dst_offset, size](Submission& s, std::string* message) {
-      cl_event event = nullptr;
       const cl_int err = s.runtime->cl.EnqueueWriteBuffer(s.queue, to->mem(), CL_FALSE, static_cast<size_t>(dst_offset),
-                                                          static_cast<size_t>(size), src, 0, nullptr, &event);
-      return Enqueued(s, "clEnqueueWriteBuffer", err, event, message);
+                                                          static_cast<size_t>(size), src, 0, nullptr, nullptr);
+      return Enqueued("clEnqueueWriteBuffer", err, message);
     };
     op.copies.host_to_device_copies = 1;
     op.copies.host_to_device_bytes = size;
@@ -511,11 +633,10 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
     Operation op;
     op.what = "copy buffer to host";
     op.submit = [from = Unwrap(src)->storage, src_offset, dst, size](Submission& s, std::string* message) {
-      cl_event event = nullptr;
       const cl_int err =
           s.runtime->cl.EnqueueReadBuffer(s.queue, from->mem(), CL_FALSE, static_cast<size_t>(src_offset),
-                                          static_cast<size_t>(size), dst, 0, nullptr, &event);
-      return Enqueued(s, "clEnqueueReadBuffer", err, event, message);
+                                          static_cast<size_t>(size), dst, 0, nullptr, nullptr);
+      return Enqueued("clEnqueueReadBuffer", err, message);
     };
     op.copies.device_to_host_copies = 1;
     op.copies.device_to_host_bytes = size;
@@ -536,11 +657,10 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
     op.what = "copy buffer";
     if (from->device()->platform == to->device()->platform) {
       op.submit = [from, src_offset, to, dst_offset, size](Submission& s, std::string* message) {
-        cl_event event = nullptr;
         const cl_int err = s.runtime->cl.EnqueueCopyBuffer(
             s.queue, from->mem(), to->mem(), static_cast<size_t>(src_offset), static_cast<size_t>(dst_offset),
-            static_cast<size_t>(size), 0, nullptr, &event);
-        return Enqueued(s, "clEnqueueCopyBuffer", err, event, message);
+            static_cast<size_t>(size), 0, nullptr, nullptr);
+        return Enqueued("clEnqueueCopyBuffer", err, message);
       };
     } else {
       // Host work: everything before it completed; read on the source's device, write on the destination's.
@@ -590,11 +710,10 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     Operation op;
     op.what = "fill buffer";
     op.submit = [to = Unwrap(buffer)->storage, offset, size, bytes, pattern_size](Submission& s, std::string* message) {
-      cl_event event = nullptr;
       const cl_int err =
           s.runtime->cl.EnqueueFillBuffer(s.queue, to->mem(), bytes.data(), pattern_size, static_cast<size_t>(offset),
-                                          static_cast<size_t>(size), 0, nullptr, &event);
-      return Enqueued(s, "clEnqueueFillBuffer", err, event, message);
+                                          static_cast<size_t>(size), 0, nullptr, nullptr);
+      return Enqueued("clEnqueueFillBuffer", err, message);
     };
     return stream->Enqueue(std::move(op));
   });
@@ -638,41 +757,40 @@ accel_status_t StreamFreeBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     op.submit = [storage = Unwrap(buffer_handle)->storage](Submission&, std::string*) { return ACCEL_SUCCESS; };
     const accel_status_t status = stream->Enqueue(std::move(op));
     if (status == ACCEL_SUCCESS) BufferDestroy(buffer_handle);  // on failure the buffer stays as it was
+    stream->RequestDrain();  // the worker gives the storage back once the work before it completed
     return status;
   });
 }
 
 accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t event_handle) noexcept {
+  // A marker with an event, flushed so that it completes without anyone waiting on this stream (event_query, a
+  // wait on another queue): the one flush outside a wait, per record.
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_record_event", [&] {
     Event* event = Unwrap(event_handle);
-    auto record = std::make_shared<Record>(event->timing());
+    auto record = std::make_shared<Record>(stream->device()->runtime, event->timing());
     Operation op;
     op.what = "record event";
     op.submit = [record](Submission& s, std::string* message) {
       cl_event marker = nullptr;
       const cl_int err = s.runtime->cl.EnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker);
-      const accel_status_t status = Enqueued(s, "clEnqueueMarkerWithWaitList", err, marker, message);
-      if (status == ACCEL_SUCCESS) record->Submitted(RetainEvent(s.runtime, marker), s.device->platform->context.get());
-      return status;
-    };
-    op.complete = [record](accel_status_t status, const std::string& error, const Submission& s, std::string*) {
-      Record::Outcome outcome;
-      outcome.status = status;
-      outcome.message = error;
-      outcome.host_ns = HostNowNs();
-      if (status == ACCEL_SUCCESS && record->timing() && !s.events.empty()) {
-        cl_ulong end = 0;
-        if (s.runtime->cl.GetEventProfilingInfo(s.events.back().get(), CL_PROFILING_COMMAND_END, sizeof(end), &end,
-                                                nullptr) == CL_SUCCESS) {
-          outcome.device_ns = end;
-        }
+      if (err != CL_SUCCESS) {
+        if (marker != nullptr) s.runtime->cl.ReleaseEvent(marker);
+        return Enqueued("clEnqueueMarkerWithWaitList", err, message);
       }
-      record->Complete(std::move(outcome));
+      record->Submitted(ClEvent(s.runtime, marker), s.device->platform->context.get());
+      return Enqueued("clFlush", s.runtime->cl.Flush(s.queue), message);
+    };
+    op.complete = [record](accel_status_t status, const std::string& error, const Submission&, std::string*) {
+      if (status == ACCEL_SUCCESS) {
+        record->MarkerCompleted(CL_COMPLETE);  // drained: the marker completed
+      } else {
+        record->Fail(status, error);
+      }
       return ACCEL_SUCCESS;
     };
     const accel_status_t status = stream->Enqueue(std::move(op));
-    // The new record replaces the earlier one once it is queued (the worker may already have completed it).
+    // The new record replaces the earlier one once it is queued (it may already be complete).
     if (status == ACCEL_SUCCESS) event->set_current(std::move(record));
     return status;
   });
@@ -694,25 +812,26 @@ accel_status_t StreamWaitEvent(accel_bk_stream_t handle, accel_bk_event_t event_
     std::shared_ptr<Record> record = Unwrap(event_handle)->current();
     if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete, nothing to wait for
     cl_context context = stream->device()->platform->context.get();
+    auto barrier = std::make_shared<bool>(false);  // whether the wait became a barrier on the marker
     Operation op;
     op.what = "wait event";
     op.would_block = [record, context] { return !record->ReadyFor(context); };
-    op.submit = [record, context](Submission& s, std::string* message) {
-      ClEvent marker = record->MarkerFor(context, s.runtime);
-      if (!marker) {  // complete: its outcome is known
+    op.submit = [record, context, barrier](Submission& s, std::string* message) {
+      cl_event marker = record->MarkerFor(context);  // blocks only on the worker (would_block)
+      if (marker == nullptr) {                       // complete: its outcome is known
         const Record::Outcome outcome = *record->Peek();
         if (outcome.status >= 0) return ACCEL_SUCCESS;
         *message = WaitedForFailure(outcome);
         return outcome.status;
       }
-      cl_event wait = marker.get();
-      cl_event barrier = nullptr;
-      const cl_int err = s.runtime->cl.EnqueueBarrierWithWaitList(s.queue, 1, &wait, &barrier);
-      return Enqueued(s, "clEnqueueBarrierWithWaitList", err, barrier, message);
+      *barrier = true;
+      return Enqueued("clEnqueueBarrierWithWaitList",
+                      s.runtime->cl.EnqueueBarrierWithWaitList(s.queue, 1, &marker, nullptr), message);
     };
-    op.complete = [record](accel_status_t status, const std::string&, const Submission& s, std::string* message) {
-      if (status != ACCEL_SUCCESS || s.events.empty()) return status;
-      // The barrier passed, so the marker completed; the recording stream's worker settles the record's outcome.
+    op.complete = [record, barrier](accel_status_t status, const std::string&, const Submission&,
+                                    std::string* message) {
+      if (status != ACCEL_SUCCESS || !*barrier) return status;
+      // The barrier passed, so the marker completed: its outcome is known without waiting.
       const Record::Outcome outcome = *record->Wait(std::nullopt);
       if (outcome.status >= 0) return ACCEL_SUCCESS;
       *message = WaitedForFailure(outcome);
@@ -778,7 +897,7 @@ accel_status_t EventQuery(accel_bk_event_t handle) noexcept {
   return Guard(event->host(), "event_query", [&] {
     const std::shared_ptr<Record> record = event->current();
     if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete
-    const std::optional<Record::Outcome> outcome = record->Peek();
+    const std::optional<Record::Outcome> outcome = record->Poll();
     return outcome ? Report(event->host(), *outcome) : ACCEL_NOT_READY;
   });
 }
@@ -813,7 +932,7 @@ accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t 
       if (record == nullptr) {
         return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + roles[i] + "' was never recorded");
       }
-      outcomes[i] = record->Peek();
+      outcomes[i] = record->Poll();
     }
     if (!outcomes[0] || !outcomes[1]) return ACCEL_NOT_READY;
     for (int i = 0; i < 2; ++i) {

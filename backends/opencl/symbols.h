@@ -47,6 +47,7 @@ inline constexpr const char* kIcdLoaderName = "libOpenCL.so.1";
   X(GetEventProfilingInfo)           \
   X(RetainEvent)                     \
   X(ReleaseEvent)                    \
+  X(SetEventCallback)                \
   X(CreateProgramWithSource)         \
   X(CreateProgramWithBinary)         \
   X(BuildProgram)                    \

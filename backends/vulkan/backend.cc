@@ -349,7 +349,8 @@ bool OpenDevice(Context* context, VkPhysicalDevice physical, uint32_t index, std
   ACCEL_VK_DEVICE_FUNCTIONS(ACCEL_VK_RESOLVE)
 #undef ACCEL_VK_RESOLVE
   vk.vkGetDeviceQueue(device->device, f.queue_family, 0, &device->queue);
-  device->timeline = f.timeline_semaphore && vk.vkWaitSemaphores != nullptr;
+  device->timeline =
+      f.timeline_semaphore && vk.vkWaitSemaphores != nullptr && vk.vkGetSemaphoreCounterValue != nullptr;
   device->device_address = f.buffer_device_address && vk.vkGetBufferDeviceAddress != nullptr;
   if (!device->device_address) f.buffer_device_address = false;
   device->force_staging = context->host.Setting("ACCEL_VULKAN_STAGING") == "always";

@@ -1,15 +1,16 @@
 // Streams and events (docs/streams.md). Each stream is an in-order queue of
 // operations run by the stream's own worker thread; enqueueing returns at
 // once. The worker records each operation that needs the device into the
-// stream's command buffer, submits it to the device's queue (serialised by
-// the queue's mutex; lavapipe has one queue) signalling the stream's timeline
-// semaphore (a fence where timeline semaphores are absent), and waits for it
-// before the next operation: simple and correct, one submission per
-// operation (batching is left for later, README.md). Each
-// stream_record_event makes a new Record that the worker completes, with a
-// GPU timestamp (vkCmdWriteTimestamp) for a timing event; an event points at
-// its latest Record, and a wait holds the Record that was current when the
-// wait was enqueued.
+// next command buffer of the stream's ring and submits it to the device's
+// queue (serialised by the queue's mutex; lavapipe has one queue) signalling
+// the next value of the stream's timeline semaphore, without waiting; the
+// host waits only where it needs the device's results (synchronize, host
+// callbacks, event records, host copies; README.md, "Hot path"). Where
+// timeline semaphores are absent each submission waits on a fence. Each
+// stream_record_event makes a new Record that the worker completes once the
+// work before it has run, with a GPU timestamp (vkCmdWriteTimestamp) for a
+// timing event; an event points at its latest Record, and a wait holds the
+// Record that was current when the wait was enqueued.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -157,12 +158,23 @@ class Event {
 // An in-order queue of operations, the worker thread that runs them, and the Vulkan objects the worker records and
 // submits with. After an operation fails the stream keeps its status and message (the asynchronous error) and skips
 // later operations: records still complete, carrying the error, and host callbacks still run once, told the error.
-// Thread-safe: the queue and the error are guarded by the stream's mutex, never held while an operation runs; the
-// Vulkan objects are the worker's alone (and the constructor's and destructor's, when no worker runs).
+//
+// Device work is asynchronous: each operation that needs the device records one command buffer of the ring below
+// (one barrier, at its end: its writes visible to every later command and to the host) and submits it signalling the
+// next value of the stream's timeline semaphore, without waiting. `submitted_` is the last value signalled,
+// `completed_` the largest value known reached. A command buffer (and its descriptor pool) is reused only once the
+// timeline passed the value of its last submission; an operation stays alive (what it captured: allocations,
+// pipelines) in `retired_` until the timeline passes the value covering it. Waits happen where the host needs the
+// device's results: synchronize (one wait for `submitted_`), host callbacks, event records, host copies, a busy
+// staging buffer. Without timeline semaphores each submission waits on a fence at once (the old behaviour).
+// Thread-safe: the queue, the error and `retired_` are guarded by the stream's mutex, never held while an operation
+// runs or the device is waited for; `submitted_` and `completed_` are atomic; the other Vulkan objects are the
+// worker's alone (and the constructor's and destructor's, when no worker runs).
 class Stream {
  public:
   explicit Stream(Device* device) : device_(device) {}
-  // Runs what is queued, joins the worker, then destroys the Vulkan objects. Never called on the worker itself.
+  // Runs what is queued, joins the worker, waits for the device, then destroys the Vulkan objects. Never called on
+  // the worker itself.
   ~Stream() {
     if (worker_.joinable()) {
       {
@@ -174,9 +186,13 @@ class Stream {
     }
     const DeviceFunctions& vk = device_->vk;
     const VkDevice d = device_->device;
+    if (semaphore_ != VK_NULL_HANDLE) (void)WaitValue(submitted_.load(), UINT64_MAX);  // an error: nothing to tell
+    retired_.clear();
     staging_.reset();
     uniform_.reset();
-    if (descriptors_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, descriptors_, nullptr);
+    for (Slot& slot : slots_) {
+      if (slot.descriptors != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, slot.descriptors, nullptr);
+    }
     if (queries_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(d, queries_, nullptr);
     if (semaphore_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(d, semaphore_, nullptr);
     if (fence_ != VK_NULL_HANDLE) vk.vkDestroyFence(d, fence_, nullptr);
@@ -190,19 +206,28 @@ class Stream {
     const DeviceFunctions& vk = device_->vk;
     const VkDevice d = device_->device;
     VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;  // vkBeginCommandBuffer resets implicitly
     pool.queueFamilyIndex = device_->facts.queue_family;
     VkResult r = vk.vkCreateCommandPool(d, &pool, nullptr, &pool_);
     if (r != VK_SUCCESS) {
       pool_ = VK_NULL_HANDLE;
       return VkFailure("vkCreateCommandPool", r);
     }
+    // Without timeline semaphores every submission is waited for at once: one command buffer is enough.
+    slot_count_ = device_->timeline ? kSlots : 1;
+    VkCommandBuffer buffers[kSlots] = {};
     VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     allocate.commandPool = pool_;
     allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    r = vk.vkAllocateCommandBuffers(d, &allocate, &commands_);
+    allocate.commandBufferCount = slot_count_;
+    r = vk.vkAllocateCommandBuffers(d, &allocate, buffers);
     if (r != VK_SUCCESS) return VkFailure("vkAllocateCommandBuffers", r);
+    for (uint32_t i = 0; i < slot_count_; ++i) {
+      slots_[i].commands = buffers[i];
+      // Each slot's descriptor pool is made now, so that the hot path creates nothing.
+      Status s = MakeDescriptorPool(&slots_[i], kMinStorageBuffers);
+      if (!s.ok()) return s;
+    }
     if (device_->timeline) {
       VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
       type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
@@ -257,7 +282,14 @@ class Stream {
   accel_status_t Query() {
     std::unique_lock lock(mutex_);
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
-    return IdleLocked() ? ACCEL_SUCCESS : ACCEL_NOT_READY;
+    if (!QueueIdleLocked()) return ACCEL_NOT_READY;
+    const Status s = Poll();
+    if (!s.ok()) {
+      SetDeviceErrorLocked(s);
+      return host().Fail(error_, error_message_);
+    }
+    ReleaseRetiredLocked();
+    return completed_.load() >= submitted_.load() ? ACCEL_SUCCESS : ACCEL_NOT_READY;
   }
 
   accel_status_t Synchronize(uint64_t timeout_ns) {
@@ -265,22 +297,46 @@ class Stream {
       return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
                          "called from a host callback of the same stream, which would wait for itself");
     }
+    const std::optional<Clock::time_point> deadline = DeadlineAfter(timeout_ns);
     std::unique_lock lock(mutex_);
-    if (!WaitUntil(idle_, lock, DeadlineAfter(timeout_ns), [this] { return IdleLocked(); })) {
+    if (!WaitUntil(idle_, lock, deadline, [this] { return QueueIdleLocked(); })) {
       const uint64_t pending = queue_.size() + (running_ ? 1 : 0);
       return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(pending) +
                                                   " operations pending after " + std::to_string(timeout_ns) + " ns");
     }
+    // Every operation is submitted: one wait for the last value (none when the timeline is known to be there).
+    const uint64_t target = submitted_.load();
+    if (completed_.load() < target) {
+      lock.unlock();
+      uint64_t wait_ns = UINT64_MAX;
+      if (deadline) {
+        const auto left = *deadline - Clock::now();
+        wait_ns = left.count() > 0 ? static_cast<uint64_t>(std::chrono::nanoseconds(left).count()) : 0;
+      }
+      const Status s = WaitValue(target, wait_ns);
+      lock.lock();
+      if (s.code == ACCEL_ERROR_TIMEOUT) {
+        return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream's device work was still running after " +
+                                                    std::to_string(timeout_ns) + " ns");
+      }
+      if (!s.ok()) SetDeviceErrorLocked(s);
+    }
+    ReleaseRetiredLocked();
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
     return ACCEL_SUCCESS;
   }
 
   accel_status_t ClearError() {
     std::lock_guard lock(mutex_);
-    if (!IdleLocked()) {
+    bool idle = QueueIdleLocked();
+    if (idle && completed_.load() < submitted_.load()) {
+      idle = Poll().ok() && completed_.load() >= submitted_.load();
+    }
+    if (!idle) {
       return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
                          "cannot clear the stream's error while work is pending; synchronize first");
     }
+    ReleaseRetiredLocked();
     error_ = ACCEL_SUCCESS;
     error_message_.clear();
     return ACCEL_SUCCESS;
@@ -293,31 +349,53 @@ class Stream {
 
   // --- The worker's Vulkan helpers: called from operations only, on the worker thread ---------------------------
 
-  // Starts recording the stream's command buffer, after a barrier that orders it behind all earlier work.
+  // Starts recording the next command buffer of the ring, once the device has finished its previous submission
+  // (known from the timeline values; else polled, else waited for).
   Status Begin() {
     const DeviceFunctions& vk = device_->vk;
-    VkResult r = vk.vkResetCommandBuffer(commands_, 0);
-    if (r != VK_SUCCESS) return VkFailure("vkResetCommandBuffer", r);
+    Slot& slot = slots_[next_slot_];
+    if (slot.value > completed_.load()) {
+      Status s = Poll();
+      if (s.ok() && slot.value > completed_.load()) s = WaitValue(slot.value, UINT64_MAX);
+      if (!s.ok()) return s;
+    }
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    r = vk.vkBeginCommandBuffer(commands_, &begin);
+    const VkResult r = vk.vkBeginCommandBuffer(slot.commands, &begin);  // resets it (the pool's flag)
     if (r != VK_SUCCESS) return VkFailure("vkBeginCommandBuffer", r);
-    BarrierAll(*device_, commands_);
+    next_slot_ = (next_slot_ + 1) % slot_count_;
+    current_ = &slot;
     return Status::Ok();
   }
-  VkCommandBuffer commands() const { return commands_; }
+  VkCommandBuffer commands() const { return current_->commands; }
 
-  // Ends the command buffer, submits it and waits until the device ran it.
-  Status SubmitAndWait() {
+  // Ends a command buffer begun but not to be submitted (an operation failed while recording).
+  void Abandon() {
+    if (current_ == nullptr) return;
+    device_->vk.vkResetCommandBuffer(current_->commands, 0);
+    current_ = nullptr;
+  }
+
+  // Ends the command buffer, after one barrier that makes its writes visible to all later commands and to the host,
+  // and submits it signalling the next timeline value, without waiting (a fence is waited for at once).
+  Status Submit() {
     const DeviceFunctions& vk = device_->vk;
-    BarrierToHost(*device_, commands_);
-    VkResult r = vk.vkEndCommandBuffer(commands_);
+    Slot& slot = *current_;
+    current_ = nullptr;
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    barrier.dstAccessMask =
+        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+    vk.vkCmdPipelineBarrier(slot.commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+                            nullptr, 0, nullptr);
+    VkResult r = vk.vkEndCommandBuffer(slot.commands);
     if (r != VK_SUCCESS) return VkFailure("vkEndCommandBuffer", r);
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &commands_;
+    submit.pCommandBuffers = &slot.commands;
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    const uint64_t value = timeline_value_ + 1;
+    const uint64_t value = submitted_.load() + 1;
     if (semaphore_ != VK_NULL_HANDLE) {
       timeline.signalSemaphoreValueCount = 1;
       timeline.pSignalSemaphoreValues = &value;
@@ -330,41 +408,45 @@ class Stream {
       r = vk.vkQueueSubmit(device_->queue, 1, &submit, fence_);
     }
     if (r != VK_SUCCESS) return VkFailure("vkQueueSubmit", r);
-    if (semaphore_ != VK_NULL_HANDLE) {
-      timeline_value_ = value;
-      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-      wait.semaphoreCount = 1;
-      wait.pSemaphores = &semaphore_;
-      wait.pValues = &value;
-      r = vk.vkWaitSemaphores(device_->device, &wait, UINT64_MAX);
-      if (r != VK_SUCCESS) return VkFailure("vkWaitSemaphores", r);
-    } else {
+    slot.value = value;
+    submitted_.store(value);
+    if (semaphore_ == VK_NULL_HANDLE) {
       r = vk.vkWaitForFences(device_->device, 1, &fence_, VK_TRUE, UINT64_MAX);
       vk.vkResetFences(device_->device, 1, &fence_);
       if (r != VK_SUCCESS) return VkFailure("vkWaitForFences", r);
+      Advance(value);
     }
     return Status::Ok();
   }
 
-  // The stream's host-visible staging buffer, at least min(size, kStagingChunk) bytes.
-  // It grows in 64 KiB steps and is kept for the stream's life.
+  // Waits until the device has run everything submitted so far; nothing when the timeline is known to be there.
+  Status Drain() { return WaitValue(submitted_.load(), UINT64_MAX); }
+
+  // The stream's host-visible staging buffer, at least min(size, kStagingChunk) bytes, once the device no longer
+  // uses it (the host may write it). It grows in 64 KiB steps and is kept for the stream's life; call StagingUsed
+  // after submitting work that reads or writes it.
   Status Staging(uint64_t size, Allocation** out) {
     const uint64_t want = std::min(size, kStagingChunk);
     if (staging_ == nullptr || staging_->size() < want) {
-      staging_.reset();
+      Retire(std::move(staging_));
       constexpr uint64_t kStep = uint64_t{64} << 10;  // kStagingChunk is a multiple of it
       const uint64_t rounded = std::max((want + kStep - 1) / kStep * kStep, kStep);
       Status s = Allocate(device_, rounded, MemoryUse::kStaging, &staging_);
       if (!s.ok()) return s;
+      staging_value_ = 0;
     }
+    Status s = WaitValue(staging_value_, UINT64_MAX);
+    if (!s.ok()) return s;
     *out = staging_.get();
     return Status::Ok();
   }
+  void StagingUsed() { staging_value_ = submitted_.load(); }
 
-  // The stream's uniform buffer for kernels whose scalars live in one, at least `size` bytes.
+  // The stream's uniform buffer for kernels whose scalars live in one, at least `size` bytes. Launches write it
+  // inside their command buffers (ordered by the barriers), so it is never waited for.
   Status Uniform(uint64_t size, Allocation** out) {
     if (uniform_ == nullptr || uniform_->size() < size) {
-      uniform_.reset();
+      Retire(std::move(uniform_));
       Status s = Allocate(device_, std::max<uint64_t>(size, 256), MemoryUse::kDevice, &uniform_);
       if (!s.ok()) return s;
     }
@@ -372,46 +454,36 @@ class Stream {
     return Status::Ok();
   }
 
-  // A descriptor set of `layout` from the stream's pool (reset first: the previous launch has completed). The pool
-  // holds `storage_buffers` storage buffers (at least 16) and one uniform buffer.
+  // A descriptor set of `layout` from the pool of the command buffer being recorded (reset first: that command
+  // buffer's previous submission has completed). The pool holds `storage_buffers` storage buffers (at least 16) and
+  // one uniform buffer.
   Status DescriptorSet(VkDescriptorSetLayout layout, uint32_t storage_buffers, VkDescriptorSet* out) {
     const DeviceFunctions& vk = device_->vk;
     const VkDevice d = device_->device;
-    if (descriptors_ == VK_NULL_HANDLE || storage_buffers > descriptor_capacity_) {
-      if (descriptors_ != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, descriptors_, nullptr);
-      descriptors_ = VK_NULL_HANDLE;
-      const uint32_t capacity = std::max<uint32_t>(storage_buffers, 16);
-      VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, capacity},
-                                       {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 1}};
-      VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-      info.maxSets = 1;
-      info.poolSizeCount = 2;
-      info.pPoolSizes = sizes;
-      const VkResult r = vk.vkCreateDescriptorPool(d, &info, nullptr, &descriptors_);
-      if (r != VK_SUCCESS) {
-        descriptors_ = VK_NULL_HANDLE;
-        return VkFailure("vkCreateDescriptorPool", r);
-      }
-      descriptor_capacity_ = capacity;
+    Slot& slot = *current_;
+    if (storage_buffers > slot.capacity) {
+      Status s = MakeDescriptorPool(&slot, storage_buffers);
+      if (!s.ok()) return s;
     }
-    VkResult r = vk.vkResetDescriptorPool(d, descriptors_, 0);
+    VkResult r = vk.vkResetDescriptorPool(d, slot.descriptors, 0);
     if (r != VK_SUCCESS) return VkFailure("vkResetDescriptorPool", r);
     VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = descriptors_;
+    allocate.descriptorPool = slot.descriptors;
     allocate.descriptorSetCount = 1;
     allocate.pSetLayouts = &layout;
     r = vk.vkAllocateDescriptorSets(d, &allocate, out);
     return r == VK_SUCCESS ? Status::Ok() : VkFailure("vkAllocateDescriptorSets", r);
   }
 
-  // Writes a device timestamp now (after all earlier work) and reads it back, in ticks.
+  // Writes a device timestamp after all earlier work, waits for it and reads it back, in ticks.
   Status Timestamp(uint64_t* out_ticks) {
     const DeviceFunctions& vk = device_->vk;
     Status s = Begin();
     if (!s.ok()) return s;
-    vk.vkCmdResetQueryPool(commands_, queries_, 0, 1);
-    vk.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
-    s = SubmitAndWait();
+    vk.vkCmdResetQueryPool(commands(), queries_, 0, 1);
+    vk.vkCmdWriteTimestamp(commands(), VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+    s = Submit();
+    if (s.ok()) s = Drain();
     if (!s.ok()) return s;
     uint64_t ticks = 0;
     const VkResult r = vk.vkGetQueryPoolResults(device_->device, queries_, 0, 1, sizeof(ticks), &ticks, sizeof(ticks),
@@ -423,7 +495,101 @@ class Stream {
   }
 
  private:
-  bool IdleLocked() const { return queue_.empty() && !running_; }
+  static constexpr uint32_t kSlots = 16;              // command buffers in flight per stream
+  static constexpr uint32_t kMinStorageBuffers = 16;  // each slot's descriptor pool holds at least these
+
+  // One command buffer of the ring, its descriptor pool, and the timeline value its last submission signals.
+  struct Slot {
+    VkCommandBuffer commands = VK_NULL_HANDLE;
+    VkDescriptorPool descriptors = VK_NULL_HANDLE;
+    uint32_t capacity = 0;  // storage buffers the pool holds
+    uint64_t value = 0;     // 0: never submitted
+  };
+
+  // What must stay alive until the timeline reaches `value`.
+  struct Retired {
+    uint64_t value = 0;
+    Operation op;
+    std::shared_ptr<Allocation> allocation;
+  };
+
+  // Idle as far as the worker goes: everything popped has run (and been submitted).
+  bool QueueIdleLocked() const { return queue_.empty() && !running_; }
+
+  Status MakeDescriptorPool(Slot* slot, uint32_t storage_buffers) {
+    const DeviceFunctions& vk = device_->vk;
+    const VkDevice d = device_->device;
+    if (slot->descriptors != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, slot->descriptors, nullptr);
+    slot->descriptors = VK_NULL_HANDLE;
+    slot->capacity = 0;
+    const uint32_t capacity = std::max<uint32_t>(storage_buffers, kMinStorageBuffers);
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, capacity},
+                                     {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 1}};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = 1;
+    info.poolSizeCount = 2;
+    info.pPoolSizes = sizes;
+    const VkResult r = vk.vkCreateDescriptorPool(d, &info, nullptr, &slot->descriptors);
+    if (r != VK_SUCCESS) {
+      slot->descriptors = VK_NULL_HANDLE;
+      return VkFailure("vkCreateDescriptorPool", r);
+    }
+    slot->capacity = capacity;
+    return Status::Ok();
+  }
+
+  // Raises `completed_` to `value` (never lowers it).
+  void Advance(uint64_t value) {
+    uint64_t known = completed_.load();
+    while (known < value && !completed_.compare_exchange_weak(known, value)) {
+    }
+  }
+
+  // Waits until the timeline reaches `value`: no call when it is known to; ACCEL_ERROR_TIMEOUT after `timeout_ns`.
+  // Thread-safe (any thread may wait on the semaphore).
+  Status WaitValue(uint64_t value, uint64_t timeout_ns) {
+    if (completed_.load() >= value || semaphore_ == VK_NULL_HANDLE) return Status::Ok();
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &semaphore_;
+    wait.pValues = &value;
+    const VkResult r = device_->vk.vkWaitSemaphores(device_->device, &wait, timeout_ns);
+    if (r == VK_TIMEOUT) return {ACCEL_ERROR_TIMEOUT, "vkWaitSemaphores timed out"};
+    if (r != VK_SUCCESS) return VkFailure("vkWaitSemaphores", r);
+    Advance(value);
+    return Status::Ok();
+  }
+
+  // Reads the timeline's current value (one query), when work is outstanding.
+  Status Poll() {
+    if (semaphore_ == VK_NULL_HANDLE || completed_.load() >= submitted_.load()) return Status::Ok();
+    uint64_t value = 0;
+    const VkResult r = device_->vk.vkGetSemaphoreCounterValue(device_->device, semaphore_, &value);
+    if (r != VK_SUCCESS) return VkFailure("vkGetSemaphoreCounterValue", r);
+    Advance(value);
+    return Status::Ok();
+  }
+
+  // A failure found waiting for (or polling) submitted work becomes the stream's error, unless it holds one.
+  void SetDeviceErrorLocked(const Status& s) {
+    if (error_ != ACCEL_SUCCESS) return;
+    error_ = s.code;
+    error_message_ = "the stream's submitted device work failed: " + s.message;
+  }
+
+  // Keeps `allocation` alive until the device has run what is submitted now (worker only).
+  void Retire(std::shared_ptr<Allocation> allocation) {
+    if (allocation == nullptr) return;
+    std::lock_guard lock(mutex_);
+    if (completed_.load() >= submitted_.load()) return;  // released here, after the lock
+    retired_.push_back({submitted_.load(), Operation{}, std::move(allocation)});
+  }
+
+  // Releases what the device no longer uses, oldest first.
+  void ReleaseRetiredLocked() {
+    const uint64_t done = completed_.load();
+    while (!retired_.empty() && retired_.front().value <= done) retired_.pop_front();
+  }
 
   // The worker: pops each operation in order and runs it (or skips it) without holding the lock.
   void Run() {
@@ -439,6 +605,7 @@ class Stream {
       lock.unlock();
       std::string message;
       const accel_status_t status = Execute(op, prior, prior_message, &message);
+      if (current_ != nullptr) Abandon();  // an operation that failed while recording
       lock.lock();
       if (prior == ACCEL_SUCCESS && status < 0) {
         error_ = status;
@@ -446,9 +613,13 @@ class Stream {
       } else if (prior == ACCEL_SUCCESS && status >= 0) {
         Add(op.copies, &copies_);
       }
-      op = Operation{};  // release what the operation held before reporting idle
+      // What the operation holds lives until the device has run it; release what it no longer uses.
+      const uint64_t submitted = submitted_.load();
+      if (completed_.load() < submitted) retired_.push_back({submitted, std::move(op), nullptr});
+      op = Operation{};
+      ReleaseRetiredLocked();
       running_ = false;
-      if (IdleLocked()) idle_.notify_all();
+      if (QueueIdleLocked()) idle_.notify_all();
     }
   }
 
@@ -482,17 +653,23 @@ class Stream {
   accel_status_t error_ = ACCEL_SUCCESS;
   std::string error_message_;
   accel_copy_statistics_t copies_{};
+  std::deque<Retired> retired_;  // by value, ascending
+
+  // The timeline: the last value submitted and the largest known reached.
+  std::atomic<uint64_t> submitted_{0};
+  std::atomic<uint64_t> completed_{0};
 
   // The worker's Vulkan objects.
   VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer commands_ = VK_NULL_HANDLE;
+  Slot slots_[kSlots];
+  uint32_t slot_count_ = 1;
+  uint32_t next_slot_ = 0;
+  Slot* current_ = nullptr;  // the slot being recorded
   VkSemaphore semaphore_ = VK_NULL_HANDLE;  // timeline; or
   VkFence fence_ = VK_NULL_HANDLE;
-  uint64_t timeline_value_ = 0;
   VkQueryPool queries_ = VK_NULL_HANDLE;
-  VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
-  uint32_t descriptor_capacity_ = 0;
   std::shared_ptr<Allocation> staging_;
+  uint64_t staging_value_ = 0;  // the timeline value after which the device no longer uses staging_
   std::shared_ptr<Allocation> uniform_;
 
   std::thread worker_;  // started by Start() once everything above is constructed
@@ -506,12 +683,19 @@ namespace {
 // stream's staging buffer in chunks.
 Status WriteFromHost(Stream* stream, const Allocation& to, uint64_t offset, const std::byte* from, uint64_t size) {
   if (to.mapped() != nullptr) {
+    // The host writes memory that earlier device work of the stream may still read or write.
+    Status s = stream->Drain();
+    if (!s.ok()) return s;
     std::memcpy(to.mapped() + offset, from, size);
     return to.Flush();
   }
+  // Each piece waits only until the device no longer reads the staging buffer (the previous piece's copy); the
+  // last copy is not waited for (the caller's memory is already in the staging buffer).
   Allocation* staging = nullptr;
-  Status s = stream->Staging(size, &staging);
+  Status s = Status::Ok();
   for (uint64_t done = 0; s.ok() && done < size;) {
+    s = stream->Staging(size, &staging);
+    if (!s.ok()) break;
     const uint64_t n = std::min(size - done, staging->size());
     std::memcpy(staging->mapped(), from + done, n);
     s = staging->Flush();
@@ -519,7 +703,8 @@ Status WriteFromHost(Stream* stream, const Allocation& to, uint64_t offset, cons
     if (!s.ok()) break;
     VkBufferCopy region{0, offset + done, n};
     stream->device()->vk.vkCmdCopyBuffer(stream->commands(), staging->buffer(), to.buffer(), 1, &region);
-    s = stream->SubmitAndWait();
+    s = stream->Submit();
+    if (s.ok()) stream->StagingUsed();
     done += n;
   }
   return s;
@@ -527,7 +712,9 @@ Status WriteFromHost(Stream* stream, const Allocation& to, uint64_t offset, cons
 
 Status ReadToHost(Stream* stream, const Allocation& from, uint64_t offset, std::byte* to, uint64_t size) {
   if (from.mapped() != nullptr) {
-    Status s = from.Invalidate();
+    // The host reads what earlier device work of the stream wrote.
+    Status s = stream->Drain();
+    if (s.ok()) s = from.Invalidate();
     if (s.ok()) std::memcpy(to, from.mapped() + offset, size);
     return s;
   }
@@ -539,7 +726,8 @@ Status ReadToHost(Stream* stream, const Allocation& from, uint64_t offset, std::
     if (!s.ok()) break;
     VkBufferCopy region{offset + done, 0, n};
     stream->device()->vk.vkCmdCopyBuffer(stream->commands(), from.buffer(), staging->buffer(), 1, &region);
-    s = stream->SubmitAndWait();
+    s = stream->Submit();
+    if (s.ok()) s = stream->Drain();  // the piece must be in the staging buffer before the host reads it
     if (s.ok()) s = staging->Invalidate();
     if (s.ok()) std::memcpy(to + done, staging->mapped(), n);
     done += n;
@@ -656,7 +844,7 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
             if (s.ok()) {
               VkBufferCopy region{src_offset, dst_offset, size};
               stream->device()->vk.vkCmdCopyBuffer(stream->commands(), from->buffer(), to->buffer(), 1, &region);
-              s = stream->SubmitAndWait();
+              s = stream->Submit();
             }
             return Report(s, message);
           }};
@@ -733,7 +921,9 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
              VkBufferCopy region{0, offset + head + body, tail};
              vk.vkCmdCopyBuffer(stream->commands(), staging->buffer(), to->buffer(), 1, &region);
            }
-           return Report(stream->SubmitAndWait(), message);
+           s = stream->Submit();
+           if (s.ok() && staging != nullptr) stream->StagingUsed();
+           return Report(s, message);
          }});
   });
 }
@@ -747,7 +937,15 @@ accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t handle, accel_host_ca
   return Guard(stream->host(), "stream_enqueue_host_callback", [&] {
     return stream->Enqueue(
         {"host callback",
-         [callback, user_data](std::string* message) {
+         [stream, callback, user_data](std::string* message) {
+           // The callback runs after the device has run all earlier work of the stream. When that failed, the
+           // callback is told the error (and it becomes the stream's).
+           const Status drained = stream->Drain();
+           if (!drained.ok()) {
+             (void)callback(user_data, drained.code);
+             *message = "waiting for earlier device work: " + drained.message;
+             return drained.code;
+           }
            const accel_status_t status = callback(user_data, ACCEL_SUCCESS);
            if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
            const char* name = nullptr;
@@ -790,20 +988,25 @@ accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t even
                                                    [stream, record](std::string* message) {
                                                      Record::Outcome outcome;
                                                      outcome.device = stream->device();
-                                                     if (record->timing()) {
-                                                       // A device timestamp after all earlier work of the stream (which
-                                                       // has completed: one submission at a time). A failure fails the
-                                                       // stream, and the record carries it.
-                                                       const Status s = stream->Timestamp(&outcome.ticks);
+                                                     {
+                                                       // The record completes once the device has run all earlier
+                                                       // work of the stream; for a timing event, with a device
+                                                       // timestamp after it. A failure fails the stream, and the
+                                                       // record carries it.
+                                                       const Status s = record->timing()
+                                                                            ? stream->Timestamp(&outcome.ticks)
+                                                                            : stream->Drain();
                                                        if (!s.ok()) {
                                                          outcome.status = s.code;
                                                          outcome.message =
-                                                             "reading the event's timestamp: " + s.message;
+                                                             (record->timing() ? "reading the event's timestamp: "
+                                                                               : "waiting for earlier device work: ") +
+                                                             s.message;
                                                          record->Complete(outcome);
                                                          *message = outcome.message;
                                                          return s.code;
                                                        }
-                                                       outcome.has_timestamp = true;
+                                                       outcome.has_timestamp = record->timing();
                                                      }
                                                      record->Complete(std::move(outcome));
                                                      return ACCEL_SUCCESS;
@@ -825,8 +1028,8 @@ accel_status_t StreamWaitEvent(accel_bk_stream_t handle, accel_bk_event_t event_
   return Guard(stream->host(), "stream_wait_event", [&] {
     std::shared_ptr<Record> record = Unwrap(event_handle)->current();
     if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete, nothing to wait for
-    // The waiting stream's worker blocks until the record completes: the recording stream submitted (and waited
-    // for) all its earlier work by then, so the device's queue has run it.
+    // The waiting stream's worker blocks until the record completes: the recording stream's device has run all
+    // its earlier work by then (the record waits for it), and made its writes visible to later commands.
     return stream->Enqueue({"wait event", [record](std::string* message) {
                               const Record::Outcome outcome = *record->Wait(std::nullopt);
                               if (outcome.status >= 0) return ACCEL_SUCCESS;
@@ -865,14 +1068,16 @@ accel_status_t EnqueueLaunch(Stream* stream, std::shared_ptr<PreparedLaunch> lau
                             Status s = Status::Ok();
                             const uint32_t uniform_bytes = LaunchUniformBytes(*launch);
                             if (uniform_bytes != 0) s = stream->Uniform(uniform_bytes, &uniform);
+                            if (s.ok()) s = stream->Begin();
+                            // The set comes from the pool of the command buffer just begun (the worker abandons
+                            // that command buffer when this fails).
                             const VkDescriptorSetLayout layout = LaunchSetLayout(*launch);
                             if (s.ok() && layout != VK_NULL_HANDLE) {
                               s = stream->DescriptorSet(layout, LaunchStorageBuffers(*launch), &set);
                             }
-                            if (s.ok()) s = stream->Begin();
                             if (!s.ok()) return Report(s, message);
                             RecordLaunch(*launch, stream->commands(), set, uniform);
-                            return Report(stream->SubmitAndWait(), message);
+                            return Report(stream->Submit(), message);
                           }});
 }
 

@@ -113,6 +113,7 @@ inline constexpr const char* kDefaultLoader = "libvulkan.so.1";
   X(vkAllocateDescriptorSets, true)       \
   X(vkUpdateDescriptorSets, true)         \
   X(vkWaitSemaphores, false)              \
+  X(vkGetSemaphoreCounterValue, false)    \
   X(vkGetBufferDeviceAddress, false)
 
 #define ACCEL_VK_DECLARE(name, required) PFN_##name name = nullptr;

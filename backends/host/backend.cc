@@ -21,7 +21,7 @@ namespace accel::host {
 class Context {
  public:
   Context(const accel_host_services_t* services, uint32_t abi_version, std::unique_ptr<Topology> topology)
-      : host_(services), abi_version_(abi_version), topology_(std::move(topology)), pool_(&host_, 0) {
+      : host_(services, kBackendName), abi_version_(abi_version), topology_(std::move(topology)), pool_(&host_, 0) {
     device_.host = &host_;
     device_.capabilities = {};
     device_.capabilities.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
@@ -46,17 +46,17 @@ class Context {
 namespace {
 
 accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
-  if (desc == nullptr || !ACCEL_HOST_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
+  if (desc == nullptr || !ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
     return ACCEL_ERROR_INVALID_ARGUMENT;  // no host services to report through
   }
-  const HostServices host(desc->host);
+  const HostServices host(desc->host, kBackendName);
   return Guard(host, "context_create", [&]() -> accel_status_t {
     if (desc->stype != ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "context description has stype " + std::to_string(desc->stype) +
                                                          ", expected " +
                                                          std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC));
     }
-    const uint32_t abi_version = ACCEL_HOST_HAS_FIELD(desc, accel_bk_context_desc_t, abi_version)
+    const uint32_t abi_version = ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, abi_version)
                                      ? desc->abi_version
                                      : ACCEL_BACKEND_ABI_VERSION;
     std::string error;
@@ -165,5 +165,5 @@ const accel_backend_api_t kApi = {
 }  // namespace accel::host
 
 extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {
-  return accel::host::NegotiateApi(args, &accel::host::kApi, accel::host::kBackendName);
+  return accel::backend::NegotiateApi(args, &accel::host::kApi, accel::host::kBackendName);
 }

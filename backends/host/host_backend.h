@@ -1,6 +1,7 @@
 // What every file of the host engine shares: the core's host services, the
-// guard that keeps exceptions from crossing the C ABI, timeouts, handle
-// conversions and the slot functions that backend.cc puts into its table.
+// guard that keeps exceptions from crossing the C ABI and handle conversions
+// (from backends/common), timeouts, and the slot functions that backend.cc
+// puts into its table.
 // The engine (everything here but backend.cc) is also the sim backend's
 // (backends/host/README.md, "The host engine").
 #ifndef ACCEL_BACKENDS_HOST_HOST_BACKEND_H_
@@ -18,110 +19,22 @@
 #include <string>
 
 #include "accel_backend.h"
+#include "common/backend_support.h"
 
 namespace accel::host {
 
 inline constexpr const char* kBackendName = "host";
 inline constexpr const char* kBackendVersion = "1.0.0";
 
-// "ACCEL_ERROR_INTERNAL"; "ACCEL_STATUS_UNKNOWN" for a value this build does not know.
-const char* StatusName(accel_status_t status) noexcept;
-
-// "1.0.0" for a packed ACCEL_MAKE_VERSION value.
-std::string VersionString(uint32_t version);
-
-// Whether a struct whose struct_size is `struct_size` holds the member at [offset, offset + size).
-constexpr bool Covers(uint32_t struct_size, size_t offset, size_t size) { return offset + size <= struct_size; }
-
-// Whether `*pointer` (a struct of type `type` from a peer of any version) holds `member`.
-#define ACCEL_HOST_HAS_FIELD(pointer, type, member) \
-  (::accel::host::Covers((pointer)->struct_size, offsetof(type, member), sizeof(static_cast<type*>(nullptr)->member)))
-
-// A peer's struct of type T, read into a zeroed T as far as its `struct_size` reaches (a smaller struct from an older
-// peer leaves the newer fields 0; a larger one from a newer peer has its unknown tail ignored). `source` holds at
-// least `struct_size` bytes; it need not be aligned.
-template <typename T>
-T ReadPrefix(const void* source, uint32_t struct_size) {
-  T value{};
-  std::memcpy(&value, source, struct_size < sizeof(T) ? struct_size : sizeof(T));
-  return value;
-}
-
-// Copies what follows the struct header of `from` into `*to`, never past to->struct_size (an output struct of an
-// older peer gets its known prefix). The header of `*to` stays as the caller set it.
-template <typename T>
-void WritePrefix(const T& from, T* to) {
-  constexpr size_t kHeader = sizeof(accel_struct_header_t);
-  const size_t end = to->struct_size < sizeof(T) ? to->struct_size : sizeof(T);
-  if (end <= kHeader) return;
-  std::memcpy(reinterpret_cast<char*>(to) + kHeader, reinterpret_cast<const char*>(&from) + kHeader, end - kHeader);
-}
-
-// The core's services, read field by field as far as the core's struct_size reaches; a missing service is a no-op.
-// Immutable after construction; the core's services may be called from any thread.
-class HostServices {
- public:
-  HostServices() = default;
-  // `backend_name` is static; messages say "the <name> backend".
-  explicit HostServices(const accel_host_services_t* services, const char* backend_name = kBackendName) noexcept;
-
-  const char* backend_name() const noexcept { return backend_name_; }
-  // The instance's value of an ACCEL_* setting, or NULL (accel_host_services_t::get_setting).
-  const char* Setting(const char* name) const noexcept;
-
-  void Log(accel_log_level_t level, const char* message) const noexcept;
-  void Log(accel_log_level_t level, const std::string& message) const noexcept { Log(level, message.c_str()); }
-
-  // Hands `message` to the core as the calling thread's error for the slot in progress and returns `status`.
-  accel_status_t Fail(accel_status_t status, const char* message) const noexcept;
-  accel_status_t Fail(accel_status_t status, const std::string& message) const noexcept {
-    return Fail(status, message.c_str());
-  }
-
- private:
-  const char* backend_name_ = kBackendName;
-  void* context_ = nullptr;
-  void (*log_)(void*, accel_log_level_t, const char*) = nullptr;
-  void (*set_error_)(void*, accel_status_t, const char*) = nullptr;
-  const char* (*get_setting_)(void*, const char*) = nullptr;
-};
-
-// Runs a slot's body and turns an escaping exception into a status with a message, so none crosses the C ABI.
-template <typename Body>
-accel_status_t Guard(const HostServices& host, const char* slot, Body&& body) noexcept {
-  char message[512];
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    std::snprintf(message, sizeof(message), "%s: out of host memory", slot);
-    return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
-  } catch (const std::exception& e) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: %s", slot, host.backend_name(),
-                  e.what());
-    return host.Fail(ACCEL_ERROR_INTERNAL, message);
-  } catch (...) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: unknown exception", slot,
-                  host.backend_name());
-    return host.Fail(ACCEL_ERROR_INTERNAL, message);
-  }
-}
-
-// Guard for the slots that return nothing (the destroy slots): an escaping exception is logged as an error.
-template <typename Body>
-void GuardVoid(const HostServices& host, const char* slot, Body&& body) noexcept {
-  char message[512];
-  try {
-    body();
-  } catch (const std::exception& e) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: %s", slot, host.backend_name(),
-                  e.what());
-    host.Log(ACCEL_LOG_LEVEL_ERROR, message);
-  } catch (...) {
-    std::snprintf(message, sizeof(message), "%s: internal error in the %s backend: unknown exception", slot,
-                  host.backend_name());
-    host.Log(ACCEL_LOG_LEVEL_ERROR, message);
-  }
-}
+// Shared with the other in-tree backends (backends/common).
+using backend::Covers;
+using backend::Guard;
+using backend::GuardVoid;
+using backend::HostServices;
+using backend::ReadPrefix;
+using backend::StatusName;
+using backend::VersionString;
+using backend::WritePrefix;
 
 // The end of a wait given as a timeout in nanoseconds. ACCEL_TIMEOUT_INFINITE, and any timeout too long for the
 // steady clock to represent, never ends. Plain value.
@@ -143,11 +56,6 @@ class Deadline {
   std::optional<std::chrono::steady_clock::time_point> end_;
 };
 
-// The body of accel_backend_get_api: the major of the core's newest version must be ours; the answer is the older
-// of the two newest, and `api` (a static table). Messages name `backend_name`.
-accel_status_t NegotiateApi(accel_backend_get_api_args_t* args, const accel_backend_api_t* api,
-                            const char* backend_name) noexcept;
-
 // Backend objects behind the opaque handles; each is defined in the file named after it.
 class Context;
 struct Device;
@@ -157,20 +65,7 @@ class Event;
 struct Module;
 struct Kernel;
 
-inline Context* Unwrap(accel_bk_context_t handle) { return reinterpret_cast<Context*>(handle); }
-inline Device* Unwrap(accel_bk_device_t handle) { return reinterpret_cast<Device*>(handle); }
-inline Buffer* Unwrap(accel_bk_buffer_t handle) { return reinterpret_cast<Buffer*>(handle); }
-inline Stream* Unwrap(accel_bk_stream_t handle) { return reinterpret_cast<Stream*>(handle); }
-inline Event* Unwrap(accel_bk_event_t handle) { return reinterpret_cast<Event*>(handle); }
-inline Module* Unwrap(accel_bk_module_t handle) { return reinterpret_cast<Module*>(handle); }
-inline Kernel* Unwrap(accel_bk_kernel_t handle) { return reinterpret_cast<Kernel*>(handle); }
-inline accel_bk_context_t Wrap(Context* object) { return reinterpret_cast<accel_bk_context_t>(object); }
-inline accel_bk_device_t Wrap(Device* object) { return reinterpret_cast<accel_bk_device_t>(object); }
-inline accel_bk_buffer_t Wrap(Buffer* object) { return reinterpret_cast<accel_bk_buffer_t>(object); }
-inline accel_bk_stream_t Wrap(Stream* object) { return reinterpret_cast<accel_bk_stream_t>(object); }
-inline accel_bk_event_t Wrap(Event* object) { return reinterpret_cast<accel_bk_event_t>(object); }
-inline accel_bk_module_t Wrap(Module* object) { return reinterpret_cast<accel_bk_module_t>(object); }
-inline accel_bk_kernel_t Wrap(Kernel* object) { return reinterpret_cast<accel_bk_kernel_t>(object); }
+ACCEL_BACKEND_HANDLES(Context, Device, Buffer, Stream, Event, Module, Kernel)
 
 // --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
 

@@ -52,7 +52,7 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
   Device* device = Unwrap(device_handle);
   const HostServices& host = *device->host;
   return Guard(host, "buffer_create", [&]() -> accel_status_t {
-    if (!ACCEL_HOST_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
+    if (!ACCEL_BACKEND_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
                        "buffer description is " + std::to_string(desc->struct_size) + " bytes, too small for ABI 1.0");
     }
@@ -96,7 +96,7 @@ accel_status_t BufferImport(accel_bk_device_t device_handle, const accel_buffer_
   Device* device = Unwrap(device_handle);
   const HostServices& host = *device->host;
   return Guard(host, "buffer_import", [&]() -> accel_status_t {
-    if (!ACCEL_HOST_HAS_FIELD(desc, accel_buffer_import_desc_t, size)) {
+    if (!ACCEL_BACKEND_HAS_FIELD(desc, accel_buffer_import_desc_t, size)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
                        "import description is " + std::to_string(desc->struct_size) + " bytes, too small for ABI 1.0");
     }

@@ -19,7 +19,7 @@ namespace accel::opencl {
 // One opened instance of the backend: the core's services, the ICD loader, the platforms and the devices. Immutable
 // after creation; destroyed once, after every object it made.
 struct Context {
-  explicit Context(const accel_host_services_t* services) : host(services) {}
+  explicit Context(const accel_host_services_t* services) : host(services, kBackendName) {}
   ~Context() {
     devices.clear();    // internal queues
     platforms.clear();  // cl_contexts
@@ -42,50 +42,6 @@ struct Context {
 };
 
 // --- Shared helpers ----------------------------------------------------------------------------------------------
-
-const char* StatusName(accel_status_t status) noexcept {
-  switch (status) {
-    case ACCEL_SUCCESS: return "ACCEL_SUCCESS";
-    case ACCEL_NOT_READY: return "ACCEL_NOT_READY";
-    case ACCEL_ERROR_INVALID_ARGUMENT: return "ACCEL_ERROR_INVALID_ARGUMENT";
-    case ACCEL_ERROR_INVALID_HANDLE: return "ACCEL_ERROR_INVALID_HANDLE";
-    case ACCEL_ERROR_INVALID_ENUM: return "ACCEL_ERROR_INVALID_ENUM";
-    case ACCEL_ERROR_UNSUPPORTED: return "ACCEL_ERROR_UNSUPPORTED";
-    case ACCEL_ERROR_UNIMPLEMENTED: return "ACCEL_ERROR_UNIMPLEMENTED";
-    case ACCEL_ERROR_NOT_FOUND: return "ACCEL_ERROR_NOT_FOUND";
-    case ACCEL_ERROR_RESOURCE_EXHAUSTED: return "ACCEL_ERROR_RESOURCE_EXHAUSTED";
-    case ACCEL_ERROR_FAILED_PRECONDITION: return "ACCEL_ERROR_FAILED_PRECONDITION";
-    case ACCEL_ERROR_TIMEOUT: return "ACCEL_ERROR_TIMEOUT";
-    case ACCEL_ERROR_DEVICE_LOST: return "ACCEL_ERROR_DEVICE_LOST";
-    case ACCEL_ERROR_BACKEND_UNAVAILABLE: return "ACCEL_ERROR_BACKEND_UNAVAILABLE";
-    case ACCEL_ERROR_INCOMPATIBLE_VERSION: return "ACCEL_ERROR_INCOMPATIBLE_VERSION";
-    case ACCEL_ERROR_INTERNAL: return "ACCEL_ERROR_INTERNAL";
-    case ACCEL_STATUS_FORCE32: break;
-  }
-  return "ACCEL_STATUS_UNKNOWN";
-}
-
-Host::Host(const accel_host_services_t* services) noexcept {
-  if (services == nullptr) return;
-  if (ACCEL_OPENCL_HAS_FIELD(services, accel_host_services_t, context)) context_ = services->context;
-  if (ACCEL_OPENCL_HAS_FIELD(services, accel_host_services_t, log)) log_ = services->log;
-  if (ACCEL_OPENCL_HAS_FIELD(services, accel_host_services_t, set_error)) set_error_ = services->set_error;
-  if (ACCEL_OPENCL_HAS_FIELD(services, accel_host_services_t, cache_dir)) cache_dir_ = services->cache_dir;
-  if (ACCEL_OPENCL_HAS_FIELD(services, accel_host_services_t, get_setting)) get_setting_ = services->get_setting;
-}
-
-void Host::Log(accel_log_level_t level, const std::string& message) const noexcept {
-  if (log_ != nullptr) log_(context_, level, message.c_str());
-}
-
-accel_status_t Host::Fail(accel_status_t status, const std::string& message) const noexcept {
-  if (set_error_ != nullptr) set_error_(context_, status, message.c_str());
-  return status;
-}
-
-const char* Host::Setting(const char* name) const noexcept {
-  return get_setting_ != nullptr ? get_setting_(context_, name) : nullptr;
-}
 
 std::string ClErrorName(cl_int code) {
   const char* name = nullptr;
@@ -490,10 +446,10 @@ accel_status_t OpenDevices(Context& context, std::string* reason) {
 }
 
 accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
-  if (desc == nullptr || !ACCEL_OPENCL_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
+  if (desc == nullptr || !ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
     return ACCEL_ERROR_INVALID_ARGUMENT;  // no host services to report through
   }
-  const Host host(desc->host);
+  const Host host(desc->host, kBackendName);
   return Guard(host, "context_create", [&] {
     auto context = std::make_unique<Context>(desc->host);
     SteerCompilerCaches(context->host);
@@ -529,10 +485,6 @@ accel_status_t ContextGetDevices(accel_bk_context_t handle, uint32_t* inout_coun
   for (uint32_t i = 0; i < count; ++i) out_devices[i] = Wrap(context->devices[i].get());
   *inout_count = count;
   return ACCEL_SUCCESS;
-}
-
-std::string VersionString(uint32_t version) {
-  return std::to_string(ACCEL_VERSION_MAJOR(version)) + "." + std::to_string(ACCEL_VERSION_MINOR(version));
 }
 
 // The function table: static and immutable. A NULL slot means "not implemented": the core answers
@@ -601,45 +553,10 @@ const accel_backend_api_t kApi = {
     .stream_get_copy_statistics = StreamGetCopyStatistics,
 };
 
-// Negotiation: the core's newest version must have our major; the answer is the older of the two newest, and it
-// must not be older than the oldest the core accepts. Reads only what the core's struct_size covers.
-accel_status_t Negotiate(accel_backend_get_api_args_t* args) noexcept {
-  if (args == nullptr) return ACCEL_ERROR_INVALID_ARGUMENT;
-  const Host host(ACCEL_OPENCL_HAS_FIELD(args, accel_backend_get_api_args_t, host) ? args->host : nullptr);
-  return Guard(host, ACCEL_BACKEND_ENTRY_POINT_NAME, [&] {
-    if (args->stype != ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "arguments have stype " + std::to_string(args->stype) +
-                                                         ", expected " +
-                                                         std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS));
-    }
-    if (!ACCEL_OPENCL_HAS_FIELD(args, accel_backend_get_api_args_t, out_api)) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                       "arguments are " + std::to_string(args->struct_size) + " bytes, too small for ABI 1.0");
-    }
-    args->out_abi_version = 0;
-    args->out_api = nullptr;
-    const uint32_t core_min = args->core_abi_version_min;
-    const uint32_t core_max = args->core_abi_version_max;
-    const std::string versions = "the core speaks backend ABI " + VersionString(core_min) + " to " +
-                                 VersionString(core_max) + ", the " + kBackendName + " backend " +
-                                 VersionString(ACCEL_BACKEND_ABI_VERSION);
-    if (ACCEL_VERSION_MAJOR(core_max) != ACCEL_BACKEND_ABI_VERSION_MAJOR) {
-      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION, versions + ": the major versions differ");
-    }
-    const uint32_t negotiated = core_max < ACCEL_BACKEND_ABI_VERSION ? core_max : ACCEL_BACKEND_ABI_VERSION;
-    if (negotiated < core_min) {
-      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION, versions + ": no version in common");
-    }
-    args->out_abi_version = negotiated;
-    args->out_api = &kApi;
-    return ACCEL_SUCCESS;
-  });
-}
-
 }  // namespace
 }  // namespace accel::opencl
 
 // The one exported symbol (hidden visibility and the kit's linker version script hide everything else).
 extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {
-  return accel::opencl::Negotiate(args);
+  return accel::backend::NegotiateApi(args, &accel::opencl::kApi, accel::opencl::kBackendName);
 }

@@ -82,7 +82,7 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
   const Host& host = *device->host;
   return Guard(host, "buffer_create", [&] {
     // The core checked the size (> 0, within max_allocation) and the memory kind.
-    if (!ACCEL_OPENCL_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
+    if (!ACCEL_BACKEND_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "buffer description too small for ABI 1.0");
     }
     const uint64_t size = desc->size;

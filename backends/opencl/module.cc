@@ -444,8 +444,8 @@ accel_status_t ModuleCreate(accel_bk_device_t device_handle, const accel_module_
     if (bytes.empty())
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, std::string("the ") + format_name + " module is empty");
     const char* user_options =
-        ACCEL_OPENCL_HAS_FIELD(source, accel_module_source_t, options) && source->options != nullptr ? source->options
-                                                                                                     : "";
+        ACCEL_BACKEND_HAS_FIELD(source, accel_module_source_t, options) && source->options != nullptr ? source->options
+                                                                                                      : "";
     cl_context context = device->platform->context.get();
     cl_int err = CL_SUCCESS;
     cl_program program = nullptr;
@@ -576,16 +576,16 @@ void KernelDestroy(accel_bk_kernel_t kernel) noexcept {
 accel_status_t KernelGetProperties(accel_bk_kernel_t handle, accel_kernel_properties_t* out) noexcept {
   // Everything but `name` and `module`, the core's; only the fields the core's struct has.
   const KernelInfo& info = Unwrap(handle)->state->info;
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_properties_t, argument_count)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, argument_count)) {
     out->argument_count = static_cast<uint32_t>(info.arguments.size());
   }
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_properties_t, max_work_group_size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, max_work_group_size)) {
     out->max_work_group_size = info.max_work_group_size;
   }
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_properties_t, required_work_group_size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, required_work_group_size)) {
     std::memcpy(out->required_work_group_size, info.required_work_group_size, sizeof(out->required_work_group_size));
   }
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_properties_t, local_memory_size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, local_memory_size)) {
     out->local_memory_size = info.local_memory_size;
   }
   return ACCEL_SUCCESS;
@@ -594,10 +594,10 @@ accel_status_t KernelGetProperties(accel_bk_kernel_t handle, accel_kernel_proper
 accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t handle, uint32_t index,
                                      accel_kernel_argument_info_t* out) noexcept {
   const ArgumentDeclaration& a = Unwrap(handle)->state->info.arguments[index];  // the core checked the index
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_argument_info_t, kind)) out->kind = a.kind;
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_argument_info_t, access)) out->access = a.access;
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_argument_info_t, size)) out->size = a.size;
-  if (ACCEL_OPENCL_HAS_FIELD(out, accel_kernel_argument_info_t, name)) out->name = a.name.c_str();
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, kind)) out->kind = a.kind;
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, access)) out->access = a.access;
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, size)) out->size = a.size;
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, name)) out->name = a.name.c_str();
   return ACCEL_SUCCESS;
 }
 

@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/backend_support.h"
 #include "symbols.h"
 
 namespace accel::opencl {
@@ -42,60 +43,11 @@ namespace accel::opencl {
 inline constexpr const char* kBackendName = "opencl";  // the manifest's name
 inline constexpr const char* kBackendVersion = "1.0.0";
 
-// Whether `*pointer`, a struct of type `type` from a peer of any version, holds `member`: an older peer's struct is
-// smaller (read only the fields it has), a newer peer's larger (ignore the tail).
-#define ACCEL_OPENCL_HAS_FIELD(pointer, type, member) \
-  ((pointer)->struct_size >= offsetof(type, member) + sizeof((pointer)->member))
-
-// Copies the bytes of `from` after the struct header into `to`, up to `end` and never past `to_struct_size` (an
-// older core's output struct gets its known prefix only). The header of `to` stays as the core set it.
-inline void WritePrefix(const void* from, void* to, uint32_t to_struct_size, size_t end) {
-  constexpr size_t kHeader = sizeof(accel_struct_header_t);
-  if (to_struct_size < end) end = to_struct_size;
-  if (end <= kHeader) return;
-  std::memcpy(static_cast<char*>(to) + kHeader, static_cast<const char*>(from) + kHeader, end - kHeader);
-}
-
-// "ACCEL_ERROR_INTERNAL"; the backend cannot call libaccel's accel_status_name.
-const char* StatusName(accel_status_t status) noexcept;
-
-// The core's services, read as far as the core's struct_size reaches; a missing service is a no-op.
-// Immutable after construction; the core's services may be called from any thread.
-class Host {
- public:
-  explicit Host(const accel_host_services_t* services) noexcept;
-
-  void Log(accel_log_level_t level, const std::string& message) const noexcept;
-  // Hands `message` to the core as the calling thread's error for the slot in progress; returns `status`.
-  accel_status_t Fail(accel_status_t status, const std::string& message) const noexcept;
-  const char* cache_dir() const { return cache_dir_; }  // NULL: none
-  // An ACCEL_* setting as the instance sees it (host->get_setting), or NULL.
-  const char* Setting(const char* name) const noexcept;
-
- private:
-  void* context_ = nullptr;
-  void (*log_)(void*, accel_log_level_t, const char*) = nullptr;
-  void (*set_error_)(void*, accel_status_t, const char*) = nullptr;
-  const char* (*get_setting_)(void*, const char*) = nullptr;
-  const char* cache_dir_ = nullptr;
-};
-
-// Runs a slot's body; an escaping exception becomes a status with a message, since none may cross the C ABI.
-inline accel_status_t Guard(const Host& host, const char* slot, auto&& body) noexcept {
-  char message[512];
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    std::snprintf(message, sizeof(message), "%s: out of host memory", slot);
-    return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
-  } catch (const std::exception& e) {
-    std::snprintf(message, sizeof(message), "%s: internal error: %s", slot, e.what());
-    return host.Fail(ACCEL_ERROR_INTERNAL, message);
-  } catch (...) {
-    std::snprintf(message, sizeof(message), "%s: internal error: unknown exception", slot);
-    return host.Fail(ACCEL_ERROR_INTERNAL, message);
-  }
-}
+// The core's host services, the guard, status names and struct-prefix helpers are backends/common's.
+using Host = backend::HostServices;
+using backend::Guard;
+using backend::StatusName;
+using backend::WritePrefix;
 
 // "clCreateBuffer failed with CL_OUT_OF_RESOURCES (-5)".
 std::string ClFailure(const char* call, cl_int code);
@@ -368,20 +320,7 @@ class Event;
 struct Module;
 struct Kernel;
 
-inline Context* Unwrap(accel_bk_context_t handle) { return reinterpret_cast<Context*>(handle); }
-inline Device* Unwrap(accel_bk_device_t handle) { return reinterpret_cast<Device*>(handle); }
-inline Buffer* Unwrap(accel_bk_buffer_t handle) { return reinterpret_cast<Buffer*>(handle); }
-inline Stream* Unwrap(accel_bk_stream_t handle) { return reinterpret_cast<Stream*>(handle); }
-inline Event* Unwrap(accel_bk_event_t handle) { return reinterpret_cast<Event*>(handle); }
-inline Module* Unwrap(accel_bk_module_t handle) { return reinterpret_cast<Module*>(handle); }
-inline Kernel* Unwrap(accel_bk_kernel_t handle) { return reinterpret_cast<Kernel*>(handle); }
-inline accel_bk_context_t Wrap(Context* object) { return reinterpret_cast<accel_bk_context_t>(object); }
-inline accel_bk_device_t Wrap(Device* object) { return reinterpret_cast<accel_bk_device_t>(object); }
-inline accel_bk_buffer_t Wrap(Buffer* object) { return reinterpret_cast<accel_bk_buffer_t>(object); }
-inline accel_bk_stream_t Wrap(Stream* object) { return reinterpret_cast<accel_bk_stream_t>(object); }
-inline accel_bk_event_t Wrap(Event* object) { return reinterpret_cast<accel_bk_event_t>(object); }
-inline accel_bk_module_t Wrap(Module* object) { return reinterpret_cast<accel_bk_module_t>(object); }
-inline accel_bk_kernel_t Wrap(Kernel* object) { return reinterpret_cast<accel_bk_kernel_t>(object); }
+ACCEL_BACKEND_HANDLES(Context, Device, Buffer, Stream, Event, Module, Kernel)
 
 // --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
 

@@ -880,7 +880,7 @@ accel_status_t EventCreate(accel_bk_device_t device_handle, const accel_event_de
                            accel_bk_event_t* out_event) noexcept {
   Device* device = Unwrap(device_handle);
   return Guard(*device->host, "event_create", [&] {
-    const bool timing = desc != nullptr && ACCEL_OPENCL_HAS_FIELD(desc, accel_event_desc_t, flags) &&
+    const bool timing = desc != nullptr && ACCEL_BACKEND_HAS_FIELD(desc, accel_event_desc_t, flags) &&
                         (desc->flags & ACCEL_EVENT_FLAG_TIMING) != 0;
     *out_event = Wrap(std::make_unique<Event>(device, timing).release());
     return ACCEL_SUCCESS;

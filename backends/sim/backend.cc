@@ -62,7 +62,7 @@ Context::Context(const accel_host_services_t* services, Profile profile, std::st
 namespace {
 
 accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
-  if (desc == nullptr || !ACCEL_HOST_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
+  if (desc == nullptr || !ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
     return ACCEL_ERROR_INVALID_ARGUMENT;  // no host services to report through
   }
   const host::HostServices host(desc->host, kBackendName);
@@ -190,5 +190,5 @@ const accel_backend_api_t kApi = {
 }  // namespace accel::sim
 
 extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {
-  return accel::host::NegotiateApi(args, &accel::sim::kApi, accel::sim::kBackendName);
+  return accel::backend::NegotiateApi(args, &accel::sim::kApi, accel::sim::kBackendName);
 }

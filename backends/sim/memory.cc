@@ -44,7 +44,7 @@ accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t*
   SimDevice* device = Sim(handle);
   const host::HostServices& host = device->context()->host();
   return host::Guard(host, "buffer_create", [&]() -> accel_status_t {
-    if (!ACCEL_HOST_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
+    if (!ACCEL_BACKEND_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
                        "buffer description is " + std::to_string(desc->struct_size) + " bytes, too small for ABI 1.0");
     }

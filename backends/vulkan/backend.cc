@@ -353,7 +353,7 @@ bool OpenDevice(Context* context, VkPhysicalDevice physical, uint32_t index, std
       f.timeline_semaphore && vk.vkWaitSemaphores != nullptr && vk.vkGetSemaphoreCounterValue != nullptr;
   device->device_address = f.buffer_device_address && vk.vkGetBufferDeviceAddress != nullptr;
   if (!device->device_address) f.buffer_device_address = false;
-  device->force_staging = context->host.Setting("ACCEL_VULKAN_STAGING") == "always";
+  device->force_staging = TextOf(context->host.Setting("ACCEL_VULKAN_STAGING")) == "always";
   device->device_memory_type = ChooseMemoryType(f.memory, MemoryUse::kDevice);
   device->host_memory_type = ChooseMemoryType(f.memory, MemoryUse::kHost);
   if (device->device_memory_type < 0) {
@@ -419,8 +419,9 @@ namespace {
 // Steers Mesa's on-disk shader cache under ACCEL_CACHE_DIR, unless the user chose a place already. Mesa reads the
 // variable when a device is created, so this runs before the loader opens any driver.
 void SteerMesaCache(const Host& host) {
-  if (host.cache_dir().empty()) return;
-  const std::filesystem::path mesa = std::filesystem::path(host.cache_dir()) / "mesa";
+  const std::string cache_dir = TextOf(host.cache_dir());
+  if (cache_dir.empty()) return;
+  const std::filesystem::path mesa = std::filesystem::path(cache_dir) / "mesa";
   if (std::getenv("MESA_SHADER_CACHE_DIR") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
     host.Log(ACCEL_LOG_LEVEL_DEBUG, "MESA_SHADER_CACHE_DIR is set: Mesa's shader cache stays where it says");
     return;
@@ -476,7 +477,7 @@ bool Open(Context* context, std::string* reason) {
 
 bool OpenRuntime(Context* context, std::string* reason) {
   const Host& host = context->host;
-  std::string loader = host.Setting("ACCEL_VULKAN_LOADER");
+  std::string loader = TextOf(host.Setting("ACCEL_VULKAN_LOADER"));
   if (loader.empty()) loader = kDefaultLoader;
   SteerMesaCache(host);
   dlerror();
@@ -594,15 +595,11 @@ bool OpenRuntime(Context* context, std::string* reason) {
   return true;
 }
 
-std::string VersionString(uint32_t version) {
-  return std::to_string(ACCEL_VERSION_MAJOR(version)) + "." + std::to_string(ACCEL_VERSION_MINOR(version));
-}
-
 accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
-  if (desc == nullptr || !ACCEL_VULKAN_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
+  if (desc == nullptr || !ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) || desc->host == nullptr) {
     return ACCEL_ERROR_INVALID_ARGUMENT;  // no host services to report through
   }
-  const Host host(desc->host);
+  const Host host(desc->host, kBackendName);
   return Guard(host, "context_create", [&] {
     auto context = std::make_unique<Context>(desc->host);
     std::string reason;
@@ -703,45 +700,10 @@ const accel_backend_api_t kApi = {
     .stream_get_copy_statistics = StreamGetCopyStatistics,
 };
 
-// Negotiation: the core's newest version must have our major; the answer is the older of the two newest, and it
-// must not be older than the oldest the core accepts. Reads only what the core's struct_size covers.
-accel_status_t Negotiate(accel_backend_get_api_args_t* args) noexcept {
-  if (args == nullptr) return ACCEL_ERROR_INVALID_ARGUMENT;
-  const Host host(ACCEL_VULKAN_HAS_FIELD(args, accel_backend_get_api_args_t, host) ? args->host : nullptr);
-  return Guard(host, ACCEL_BACKEND_ENTRY_POINT_NAME, [&] {
-    if (args->stype != ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "arguments have stype " + std::to_string(args->stype) +
-                                                         ", expected " +
-                                                         std::to_string(ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS));
-    }
-    if (!ACCEL_VULKAN_HAS_FIELD(args, accel_backend_get_api_args_t, out_api)) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                       "arguments are " + std::to_string(args->struct_size) + " bytes, too small for ABI 1.0");
-    }
-    args->out_abi_version = 0;
-    args->out_api = nullptr;
-    const uint32_t core_min = args->core_abi_version_min;
-    const uint32_t core_max = args->core_abi_version_max;
-    const std::string versions = "the core speaks backend ABI " + VersionString(core_min) + " to " +
-                                 VersionString(core_max) + ", the " + kBackendName + " backend " +
-                                 VersionString(ACCEL_BACKEND_ABI_VERSION);
-    if (ACCEL_VERSION_MAJOR(core_max) != ACCEL_BACKEND_ABI_VERSION_MAJOR) {
-      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION, versions + ": the major versions differ");
-    }
-    const uint32_t negotiated = core_max < ACCEL_BACKEND_ABI_VERSION ? core_max : ACCEL_BACKEND_ABI_VERSION;
-    if (negotiated < core_min) {
-      return host.Fail(ACCEL_ERROR_INCOMPATIBLE_VERSION, versions + ": no version in common");
-    }
-    args->out_abi_version = negotiated;
-    args->out_api = &kApi;
-    return ACCEL_SUCCESS;
-  });
-}
-
 }  // namespace
 }  // namespace accel::vulkan
 
 // The one exported symbol (hidden visibility and the linker version script hide everything else).
 extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {
-  return accel::vulkan::Negotiate(args);
+  return accel::backend::NegotiateApi(args, &accel::vulkan::kApi, accel::vulkan::kBackendName);
 }

@@ -262,7 +262,7 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
   const Host& host = *device->host;
   return Guard(host, "buffer_create", [&] {
     // The core checked the size (> 0, within max_allocation) and the memory kind.
-    if (!ACCEL_VULKAN_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
+    if (!ACCEL_BACKEND_HAS_FIELD(desc, accel_buffer_desc_t, memory_kind)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, "buffer description too small for ABI 1.0");
     }
     auto buffer = std::make_unique<Buffer>();
@@ -343,15 +343,15 @@ accel_status_t BufferExport(accel_bk_buffer_t handle, accel_external_memory_type
                        "own VkDevice, with its VkDeviceMemory)");
     }
     const Allocation& a = *buffer->allocation;
-    if (ACCEL_VULKAN_HAS_FIELD(out_memory, accel_external_memory_t, type)) out_memory->type = type;
-    if (ACCEL_VULKAN_HAS_FIELD(out_memory, accel_external_memory_t, handle)) {
+    if (ACCEL_BACKEND_HAS_FIELD(out_memory, accel_external_memory_t, type)) out_memory->type = type;
+    if (ACCEL_BACKEND_HAS_FIELD(out_memory, accel_external_memory_t, handle)) {
       out_memory->handle = reinterpret_cast<uint64_t>(a.buffer());
     }
-    if (ACCEL_VULKAN_HAS_FIELD(out_memory, accel_external_memory_t, handle2)) {
+    if (ACCEL_BACKEND_HAS_FIELD(out_memory, accel_external_memory_t, handle2)) {
       out_memory->handle2 = reinterpret_cast<uint64_t>(a.memory());
     }
-    if (ACCEL_VULKAN_HAS_FIELD(out_memory, accel_external_memory_t, offset)) out_memory->offset = 0;
-    if (ACCEL_VULKAN_HAS_FIELD(out_memory, accel_external_memory_t, size)) out_memory->size = a.size();
+    if (ACCEL_BACKEND_HAS_FIELD(out_memory, accel_external_memory_t, offset)) out_memory->offset = 0;
+    if (ACCEL_BACKEND_HAS_FIELD(out_memory, accel_external_memory_t, size)) out_memory->size = a.size();
     return ACCEL_SUCCESS;
   });
 }

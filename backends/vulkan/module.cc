@@ -273,7 +273,8 @@ void LoadPipelineCache(Device* device) {
   const Host& host = *device->host;
   const VkPhysicalDeviceProperties& p = device->facts.properties;
   std::vector<char> data;
-  if (!host.cache_dir().empty()) {
+  const std::string cache_dir = TextOf(host.cache_dir());
+  if (!cache_dir.empty()) {
     char name[128];
     std::snprintf(name, sizeof(name), "%04x-%04x-", p.vendorID, p.deviceID);
     std::string file = name;
@@ -281,7 +282,7 @@ void LoadPipelineCache(Device* device) {
       std::snprintf(name, sizeof(name), "%02x", b);
       file += name;
     }
-    const std::filesystem::path dir = std::filesystem::path(host.cache_dir()) / "vulkan";
+    const std::filesystem::path dir = std::filesystem::path(cache_dir) / "vulkan";
     device->pipeline_cache_path = (dir / (file + ".bin")).string();
     std::ifstream in(device->pipeline_cache_path, std::ios::binary);
     if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -450,18 +451,18 @@ accel_status_t KernelGetProperties(accel_bk_kernel_t handle, accel_kernel_proper
   const ReflectedKernel& k = kernel->state->info;
   const Device& device = *kernel->module->device;
   // Fills everything but `name` and `module` (the core's), as far as the core's struct reaches.
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_properties_t, argument_count)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, argument_count)) {
     out->argument_count = static_cast<uint32_t>(k.arguments.size());
   }
   const bool fixed = AllFixed(k);
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_properties_t, max_work_group_size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, max_work_group_size)) {
     out->max_work_group_size =
         fixed ? k.local_size[0] * k.local_size[1] * k.local_size[2] : device.capabilities.max_work_group_size;
   }
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_properties_t, required_work_group_size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, required_work_group_size)) {
     for (int d = 0; d < 3; ++d) out->required_work_group_size[d] = fixed ? k.local_size[d] : 0;
   }
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_properties_t, local_memory_size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, local_memory_size)) {
     out->local_memory_size = k.static_local_memory;
   }
   return ACCEL_SUCCESS;
@@ -471,12 +472,12 @@ accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t handle, uint32_t index,
                                      accel_kernel_argument_info_t* out) noexcept {
   // The strings live in the kernel's state, as long as the kernel.
   const ReflectedArgument& a = Unwrap(handle)->state->info.arguments[index];
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_argument_info_t, kind)) out->kind = a.kind;
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_argument_info_t, access)) out->access = a.access;
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_argument_info_t, size)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, kind)) out->kind = a.kind;
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, access)) out->access = a.access;
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, size)) {
     out->size = a.kind == ACCEL_KERNEL_ARG_KIND_SCALAR || a.kind == ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS ? a.size : 0;
   }
-  if (ACCEL_VULKAN_HAS_FIELD(out, accel_kernel_argument_info_t, name)) out->name = a.name.c_str();
+  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, name)) out->name = a.name.c_str();
   return ACCEL_SUCCESS;
 }
 

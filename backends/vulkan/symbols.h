@@ -13,6 +13,8 @@
 #include <accel_backend.h>
 #include <vulkan/vulkan.h>
 
+#include "common/backend_support.h"
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -134,86 +136,17 @@ std::string ResultName(VkResult result);
 // The Accel status a failed VkResult maps to (out of memory: RESOURCE_EXHAUSTED; device lost: DEVICE_LOST; ...).
 accel_status_t StatusOf(VkResult result);
 
-// --- Struct-size prefix handling (docs/abi.md) --------------------------------------------------------------------
+// --- Struct-size prefix handling, host services, the guard (backends/common) ------------------------------------
 
-// Whether `*pointer`, a struct of type `type` from a peer of any version, holds `member`: an older peer's struct is
-// smaller (read only the fields it has), a newer peer's larger (ignore the tail).
-#define ACCEL_VULKAN_HAS_FIELD(pointer, type, member) \
-  ((pointer)->struct_size >= offsetof(type, member) + sizeof((pointer)->member))
+using Host = backend::HostServices;
+using backend::Guard;
+using backend::WritePrefix;
 
-// Copies the bytes of `from` after the struct header into `to`, up to `end` and never past `to_struct_size` (an
-// older core's output struct gets its known prefix only). The header of `to` stays as the core set it.
-inline void WritePrefix(const void* from, void* to, uint32_t to_struct_size, size_t end) {
-  constexpr size_t kHeader = sizeof(accel_struct_header_t);
-  if (to_struct_size < end) end = to_struct_size;
-  if (end <= kHeader) return;
-  std::memcpy(static_cast<char*>(to) + kHeader, static_cast<const char*>(from) + kHeader, end - kHeader);
-}
+// A setting or the cache folder (Host::Setting, Host::cache_dir) as text: "" when unset.
+inline std::string TextOf(const char* value) { return value != nullptr ? std::string(value) : std::string(); }
 
 // Copies `source` into a fixed char array, always NUL-terminated, the rest zeroed.
 void CopyString(char* destination, size_t capacity, const std::string& source);
-
-// --- Host services ------------------------------------------------------------------------------------------------
-
-// The core's services, read as far as the core's struct_size reaches; a missing service is a no-op.
-// Immutable after construction; the core's services may be called from any thread.
-class Host {
- public:
-  explicit Host(const accel_host_services_t* services) noexcept {
-    if (services == nullptr) return;
-    if (ACCEL_VULKAN_HAS_FIELD(services, accel_host_services_t, context)) context_ = services->context;
-    if (ACCEL_VULKAN_HAS_FIELD(services, accel_host_services_t, log)) log_ = services->log;
-    if (ACCEL_VULKAN_HAS_FIELD(services, accel_host_services_t, set_error)) set_error_ = services->set_error;
-    if (ACCEL_VULKAN_HAS_FIELD(services, accel_host_services_t, cache_dir) && services->cache_dir != nullptr) {
-      cache_dir_ = services->cache_dir;
-    }
-    if (ACCEL_VULKAN_HAS_FIELD(services, accel_host_services_t, get_setting)) get_setting_ = services->get_setting;
-  }
-
-  void Log(accel_log_level_t level, const std::string& message) const noexcept {
-    if (log_ != nullptr) log_(context_, level, message.c_str());
-  }
-  // Hands `message` to the core as the calling thread's error for the slot in progress; returns `status`.
-  accel_status_t Fail(accel_status_t status, const char* message) const noexcept {
-    if (set_error_ != nullptr) set_error_(context_, status, message);
-    return status;
-  }
-  accel_status_t Fail(accel_status_t status, const std::string& message) const noexcept {
-    return Fail(status, message.c_str());
-  }
-  // ACCEL_CACHE_DIR, or "" when unset.
-  const std::string& cache_dir() const { return cache_dir_; }
-  // An ACCEL_* setting as the instance sees it, or "" when unset.
-  std::string Setting(const char* name) const {
-    if (get_setting_ == nullptr) return std::string();
-    const char* value = get_setting_(context_, name);
-    return value != nullptr ? std::string(value) : std::string();
-  }
-
- private:
-  void* context_ = nullptr;
-  void (*log_)(void*, accel_log_level_t, const char*) = nullptr;
-  void (*set_error_)(void*, accel_status_t, const char*) = nullptr;
-  const char* (*get_setting_)(void*, const char*) = nullptr;
-  std::string cache_dir_;
-};
-
-// Runs a slot's body; an escaping exception becomes a status with a message, since none may cross the C ABI.
-inline accel_status_t Guard(const Host& host, const char* slot, auto&& body) noexcept {
-  char message[512];
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    std::snprintf(message, sizeof(message), "%s: out of host memory", slot);
-    return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
-  } catch (const std::exception& e) {
-    std::snprintf(message, sizeof(message), "%s: internal error: %s", slot, e.what());
-    return host.Fail(ACCEL_ERROR_INTERNAL, message);
-  } catch (...) {
-    std::snprintf(message, sizeof(message), "%s: internal error: unknown exception", slot);
-    return host.Fail(ACCEL_ERROR_INTERNAL, message);
-  }
-}
 
 // A status with its message, for code that reports through a return value rather than host->set_error.
 struct Status {
@@ -447,7 +380,7 @@ struct Device {
 // One opened instance of the backend: the loader library, the VkInstance and the usable devices. Immutable after
 // creation; destroyed once, after every object it made.
 struct Context {
-  explicit Context(const accel_host_services_t* services) : host(services) {}
+  explicit Context(const accel_host_services_t* services) : host(services, kBackendName) {}
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -472,20 +405,7 @@ bool ReadFacts(const Context& context, VkPhysicalDevice physical, PhysicalDevice
 void LoadPipelineCache(Device* device);
 void SavePipelineCache(Device* device);
 
-inline Context* Unwrap(accel_bk_context_t handle) { return reinterpret_cast<Context*>(handle); }
-inline Device* Unwrap(accel_bk_device_t handle) { return reinterpret_cast<Device*>(handle); }
-inline Buffer* Unwrap(accel_bk_buffer_t handle) { return reinterpret_cast<Buffer*>(handle); }
-inline Stream* Unwrap(accel_bk_stream_t handle) { return reinterpret_cast<Stream*>(handle); }
-inline Event* Unwrap(accel_bk_event_t handle) { return reinterpret_cast<Event*>(handle); }
-inline Module* Unwrap(accel_bk_module_t handle) { return reinterpret_cast<Module*>(handle); }
-inline Kernel* Unwrap(accel_bk_kernel_t handle) { return reinterpret_cast<Kernel*>(handle); }
-inline accel_bk_context_t Wrap(Context* object) { return reinterpret_cast<accel_bk_context_t>(object); }
-inline accel_bk_device_t Wrap(Device* object) { return reinterpret_cast<accel_bk_device_t>(object); }
-inline accel_bk_buffer_t Wrap(Buffer* object) { return reinterpret_cast<accel_bk_buffer_t>(object); }
-inline accel_bk_stream_t Wrap(Stream* object) { return reinterpret_cast<accel_bk_stream_t>(object); }
-inline accel_bk_event_t Wrap(Event* object) { return reinterpret_cast<accel_bk_event_t>(object); }
-inline accel_bk_module_t Wrap(Module* object) { return reinterpret_cast<accel_bk_module_t>(object); }
-inline accel_bk_kernel_t Wrap(Kernel* object) { return reinterpret_cast<accel_bk_kernel_t>(object); }
+ACCEL_BACKEND_HANDLES(Context, Device, Buffer, Stream, Event, Module, Kernel)
 
 // A launch, checked and copied at enqueue, ready to record on a stream's worker (module.cc builds it, stream.cc
 // runs it). It holds what it uses: the pipeline's kernel state and every bound buffer.

@@ -11,10 +11,10 @@ accel_status_t DeviceGetTopology(accel_bk_device_t handle, accel_device_topology
   // The core passes a zeroed struct of its own size with numa_node and nearest_nic -1; what the backend leaves
   // empty the core fills from the machine's PCI tree where it can.
   const Device* device = Unwrap(handle);
-  if (ACCEL_VULKAN_HAS_FIELD(out_topology, accel_device_topology_t, pci_bus_id)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out_topology, accel_device_topology_t, pci_bus_id)) {
     CopyString(out_topology->pci_bus_id, sizeof(out_topology->pci_bus_id), device->capabilities.pci_bus_id);
   }
-  if (ACCEL_VULKAN_HAS_FIELD(out_topology, accel_device_topology_t, numa_node)) out_topology->numa_node = -1;
+  if (ACCEL_BACKEND_HAS_FIELD(out_topology, accel_device_topology_t, numa_node)) out_topology->numa_node = -1;
   return ACCEL_SUCCESS;
 }
 
@@ -22,12 +22,12 @@ accel_status_t DeviceGetLink(accel_bk_device_t /*device*/, accel_bk_device_t /*p
                              accel_device_link_t* out_link) noexcept {
   // No device groups or external-memory sharing between the backend's VkDevices: a copy between two of them is
   // staged through the host (stream_copy_buffer does so), and neither reaches the other's memory.
-  if (ACCEL_VULKAN_HAS_FIELD(out_link, accel_device_link_t, link_class)) {
+  if (ACCEL_BACKEND_HAS_FIELD(out_link, accel_device_link_t, link_class)) {
     out_link->link_class = ACCEL_LINK_CLASS_HOST_STAGED;
   }
-  if (ACCEL_VULKAN_HAS_FIELD(out_link, accel_device_link_t, link_count)) out_link->link_count = 0;
-  if (ACCEL_VULKAN_HAS_FIELD(out_link, accel_device_link_t, bandwidth)) out_link->bandwidth = 0;
-  if (ACCEL_VULKAN_HAS_FIELD(out_link, accel_device_link_t, peer_access)) out_link->peer_access = 0;
+  if (ACCEL_BACKEND_HAS_FIELD(out_link, accel_device_link_t, link_count)) out_link->link_count = 0;
+  if (ACCEL_BACKEND_HAS_FIELD(out_link, accel_device_link_t, bandwidth)) out_link->bandwidth = 0;
+  if (ACCEL_BACKEND_HAS_FIELD(out_link, accel_device_link_t, peer_access)) out_link->peer_access = 0;
   return ACCEL_SUCCESS;
 }
 

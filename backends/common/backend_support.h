@@ -1,0 +1,19 @@
+// What the in-tree backends (host and its engine, sim, opencl, vulkan) share,
+// one concept a header:
+//   prefix.h     struct_size prefix handling: ACCEL_BACKEND_HAS_FIELD, ReadPrefix, WritePrefix
+//   services.h   the core's host services, the guard that keeps exceptions from crossing the C ABI, status names
+//   handles.h    Wrap / Unwrap between a backend's objects and the opaque accel_bk_* handles
+//   negotiate.h  the body of accel_backend_get_api
+// Namespace accel::backend; the library is accel_backend_support (static, hidden visibility). Messages name the
+// backend, which each backend passes in.
+// The template backend (tools/backend-kit/template) keeps its own copies on purpose: it is the copyable minimal
+// driver that builds out of tree against the installed kit only.
+#ifndef ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_
+#define ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_
+
+#include "common/handles.h"
+#include "common/negotiate.h"
+#include "common/prefix.h"
+#include "common/services.h"
+
+#endif  // ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_

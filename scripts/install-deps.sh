@@ -27,6 +27,8 @@ packages=(
   libspirv-cross-c-shared-dev glslang-tools
   # the ABI baseline check (abidiff)
   abigail-tools
+  # the Python package (python/): its extension and python.pytest
+  python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()

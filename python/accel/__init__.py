@@ -1,0 +1,160 @@
+"""Accel for Python: devices, arrays on accelerator memory, streams, events, DLPack.
+
+The package wraps the Accel C ABI (include/accel/accel.h) through the extension
+module ``accel._accel``. See python/README.md for what works so far.
+"""
+
+from __future__ import annotations
+
+import enum as _enum
+import pkgutil as _pkgutil
+
+# A build tree keeps the compiled module in <build>/python/accel/ while this
+# file stays in the source tree: every accel/ folder on sys.path is part of
+# the package (PYTHONPATH=<source>/python:<build>/python).
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+from . import _accel  # noqa: E402
+from ._accel import (  # noqa: E402,F401
+    AccelError,
+    Array,
+    Device,
+    Event,
+    PhysicalDevice,
+    Stream,
+    device,
+    devices,
+    physical_devices,
+    version,
+)
+
+AccelError.__module__ = "accel"
+
+__all__ = [
+    "AccelError",
+    "Array",
+    "Device",
+    "Event",
+    "PhysicalDevice",
+    "Status",
+    "Stream",
+    "asarray",
+    "device",
+    "devices",
+    "dtype_name",
+    "empty",
+    "from_dlpack",
+    "physical_devices",
+    "version",
+    "zeros",
+]
+
+Status = _enum.IntEnum(
+    "Status", {_accel.status_name(code): code for code in range(1, -14, -1)} | {"ACCEL_SUCCESS": 0}
+)
+Status.__doc__ = "accel_status_t values (AccelError.status is one of them)."
+Status.__module__ = __name__
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError as e:  # pragma: no cover - numpy is optional
+        raise ImportError("this accel operation needs numpy (pip install numpy)") from e
+    return numpy
+
+
+def dtype_name(dtype) -> str:
+    """The accel name of `dtype` ("float32"): a name, a typestr ("<f4") or a numpy dtype/type."""
+    return _accel.dtype_name(dtype)
+
+
+def _shape(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def empty(shape, dtype="float32", *, device=None) -> Array:
+    """An uninitialised array on `device` (None: the first visible device)."""
+    return _accel.empty(_shape(shape), dtype, device)
+
+
+def zeros(shape, dtype="float32", *, device=None) -> Array:
+    """A zero-filled array on `device` (None: the first visible device)."""
+    return _accel.zeros(_shape(shape), dtype, device)
+
+
+def _buffer_dtype(obj):
+    try:
+        with memoryview(obj) as view:
+            return _accel.format_dtype(view.format)
+    except TypeError:
+        return None
+
+
+def asarray(obj, dtype=None, *, device=None, copy=None) -> Array:
+    """`obj` as an accel array on `device`.
+
+    Buffer-protocol objects (numpy arrays, bytes, array.array, memoryview) are
+    imported without a copy when the device uses host memory in place (the
+    array then shares the object's memory and keeps it alive); otherwise, or
+    with copy=True, their bytes are copied. copy=False raises AccelError
+    when the device cannot import host memory. Anything else (lists, scalars)
+    goes through numpy.asarray first. An accel.Array is returned as is, or
+    copied to `device`.
+    """
+    if dtype is not None:
+        dtype = _accel.dtype_name(dtype)
+    if isinstance(obj, Array):
+        if dtype is not None and dtype != obj.dtype:
+            obj = obj.copy_to_host().astype(dtype)
+        else:
+            target = obj.device if device is None else _accel.device(device)
+            if target == obj.device:
+                return obj.copy() if copy else obj
+            if copy is False:
+                raise ValueError("asarray(copy=False): the array lives on another device")
+            return obj.to(target)
+    source_dtype = _buffer_dtype(obj)
+    if source_dtype is None or (dtype is not None and dtype != source_dtype):
+        obj = _numpy().asarray(obj, dtype=dtype)
+        if copy is False:
+            copy = None  # numpy made a new array; importing it is still zero-copy
+    return _accel.from_buffer(obj, device, copy)
+
+
+def from_dlpack(x, *, device=None, copy=None) -> Array:
+    """An accel array sharing the memory of a DLPack producer (or capsule).
+
+    Host-visible tensors (kDLCPU, kDLCUDAHost, kDLROCMHost) are imported with
+    accel_buffer_import as host pointers, without a copy, when the device
+    allows it; the producer's deleter runs when the last accel user is gone.
+    Read-only tensors (DLPack 1.x flag) become read-only arrays.
+    """
+    if hasattr(x, "__dlpack__"):
+        try:
+            capsule = x.__dlpack__(max_version=(1, 0))
+        except TypeError:  # a producer from before DLPack 1.0 (numpy < 2)
+            capsule = x.__dlpack__()
+    else:
+        capsule = x
+    return _accel.from_dlpack_capsule(capsule, device, copy)
+
+
+def _copy_to_host(self):
+    """A new numpy array with the array's contents (works for any memory)."""
+    np = _numpy()
+    if self.size == 0:
+        return np.empty(self.shape, dtype=self.dtype)
+    raw, offset = self._copy_span()
+    return np.ndarray(self.shape, dtype=self.dtype, buffer=raw, offset=offset, strides=self.strides).copy()
+
+
+def _array(self, dtype=None, copy=None):
+    """numpy.asarray(a): a view when host-visible (__array_interface__), else a copy."""
+    np = _numpy()
+    out = np.asarray(self) if self.host_visible else self.copy_to_host()
+    return out if dtype is None else out.astype(dtype)
+
+
+Array.copy_to_host = _copy_to_host
+Array.__array__ = _array

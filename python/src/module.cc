@@ -1,0 +1,843 @@
+// accel._accel: the C ABI (include/accel/accel.h) for Python; the public API
+// is the accel package (python/accel/__init__.py) built on this module.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#include "common.h"
+
+namespace accelpy {
+
+namespace {
+PyObject* g_accel_error = nullptr;
+}  // namespace
+
+void raise(accel_status_t status, std::string message) { throw AccelException{status, std::move(message)}; }
+
+accel_status_t check(accel_status_t status) {
+  if (status < 0) {
+    const char* message = accel_last_error();
+    raise(status, (message != nullptr && *message != '\0') ? message : accel_status_name(status));
+  }
+  return status;
+}
+
+bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() != 0 && Py_IsFinalizing() == 0;
+#else
+  return Py_IsInitialized() != 0 && _Py_IsFinalizing() == 0;
+#endif
+}
+
+// ---- instance and devices ---------------------------------------------------
+
+Instance::~Instance() {
+  NoGil nogil;
+  for (auto& [device, stream] : streams_) accel_stream_destroy(stream);
+  accel_instance_destroy(handle);
+}
+
+accel_stream_t Instance::internal_stream(accel_device_t device) {
+  std::lock_guard lock(mutex_);
+  auto it = streams_.find(device);
+  if (it != streams_.end()) return it->second;
+  accel_stream_t stream = nullptr;
+  check(accel_stream_create(device, nullptr, &stream));
+  streams_.emplace(device, stream);
+  return stream;
+}
+
+namespace {
+// Leaked on purpose: objects that outlive the module keep their own reference.
+std::shared_ptr<Instance>* g_instance = new std::shared_ptr<Instance>();
+std::mutex g_instance_mutex;
+}  // namespace
+
+std::shared_ptr<Instance> instance() {
+  std::lock_guard lock(g_instance_mutex);
+  if (!*g_instance) {
+    accel_instance_t handle = nullptr;
+    check(accel_instance_create(nullptr, &handle));
+    *g_instance = std::make_shared<Instance>(handle);
+  }
+  return *g_instance;
+}
+
+std::vector<Device> all_devices() {
+  auto inst = instance();
+  uint32_t count = 0;
+  check(accel_instance_enumerate_devices(inst->handle, &count, nullptr));
+  std::vector<accel_device_t> handles(count);
+  check(accel_instance_enumerate_devices(inst->handle, &count, handles.data()));
+  std::vector<Device> devices;
+  for (uint32_t i = 0; i < count; ++i) devices.push_back(Device{inst, handles[i], i});
+  return devices;
+}
+
+namespace {
+Device device_of(const std::shared_ptr<Instance>& inst, accel_device_t handle) {
+  auto devices = all_devices();
+  for (auto& d : devices)
+    if (d.handle == handle) return d;
+  return Device{inst, handle, UINT32_MAX};
+}
+
+accel_device_capabilities_t capabilities(const Device& d) {
+  accel_device_capabilities_t caps{};
+  caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+  caps.struct_size = sizeof(caps);
+  check(accel_device_get_capabilities(d.handle, &caps));
+  return caps;
+}
+
+const char* kind_name(accel_device_kind_t kind) {
+  switch (kind) {
+    case ACCEL_DEVICE_KIND_CPU: return "cpu";
+    case ACCEL_DEVICE_KIND_GPU: return "gpu";
+    case ACCEL_DEVICE_KIND_NPU: return "npu";
+    case ACCEL_DEVICE_KIND_TPU: return "tpu";
+    case ACCEL_DEVICE_KIND_FPGA: return "fpga";
+    default: return "unknown";
+  }
+}
+
+// Every registered capability key, read through accel_device_get_info.
+py::dict capability_dict(const Device& d) {
+  py::dict out;
+  for (uint32_t key = 1;; ++key) {
+    const char* name = nullptr;
+    accel_value_type_t type{};
+    if (accel_device_info_key_describe(static_cast<accel_device_info_key_t>(key), &name, &type) != ACCEL_SUCCESS)
+      break;
+    size_t size = 0;
+    auto k = static_cast<accel_device_info_key_t>(key);
+    if (accel_device_get_info(d.handle, k, 0, nullptr, &size) != ACCEL_SUCCESS) continue;
+    std::vector<unsigned char> value(std::max<size_t>(size, 1));
+    check(accel_device_get_info(d.handle, k, value.size(), value.data(), &size));
+    auto read = [&](auto zero) {
+      decltype(zero) v{};
+      std::memcpy(&v, value.data(), std::min(sizeof(v), value.size()));
+      return v;
+    };
+    switch (type) {
+      case ACCEL_VALUE_TYPE_STRING: out[name] = std::string(reinterpret_cast<const char*>(value.data())); break;
+      case ACCEL_VALUE_TYPE_UINT32: out[name] = read(uint32_t{}); break;
+      case ACCEL_VALUE_TYPE_INT32: out[name] = read(int32_t{}); break;
+      case ACCEL_VALUE_TYPE_UINT64:
+      case ACCEL_VALUE_TYPE_FLAGS64: out[name] = read(uint64_t{}); break;
+      case ACCEL_VALUE_TYPE_UINT32_3: {
+        auto v = read(std::array<uint32_t, 3>{});
+        out[name] = py::make_tuple(v[0], v[1], v[2]);
+        break;
+      }
+      case ACCEL_VALUE_TYPE_BYTES_16:
+        out[name] = py::bytes(reinterpret_cast<const char*>(value.data()), std::min<size_t>(value.size(), 16));
+        break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+py::list kernel_format_names(uint64_t formats) {
+  py::list out;
+  for (int bit = 0; bit < 64; ++bit) {
+    const char* name = accel_kernel_format_name(uint64_t{1} << bit);
+    if (name != nullptr && (formats & (uint64_t{1} << bit)) != 0) out.append(name);
+  }
+  return out;
+}
+
+struct FeatureName {
+  uint64_t bit;
+  const char* name;
+};
+constexpr FeatureName kFeatures[] = {
+    {ACCEL_DEVICE_FEATURE_PEER_ACCESS, "peer_access"},
+    {ACCEL_DEVICE_FEATURE_UNIFIED_MEMORY, "unified_memory"},
+    {ACCEL_DEVICE_FEATURE_HOST_MAPPED_MEMORY, "host_mapped_memory"},
+    {ACCEL_DEVICE_FEATURE_TIMELINE_EVENTS, "timeline_events"},
+    {ACCEL_DEVICE_FEATURE_ATOMICS_64, "atomics_64"},
+    {ACCEL_DEVICE_FEATURE_SUBGROUPS, "subgroups"},
+    {ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES, "device_addresses"},
+    {ACCEL_DEVICE_FEATURE_EVENT_TIMING, "event_timing"},
+};
+
+struct PhysicalDevice {
+  std::shared_ptr<Instance> inst;
+  accel_physical_device_t handle = nullptr;
+};
+
+accel_physical_device_properties_t physical_properties(const PhysicalDevice& p) {
+  accel_physical_device_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  props.struct_size = sizeof(props);
+  check(accel_physical_device_get_properties(p.handle, &props));
+  return props;
+}
+
+std::vector<PhysicalDevice> all_physical_devices() {
+  auto inst = instance();
+  uint32_t count = 0;
+  check(accel_instance_enumerate_physical_devices(inst->handle, &count, nullptr));
+  std::vector<accel_physical_device_t> handles(count);
+  check(accel_instance_enumerate_physical_devices(inst->handle, &count, handles.data()));
+  std::vector<PhysicalDevice> out;
+  for (auto h : handles) out.push_back(PhysicalDevice{inst, h});
+  return out;
+}
+}  // namespace
+
+Device resolve_device(py::handle obj) {
+  if (obj.is_none()) {
+    auto devices = all_devices();
+    if (devices.empty()) raise(ACCEL_ERROR_NOT_FOUND, "no accel device is visible (check ACCEL_BACKENDS)");
+    return devices[0];
+  }
+  if (py::isinstance<Device>(obj)) return obj.cast<Device>();
+  if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) {
+    auto index = obj.cast<int64_t>();
+    auto devices = all_devices();
+    if (index < 0 || index >= static_cast<int64_t>(devices.size()))
+      raise(ACCEL_ERROR_NOT_FOUND, "device index " + std::to_string(index) + " is out of range: " +
+                                       std::to_string(devices.size()) + " device(s) visible");
+    return devices[static_cast<size_t>(index)];
+  }
+  if (py::isinstance<py::str>(obj)) {
+    auto id = obj.cast<std::string>();
+    for (auto& d : all_devices())
+      if (id == capabilities(d).stable_id) return d;
+    raise(ACCEL_ERROR_NOT_FOUND, "no visible device has the stable id '" + id + "'");
+  }
+  throw py::type_error("device must be None, an int index, a stable id string or an accel.Device");
+}
+
+// ---- dtypes -----------------------------------------------------------------
+
+namespace {
+constexpr DType kDTypes[] = {
+    {"bool", 'b', 1, 6, "?"},        {"int8", 'i', 1, 0, "b"},      {"int16", 'i', 2, 0, "h"},
+    {"int32", 'i', 4, 0, "i"},       {"int64", 'i', 8, 0, "q"},     {"uint8", 'u', 1, 1, "B"},
+    {"uint16", 'u', 2, 1, "H"},      {"uint32", 'u', 4, 1, "I"},    {"uint64", 'u', 8, 1, "Q"},
+    {"float16", 'f', 2, 2, "e"},     {"float32", 'f', 4, 2, "f"},   {"float64", 'f', 8, 2, "d"},
+    {"complex64", 'c', 8, 5, "Zf"},  {"complex128", 'c', 16, 5, "Zd"},
+};
+
+const DType* find_dtype(char kind, size_t itemsize) {
+  for (auto& d : kDTypes)
+    if (d.kind == kind && d.itemsize == itemsize) return &d;
+  return nullptr;
+}
+
+std::string dtype_names() {
+  std::string names;
+  for (auto& d : kDTypes) {
+    if (!names.empty()) names.append(", ");
+    names.append(d.name);
+  }
+  return names;
+}
+}  // namespace
+
+std::string typestr(const DType& dtype) {
+  return std::string(dtype.itemsize == 1 ? "|" : "<") + dtype.kind + std::to_string(dtype.itemsize);
+}
+
+const DType* dtype_from_format(const std::string& format) {
+  std::string f = format;
+  if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
+  if (f == "l") f = sizeof(long) == 8 ? "q" : "i";
+  if (f == "L") f = sizeof(long) == 8 ? "Q" : "I";
+  if (f == "n") f = "q";
+  if (f == "N") f = "Q";
+  for (auto& d : kDTypes)
+    if (f == d.format) return &d;
+  return nullptr;
+}
+
+const DType* dtype_from_dlpack(uint8_t code, uint8_t bits) {
+  for (auto& d : kDTypes)
+    if (d.dl_code == code && (d.kind == 'b' ? bits == 8 : d.itemsize * 8 == bits)) return &d;
+  return nullptr;
+}
+
+const DType& dtype_from(py::handle obj) {
+  std::string text;
+  if (py::isinstance<py::str>(obj)) {
+    text = obj.cast<std::string>();
+  } else if (py::hasattr(obj, "str") && py::isinstance<py::str>(obj.attr("str"))) {
+    text = obj.attr("str").cast<std::string>();  // numpy.dtype
+  } else if (py::hasattr(obj, "__name__")) {
+    text = obj.attr("__name__").cast<std::string>();  // numpy.float32, bool, int, float
+    if (text == "int") text = "int64";
+    if (text == "float") text = "float64";
+    if (text == "complex") text = "complex128";
+  } else {
+    text = py::str(obj).cast<std::string>();
+  }
+  for (auto& d : kDTypes)
+    if (text == d.name) return d;
+  std::string t = text;
+  if (!t.empty() && (t[0] == '<' || t[0] == '|' || t[0] == '=')) t.erase(0, 1);
+  if (t.size() >= 2 && std::isdigit(static_cast<unsigned char>(t[1]))) {
+    if (const DType* d = find_dtype(t[0], std::strtoul(t.c_str() + 1, nullptr, 10)); d && t[0] != 'b') return *d;
+    if (t == "b1") return kDTypes[0];
+  }
+  raise(ACCEL_ERROR_INVALID_ARGUMENT, "unsupported dtype '" + text + "' (supported: " + dtype_names() + ")");
+}
+
+// ---- buffers and arrays -----------------------------------------------------
+
+void Buffer::destroy() {
+  if (destroyed) return;
+  destroyed = true;
+  NoGil nogil;
+  accel_buffer_destroy(handle);
+}
+
+void* Buffer::host_address(bool raise_unsupported) const {
+  void* address = nullptr;
+  accel_status_t status = accel_buffer_get_host_address(handle, &address);
+  if (status == ACCEL_ERROR_UNSUPPORTED && !raise_unsupported) return nullptr;
+  check(status);
+  return address;
+}
+
+int64_t Array::size() const {
+  int64_t n = 1;
+  for (auto s : shape) n *= s;
+  return n;
+}
+
+std::pair<int64_t, int64_t> Array::extent() const {
+  int64_t lo = 0, hi = dtype->itemsize;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) return {0, 0};
+    int64_t span = (shape[i] - 1) * strides[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
+bool Array::c_contiguous() const {
+  if (size() == 0) return true;
+  int64_t expected = dtype->itemsize;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+void* Array::element0_host(bool raise_unsupported) const {
+  if (!buffer) return empty_data;
+  void* base = buffer->host_address(raise_unsupported);
+  return base == nullptr ? nullptr : static_cast<char*>(base) + offset;
+}
+
+std::vector<int64_t> c_strides(const std::vector<int64_t>& shape, int64_t itemsize) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = itemsize;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+namespace {
+alignas(64) unsigned char g_empty_storage[64];
+
+std::shared_ptr<Buffer> create_buffer(const Device& device, uint64_t size) {
+  accel_buffer_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.size = size;
+  desc.memory_kind = ACCEL_MEMORY_KIND_DEVICE;
+  accel_buffer_t handle = nullptr;
+  check(accel_buffer_create(device.handle, &desc, &handle));
+  return std::make_shared<Buffer>(device.inst, handle, size);
+}
+
+void synchronize(accel_stream_t stream) {
+  accel_status_t status;
+  {
+    NoGil nogil;
+    status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
+  }
+  check(status);
+}
+
+std::vector<int64_t> shape_from(py::handle obj) {
+  std::vector<int64_t> shape;
+  if (py::isinstance<py::int_>(obj)) {
+    shape.push_back(obj.cast<int64_t>());
+  } else {
+    for (auto item : py::iter(obj)) shape.push_back(item.cast<int64_t>());
+  }
+  for (auto s : shape)
+    if (s < 0) raise(ACCEL_ERROR_INVALID_ARGUMENT, "negative dimension " + std::to_string(s) + " in shape");
+  return shape;
+}
+}  // namespace
+
+ArrayPtr make_empty(const Device& device, std::vector<int64_t> shape, const DType& dtype) {
+  auto array = std::make_shared<Array>();
+  array->device = device;
+  array->dtype = &dtype;
+  array->strides = c_strides(shape, dtype.itemsize);
+  array->shape = std::move(shape);
+  uint64_t bytes = static_cast<uint64_t>(array->size()) * dtype.itemsize;
+  if (bytes == 0)
+    array->empty_data = g_empty_storage;
+  else
+    array->buffer = create_buffer(device, bytes);
+  return array;
+}
+
+std::shared_ptr<Buffer> import_host(const Device& device, void* data, uint64_t size, bool readonly,
+                                    accel_release_callback_t release, void* user, bool allow_unsupported) {
+  accel_buffer_import_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.type = ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER;
+  desc.handle = reinterpret_cast<uint64_t>(data);
+  desc.size = size;
+  desc.flags = readonly ? ACCEL_IMPORT_FLAG_READ_ONLY : 0;
+  desc.release = release;
+  desc.release_user_data = user;
+  accel_buffer_t handle = nullptr;
+  accel_status_t status = accel_buffer_import(device.handle, &desc, &handle);
+  if (status == ACCEL_ERROR_UNSUPPORTED && allow_unsupported) return nullptr;
+  check(status);
+  return std::make_shared<Buffer>(device.inst, handle, size);
+}
+
+void copy_from_host(const Array& dst, const void* span_lo) {
+  if (!dst.buffer) return;
+  auto [lo, hi] = dst.extent();
+  accel_stream_t stream = dst.device.inst->internal_stream(dst.device.handle);
+  check(accel_stream_copy_host_to_buffer(stream, span_lo, dst.buffer->handle, dst.offset + lo, hi - lo));
+  synchronize(stream);
+}
+
+namespace {
+// The array's bytes [extent) copied to host memory, and where element 0 is in them.
+py::tuple copy_span(const Array& a) {
+  auto [lo, hi] = a.extent();
+  py::bytearray out(nullptr, 0);
+  if (!a.buffer || hi == lo) return py::make_tuple(out, 0);
+  std::string staging(static_cast<size_t>(hi - lo), '\0');
+  accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
+  check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, staging.data(), hi - lo));
+  synchronize(stream);
+  return py::make_tuple(py::bytearray(staging), -lo);
+}
+
+// A same-layout copy of `a` on `device` (through host memory).
+ArrayPtr copy_to_device(const Array& a, const Device& device) {
+  auto out = std::make_shared<Array>();
+  out->device = device;
+  out->dtype = a.dtype;
+  out->shape = a.shape;
+  out->strides = a.strides;
+  auto [lo, hi] = a.extent();
+  if (!a.buffer || hi == lo) {
+    out->empty_data = g_empty_storage;
+    return out;
+  }
+  out->buffer = create_buffer(device, hi - lo);
+  out->offset = -lo;
+  std::string staging(static_cast<size_t>(hi - lo), '\0');
+  accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
+  check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, staging.data(), hi - lo));
+  synchronize(stream);
+  copy_from_host(*out, staging.data());
+  return out;
+}
+
+void release_py_buffer(void* user) {
+  auto* view = static_cast<Py_buffer*>(user);
+  if (python_alive()) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    PyBuffer_Release(view);
+    PyGILState_Release(state);
+  }
+  delete view;
+}
+
+// numpy (or any buffer-protocol object) -> Array; zero-copy unless `copy`.
+ArrayPtr from_buffer(py::object obj, py::object device_obj, std::optional<bool> copy) {
+  Device device = resolve_device(device_obj);
+  auto view = std::make_unique<Py_buffer>();
+  if (PyObject_GetBuffer(obj.ptr(), view.get(), PyBUF_RECORDS_RO) != 0) throw py::error_already_set();
+  struct Guard {
+    std::unique_ptr<Py_buffer>& v;
+    ~Guard() {
+      if (v) PyBuffer_Release(v.get());
+    }
+  } guard{view};
+  const DType* dtype = dtype_from_format(view->format != nullptr ? view->format : "B");
+  if (dtype == nullptr || view->itemsize != dtype->itemsize)
+    raise(ACCEL_ERROR_INVALID_ARGUMENT, std::string("unsupported buffer format '") +
+                                            (view->format ? view->format : "") + "' (supported: " + dtype_names() + ")");
+  auto array = std::make_shared<Array>();
+  array->device = device;
+  array->dtype = dtype;
+  array->shape.assign(view->shape, view->shape + view->ndim);
+  if (view->strides != nullptr)
+    array->strides.assign(view->strides, view->strides + view->ndim);
+  else
+    array->strides = c_strides(array->shape, dtype->itemsize);
+  auto [lo, hi] = array->extent();
+  char* element0 = static_cast<char*>(view->buf);
+  if (hi == lo) {  // zero-size: nothing to import
+    array->empty_data = element0 != nullptr ? element0 : reinterpret_cast<char*>(g_empty_storage);
+    array->owner = obj;
+    array->readonly = view->readonly != 0;
+    return array;
+  }
+  if (copy.value_or(false)) {
+    if (PyBuffer_IsContiguous(view.get(), 'C') != 0) {
+      auto copied = make_empty(device, array->shape, *dtype);
+      copy_from_host(*copied, element0);
+      return copied;
+    }
+    // Non-contiguous source: copy its whole span and keep its strides.
+    array->buffer = create_buffer(device, hi - lo);
+    array->offset = -lo;
+    copy_from_host(*array, element0 + lo);
+    return array;
+  }
+  bool readonly = view->readonly != 0;
+  Py_buffer* raw = view.get();
+  auto buffer = import_host(device, element0 + lo, hi - lo, readonly, release_py_buffer, raw, copy.has_value() == false);
+  if (!buffer) {  // the device cannot use host memory in place: copy
+    PyBuffer_Release(view.get());
+    view.reset();
+    return from_buffer(obj, device_obj, true);
+  }
+  view.release();  // release_py_buffer owns it now
+  array->buffer = std::move(buffer);
+  array->offset = -lo;
+  array->readonly = readonly;
+  return array;
+}
+
+py::dict array_interface(const Array& a) {
+  void* data = a.element0_host(false);
+  if (data == nullptr)
+    throw py::attribute_error("__array_interface__: the array's memory is not host-visible (use copy_to_host())");
+  py::dict d;
+  py::tuple shape(a.shape.size());
+  for (size_t i = 0; i < a.shape.size(); ++i) shape[i] = a.shape[i];
+  d["shape"] = shape;
+  d["typestr"] = typestr(*a.dtype);
+  d["data"] = py::make_tuple(reinterpret_cast<uintptr_t>(data), a.readonly);
+  if (a.c_contiguous()) {
+    d["strides"] = py::none();
+  } else {
+    py::tuple strides(a.strides.size());
+    for (size_t i = 0; i < a.strides.size(); ++i) strides[i] = a.strides[i];
+    d["strides"] = strides;
+  }
+  d["version"] = 3;
+  return d;
+}
+
+// ---- streams and events -----------------------------------------------------
+
+struct Event;
+
+struct Stream {
+  std::shared_ptr<Instance> inst;
+  Device device;
+  accel_stream_t handle = nullptr;
+  bool closed = false;
+  ~Stream() { close(); }
+  void close() {
+    if (closed) return;
+    closed = true;
+    NoGil nogil;
+    accel_stream_destroy(handle);
+  }
+  void synchronize(std::optional<double> timeout_s) {
+    uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
+    accel_status_t status;
+    {
+      NoGil nogil;
+      status = accel_stream_synchronize(handle, ns);
+    }
+    check(status);
+  }
+  bool query() { return check(accel_stream_query(handle)) == ACCEL_SUCCESS; }
+};
+
+struct Event {
+  std::shared_ptr<Instance> inst;
+  Device device;
+  accel_event_t handle = nullptr;
+  bool closed = false;
+  ~Event() { close(); }
+  void close() {
+    if (closed) return;
+    closed = true;
+    accel_event_destroy(handle);
+  }
+  bool query() { return check(accel_event_query(handle)) == ACCEL_SUCCESS; }
+  void synchronize(std::optional<double> timeout_s) {
+    uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
+    accel_status_t status;
+    {
+      NoGil nogil;
+      status = accel_event_synchronize(handle, ns);
+    }
+    check(status);
+  }
+};
+
+std::shared_ptr<Event> make_event(py::object device_obj, bool timing) {
+  Device device = resolve_device(device_obj);
+  accel_event_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.flags = timing ? ACCEL_EVENT_FLAG_TIMING : 0;
+  auto event = std::make_shared<Event>();
+  event->inst = device.inst;
+  event->device = device;
+  check(accel_event_create(device.handle, &desc, &event->handle));
+  return event;
+}
+}  // namespace
+
+}  // namespace accelpy
+
+using namespace accelpy;
+
+PYBIND11_MODULE(_accel, m) {
+  m.doc() = "accel._accel: the Accel C ABI for Python (use the accel package, not this module)";
+
+  py::dict error_dict;
+  error_dict["status"] = py::none();
+  error_dict["status_name"] = py::none();
+  g_accel_error = PyErr_NewExceptionWithDoc(
+      "accel.AccelError",
+      "An Accel call failed. str(e) is Accel's message; .status is the accel_status_t value (int, negative) "
+      "and .status_name its name (\"ACCEL_ERROR_NOT_FOUND\").",
+      PyExc_RuntimeError, error_dict.ptr());
+  if (g_accel_error == nullptr) throw py::error_already_set();
+  m.add_object("AccelError", py::handle(g_accel_error));
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const AccelException& e) {
+      py::object cls = py::reinterpret_borrow<py::object>(g_accel_error);
+      py::object exc = cls(e.message);
+      exc.attr("status") = static_cast<int>(e.status);
+      exc.attr("status_name") = accel_status_name(e.status);
+      PyErr_SetObject(g_accel_error, exc.ptr());
+    }
+  });
+
+  m.def("status_name", [](int status) { return std::string(accel_status_name(static_cast<accel_status_t>(status))); });
+  m.def("version", [] {
+    accel_version_info_t info{};
+    info.stype = ACCEL_STRUCTURE_TYPE_VERSION_INFO;
+    info.struct_size = sizeof(info);
+    check(accel_version_get(&info));
+    py::dict d;
+    auto ver = [](uint32_t v) { return py::make_tuple(v >> 22, (v >> 12) & 0x3ff, v & 0xfff); };
+    d["library_version"] = ver(info.library_version);
+    d["abi_version"] = ver(info.abi_version);
+    d["build"] = info.build != nullptr ? info.build : "";
+    return d;
+  });
+  m.def("dtype_name", [](py::object d) { return std::string(dtype_from(d).name); });
+  m.def("format_dtype", [](const std::string& format) -> py::object {
+    const DType* d = dtype_from_format(format);
+    return d ? py::str(d->name) : py::object(py::none());
+  });
+
+  py::class_<Device>(m, "Device")
+      .def_property_readonly("index", [](const Device& d) { return d.index; })
+      .def_property_readonly("name", [](const Device& d) { return std::string(capabilities(d).name); })
+      .def_property_readonly("kind", [](const Device& d) { return kind_name(capabilities(d).kind); })
+      .def_property_readonly("vendor", [](const Device& d) { return std::string(capabilities(d).vendor); })
+      .def_property_readonly("backend", [](const Device& d) { return std::string(capabilities(d).backend_name); })
+      .def_property_readonly("stable_id", [](const Device& d) { return std::string(capabilities(d).stable_id); })
+      .def_property_readonly("simulated",
+                             [](const Device& d) { return (capabilities(d).flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0; })
+      .def_property_readonly("capabilities", &capability_dict)
+      .def_property_readonly("kernel_formats", [](const Device& d) { return kernel_format_names(capabilities(d).kernel_formats); })
+      .def_property_readonly("features",
+                             [](const Device& d) {
+                               py::list out;
+                               uint64_t f = capabilities(d).features;
+                               for (auto& feature : kFeatures)
+                                 if ((f & feature.bit) != 0) out.append(feature.name);
+                               return out;
+                             })
+      .def("memory_info",
+           [](const Device& d) {
+             uint64_t free = 0, total = 0;
+             check(accel_device_get_memory_info(d.handle, &free, &total));
+             return py::make_tuple(free, total);
+           })
+      .def_property_readonly("physical_device",
+                             [](const Device& d) {
+                               PhysicalDevice p{d.inst, nullptr};
+                               check(accel_device_get_physical_device(d.handle, &p.handle));
+                               return p;
+                             })
+      .def("__eq__", [](const Device& a, py::object b) { return py::isinstance<Device>(b) && a.handle == b.cast<Device>().handle; })
+      .def("__hash__", [](const Device& d) { return std::hash<void*>()(d.handle); })
+      .def("__repr__", [](const Device& d) {
+        auto caps = capabilities(d);
+        return "<accel.Device " + std::to_string(d.index) + " '" + caps.name + "' (" + caps.backend_name + ", " +
+               kind_name(caps.kind) + ")>";
+      });
+
+  py::class_<PhysicalDevice>(m, "PhysicalDevice")
+      .def_property_readonly("properties",
+                             [](const PhysicalDevice& p) {
+                               auto props = physical_properties(p);
+                               py::dict d;
+                               d["index"] = props.index;
+                               d["kind"] = kind_name(props.kind);
+                               d["name"] = std::string(props.name);
+                               d["stable_id"] = std::string(props.stable_id);
+                               d["pci_bus_id"] = std::string(props.pci_bus_id);
+                               d["flags"] = props.flags;
+                               d["simulated"] = (props.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0;
+                               d["memory_total"] = props.memory_total;
+                               d["compute_units"] = props.compute_units;
+                               d["device_count"] = props.device_count;
+                               d["numa_node"] = props.numa_node;
+                               return d;
+                             })
+      .def_property_readonly("name", [](const PhysicalDevice& p) { return std::string(physical_properties(p).name); })
+      .def_property_readonly("devices",
+                             [](const PhysicalDevice& p) {
+                               uint32_t count = 0;
+                               check(accel_physical_device_enumerate_devices(p.handle, &count, nullptr));
+                               std::vector<accel_device_t> handles(count);
+                               check(accel_physical_device_enumerate_devices(p.handle, &count, handles.data()));
+                               std::vector<Device> out;
+                               for (auto h : handles) out.push_back(device_of(p.inst, h));
+                               return out;
+                             })
+      .def("__eq__", [](const PhysicalDevice& a, py::object b) {
+        return py::isinstance<PhysicalDevice>(b) && a.handle == b.cast<PhysicalDevice>().handle;
+      })
+      .def("__hash__", [](const PhysicalDevice& p) { return std::hash<void*>()(p.handle); })
+      .def("__repr__", [](const PhysicalDevice& p) {
+        return "<accel.PhysicalDevice '" + std::string(physical_properties(p).name) + "'>";
+      });
+
+  m.def("devices", &all_devices);
+  m.def("device", [](py::object d) { return resolve_device(d); }, py::arg("device") = py::none());
+  m.def("physical_devices", &all_physical_devices);
+
+  auto array = py::class_<Array, ArrayPtr>(m, "Array");
+  array.def_property_readonly("shape", [](const Array& a) { return py::tuple(py::cast(a.shape)); })
+      .def_property_readonly("strides", [](const Array& a) { return py::tuple(py::cast(a.strides)); })
+      .def_property_readonly("dtype", [](const Array& a) { return std::string(a.dtype->name); })
+      .def_property_readonly("ndim", [](const Array& a) { return a.shape.size(); })
+      .def_property_readonly("size", &Array::size)
+      .def_property_readonly("itemsize", [](const Array& a) { return a.dtype->itemsize; })
+      .def_property_readonly("nbytes", [](const Array& a) { return a.size() * a.dtype->itemsize; })
+      .def_property_readonly("device", [](const Array& a) { return a.device; })
+      .def_property_readonly("readonly", [](const Array& a) { return a.readonly; })
+      .def_property_readonly("is_c_contiguous", &Array::c_contiguous)
+      .def_property_readonly("host_visible", [](const Array& a) { return a.element0_host(false) != nullptr; })
+      .def_property_readonly("data_ptr",
+                             [](const Array& a) { return reinterpret_cast<uintptr_t>(a.element0_host(true)); })
+      .def_property_readonly("__array_interface__", &array_interface)
+      .def("_copy_span", &copy_span)
+      .def("to", [](const Array& a, py::object device) { return copy_to_device(a, resolve_device(device)); },
+           py::arg("device"))
+      .def("copy", [](const Array& a) { return copy_to_device(a, a.device); })
+      .def("free", [](Array& a) {
+        if (a.buffer) a.buffer->destroy();
+      })
+      .def("__len__",
+           [](const Array& a) {
+             if (a.shape.empty()) throw py::type_error("len() of a 0-d accel.Array");
+             return a.shape[0];
+           })
+      .def("__repr__", [](const Array& a) {
+        std::string shape;
+        for (auto s : a.shape) shape += std::to_string(s) + ",";
+        return "<accel.Array shape=(" + shape + ") dtype=" + a.dtype->name + " device=" + std::to_string(a.device.index) +
+               (a.readonly ? " readonly" : "") + ">";
+      });
+
+  m.def("empty", [](py::object shape, py::object dtype, py::object device) {
+    return make_empty(resolve_device(device), shape_from(shape), dtype_from(dtype));
+  });
+  m.def("zeros", [](py::object shape, py::object dtype, py::object device) {
+    auto a = make_empty(resolve_device(device), shape_from(shape), dtype_from(dtype));
+    if (a->buffer) {
+      accel_stream_t stream = a->device.inst->internal_stream(a->device.handle);
+      const uint8_t zero = 0;
+      check(accel_stream_fill_buffer(stream, a->buffer->handle, 0, a->buffer->size, &zero, 1));
+      synchronize(stream);
+    }
+    return a;
+  });
+  m.def("from_buffer", &from_buffer, py::arg("obj"), py::arg("device") = py::none(), py::arg("copy") = py::none());
+
+  py::class_<Stream, std::shared_ptr<Stream>>(m, "Stream")
+      .def(py::init([](py::object device_obj) {
+             Device device = resolve_device(device_obj);
+             auto s = std::make_shared<Stream>();
+             s->inst = device.inst;
+             s->device = device;
+             check(accel_stream_create(device.handle, nullptr, &s->handle));
+             return s;
+           }),
+           py::arg("device") = py::none())
+      .def_property_readonly("device", [](const Stream& s) { return s.device; })
+      .def("synchronize", &Stream::synchronize, py::arg("timeout") = py::none())
+      .def("query", &Stream::query)
+      .def(
+          "record",
+          [](Stream& s, std::shared_ptr<Event> event) {
+            if (!event) event = make_event(py::cast(s.device), false);
+            check(accel_stream_record_event(s.handle, event->handle));
+            return event;
+          },
+          py::arg("event") = py::none())
+      .def("wait", [](Stream& s, Event& e) { check(accel_stream_wait_event(s.handle, e.handle)); })
+      .def("close", &Stream::close)
+      .def("__enter__", [](std::shared_ptr<Stream> s) { return s; })
+      .def("__exit__", [](Stream& s, py::args) {
+        if (!s.closed) s.synchronize(std::nullopt);
+        return false;
+      });
+
+  py::class_<Event, std::shared_ptr<Event>>(m, "Event")
+      .def(py::init(&make_event), py::arg("device") = py::none(), py::arg("timing") = false)
+      .def_property_readonly("device", [](const Event& e) { return e.device; })
+      .def("query", &Event::query)
+      .def("synchronize", &Event::synchronize, py::arg("timeout") = py::none())
+      .def("elapsed_time",
+           [](Event& start, Event& end) {
+             uint64_t ns = 0;
+             check(accel_event_elapsed_time(start.handle, end.handle, &ns));
+             return ns;
+           })
+      .def("close", &Event::close)
+      .def("__enter__", [](std::shared_ptr<Event> e) { return e; })
+      .def("__exit__", [](Event& e, py::args) {
+        e.close();
+        return false;
+      });
+
+  init_dlpack(m, array);
+}

@@ -1,0 +1,159 @@
+import pytest
+
+import accel
+
+np = pytest.importorskip("numpy")
+
+DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+          "float32", "float64", "complex64", "complex128"]
+
+
+def sample(dtype, shape=(3, 4)):
+    return (np.arange(int(np.prod(shape))) % 7).astype(dtype).reshape(shape)
+
+
+def test_empty_and_zeros():
+    a = accel.empty((2, 3), "int32")
+    assert a.shape == (2, 3) and a.dtype == "int32" and a.strides == (12, 4)
+    assert a.ndim == 2 and a.size == 6 and a.nbytes == 24 and a.itemsize == 4 and len(a) == 2
+    assert a.device == accel.devices()[0] and not a.readonly and a.host_visible
+    z = accel.zeros(5, dtype=np.float64)
+    assert z.shape == (5,) and z.dtype == "float64"
+    assert (z.copy_to_host() == 0).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_zero_copy(dtype):
+    host = sample(dtype)
+    a = accel.asarray(host)
+    assert a.dtype == dtype and a.shape == host.shape and a.strides == host.strides
+    assert a.data_ptr == host.ctypes.data
+    back = np.asarray(a)
+    assert back.ctypes.data == host.ctypes.data
+    assert back.dtype == host.dtype
+    np.testing.assert_array_equal(back, host)
+    np.testing.assert_array_equal(a.copy_to_host(), host)
+    host.flat[0] = 1
+    assert np.asarray(a).flat[0] == 1  # shared memory
+
+
+@pytest.mark.parametrize("view", ["step", "transpose", "reverse", "column"])
+def test_non_contiguous(view):
+    base = sample("float32", (6, 8))
+    host = {"step": base[::2, 1::3], "transpose": base.T, "reverse": base[::-1, ::-2], "column": base[:, 3]}[view]
+    a = accel.asarray(host)
+    assert a.strides == host.strides and not a.is_c_contiguous
+    assert a.data_ptr == host.ctypes.data
+    back = np.asarray(a)
+    assert back.ctypes.data == host.ctypes.data and back.strides == host.strides
+    np.testing.assert_array_equal(back, host)
+    np.testing.assert_array_equal(a.copy_to_host(), host)
+    copied = accel.asarray(host, copy=True)
+    assert copied.data_ptr != host.ctypes.data
+    np.testing.assert_array_equal(copied.copy_to_host(), host)
+
+
+def test_zero_size_and_0d():
+    empty = np.zeros((0, 3), dtype=np.float32)
+    a = accel.asarray(empty)
+    assert a.shape == (0, 3) and a.size == 0 and a.nbytes == 0
+    assert np.asarray(a).shape == (0, 3)
+    assert a.copy_to_host().shape == (0, 3)
+    assert accel.zeros((4, 0)).copy_to_host().shape == (4, 0)
+    scalar = np.array(3.5, dtype=np.float64)
+    s = accel.asarray(scalar)
+    assert s.shape == () and s.ndim == 0 and s.size == 1
+    assert s.data_ptr == scalar.ctypes.data
+    assert np.asarray(s).ctypes.data == scalar.ctypes.data
+    assert s.copy_to_host() == 3.5
+    with pytest.raises(TypeError):
+        len(s)
+
+
+def test_copies_and_to():
+    host = sample("int64")
+    a = accel.asarray(host, copy=True)
+    assert a.data_ptr != host.ctypes.data
+    np.testing.assert_array_equal(a.copy_to_host(), host)
+    b = a.to(accel.devices()[0])
+    assert b.data_ptr != a.data_ptr
+    np.testing.assert_array_equal(b.copy_to_host(), host)
+    assert accel.asarray(a) is a
+    np.testing.assert_array_equal(accel.asarray(a, copy=True).copy_to_host(), host)
+
+
+def test_from_python_objects():
+    a = accel.asarray([[1, 2], [3, 4]], dtype="int16")
+    assert a.dtype == "int16" and a.shape == (2, 2)
+    np.testing.assert_array_equal(a.copy_to_host(), [[1, 2], [3, 4]])
+    b = accel.asarray(bytearray(b"abc"))
+    assert b.dtype == "uint8" and b.shape == (3,)
+    c = accel.asarray(np.arange(3, dtype=np.int32), dtype="float64")  # converted: a copy
+    assert c.dtype == "float64"
+
+
+def test_readonly_source():
+    host = sample("float32")
+    host.flags.writeable = False
+    a = accel.asarray(host)
+    assert a.readonly
+    interface = a.__array_interface__
+    assert interface["data"] == (host.ctypes.data, True)
+    assert not np.asarray(a).flags.writeable
+
+
+def test_array_interface():
+    a = accel.zeros((2, 3), "uint16")
+    interface = a.__array_interface__
+    assert interface["shape"] == (2, 3) and interface["typestr"] == "<u2" and interface["version"] == 3
+    assert interface["strides"] is None
+    assert interface["data"] == (a.data_ptr, False)
+    view = np.asarray(a)
+    view[1, 2] = 7
+    assert a.copy_to_host()[1, 2] == 7
+
+
+def test_wrong_dtype():
+    for bad in ("float128", "nonsense", object):
+        with pytest.raises(accel.AccelError) as info:
+            accel.empty(3, bad)
+        assert info.value.status == accel.Status.ACCEL_ERROR_INVALID_ARGUMENT
+        assert "unsupported dtype" in str(info.value)
+    with pytest.raises(accel.AccelError):
+        accel.asarray([1, 2], dtype="int3")
+    with pytest.raises(accel.AccelError) as info:
+        accel.empty(-1)
+    assert "negative dimension" in str(info.value)
+
+
+def test_freed_buffer():
+    a = accel.zeros(8)
+    a.free()
+    a.free()  # idempotent
+    with pytest.raises(accel.AccelError) as info:
+        a.copy_to_host()
+    assert info.value.status == accel.Status.ACCEL_ERROR_INVALID_HANDLE
+    assert "stale buffer handle" in str(info.value)
+    with pytest.raises(accel.AccelError):
+        a.data_ptr
+    with pytest.raises(accel.AccelError):
+        a.to(0)
+    with pytest.raises(accel.AccelError):
+        a.host_visible
+
+
+def test_out_of_memory_on_sim(run_python):
+    out = run_python("""
+        import accel
+        d = accel.devices()[0]
+        assert d.backend == "sim", d
+        total = d.capabilities["memory_total"]
+        try:
+            accel.empty(total * 4, "uint8", device=d)
+        except accel.AccelError as e:
+            assert e.status == accel.Status.ACCEL_ERROR_RESOURCE_EXHAUSTED, e.status_name
+            print("OK", e.status_name, e)
+        else:
+            raise SystemExit("no error")
+        """, ACCEL_BACKENDS="sim", ACCEL_SIM_PROFILE="h100-sxm-8")
+    assert out.startswith("OK ACCEL_ERROR_RESOURCE_EXHAUSTED")

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "names.h"
 
 namespace accelpy {
 
@@ -95,16 +96,7 @@ accel_device_capabilities_t capabilities(const Device& d) {
   return caps;
 }
 
-const char* kind_name(accel_device_kind_t kind) {
-  switch (kind) {
-    case ACCEL_DEVICE_KIND_CPU: return "cpu";
-    case ACCEL_DEVICE_KIND_GPU: return "gpu";
-    case ACCEL_DEVICE_KIND_NPU: return "npu";
-    case ACCEL_DEVICE_KIND_TPU: return "tpu";
-    case ACCEL_DEVICE_KIND_FPGA: return "fpga";
-    default: return "unknown";
-  }
-}
+const char* kind_name(accel_device_kind_t kind) { return accel::info::KindName(kind); }
 
 // Every registered capability key, read through accel_device_get_info.
 py::dict capability_dict(const Device& d) {
@@ -112,8 +104,7 @@ py::dict capability_dict(const Device& d) {
   for (uint32_t key = 1;; ++key) {
     const char* name = nullptr;
     accel_value_type_t type{};
-    if (accel_device_info_key_describe(static_cast<accel_device_info_key_t>(key), &name, &type) != ACCEL_SUCCESS)
-      break;
+    if (accel_device_info_key_describe(static_cast<accel_device_info_key_t>(key), &name, &type) != ACCEL_SUCCESS) break;
     size_t size = 0;
     auto k = static_cast<accel_device_info_key_t>(key);
     if (accel_device_get_info(d.handle, k, 0, nullptr, &size) != ACCEL_SUCCESS) continue;
@@ -204,8 +195,8 @@ Device resolve_device(py::handle obj) {
     auto index = obj.cast<int64_t>();
     auto devices = all_devices();
     if (index < 0 || index >= static_cast<int64_t>(devices.size()))
-      raise(ACCEL_ERROR_NOT_FOUND, "device index " + std::to_string(index) + " is out of range: " +
-                                       std::to_string(devices.size()) + " device(s) visible");
+      raise(ACCEL_ERROR_NOT_FOUND, "device index " + std::to_string(index) +
+                                       " is out of range: " + std::to_string(devices.size()) + " device(s) visible");
     return devices[static_cast<size_t>(index)];
   }
   if (py::isinstance<py::str>(obj)) {
@@ -221,11 +212,11 @@ Device resolve_device(py::handle obj) {
 
 namespace {
 constexpr DType kDTypes[] = {
-    {"bool", 'b', 1, 6, "?"},        {"int8", 'i', 1, 0, "b"},      {"int16", 'i', 2, 0, "h"},
-    {"int32", 'i', 4, 0, "i"},       {"int64", 'i', 8, 0, "q"},     {"uint8", 'u', 1, 1, "B"},
-    {"uint16", 'u', 2, 1, "H"},      {"uint32", 'u', 4, 1, "I"},    {"uint64", 'u', 8, 1, "Q"},
-    {"float16", 'f', 2, 2, "e"},     {"float32", 'f', 4, 2, "f"},   {"float64", 'f', 8, 2, "d"},
-    {"complex64", 'c', 8, 5, "Zf"},  {"complex128", 'c', 16, 5, "Zd"},
+    {"bool", 'b', 1, 6, "?"},       {"int8", 'i', 1, 0, "b"},         {"int16", 'i', 2, 0, "h"},
+    {"int32", 'i', 4, 0, "i"},      {"int64", 'i', 8, 0, "q"},        {"uint8", 'u', 1, 1, "B"},
+    {"uint16", 'u', 2, 1, "H"},     {"uint32", 'u', 4, 1, "I"},       {"uint64", 'u', 8, 1, "Q"},
+    {"float16", 'f', 2, 2, "e"},    {"float32", 'f', 4, 2, "f"},      {"float64", 'f', 8, 2, "d"},
+    {"complex64", 'c', 8, 5, "Zf"}, {"complex128", 'c', 16, 5, "Zd"},
 };
 
 const DType* find_dtype(char kind, size_t itemsize) {
@@ -485,7 +476,8 @@ ArrayPtr from_buffer(py::object obj, py::object device_obj, std::optional<bool> 
   const DType* dtype = dtype_from_format(view->format != nullptr ? view->format : "B");
   if (dtype == nullptr || view->itemsize != dtype->itemsize)
     raise(ACCEL_ERROR_INVALID_ARGUMENT, std::string("unsupported buffer format '") +
-                                            (view->format ? view->format : "") + "' (supported: " + dtype_names() + ")");
+                                            (view->format ? view->format : "") + "' (supported: " + dtype_names() +
+                                            ")");
   auto array = std::make_shared<Array>();
   array->device = device;
   array->dtype = dtype;
@@ -516,7 +508,8 @@ ArrayPtr from_buffer(py::object obj, py::object device_obj, std::optional<bool> 
   }
   bool readonly = view->readonly != 0;
   Py_buffer* raw = view.get();
-  auto buffer = import_host(device, element0 + lo, hi - lo, readonly, release_py_buffer, raw, copy.has_value() == false);
+  auto buffer =
+      import_host(device, element0 + lo, hi - lo, readonly, release_py_buffer, raw, copy.has_value() == false);
   if (!buffer) {  // the device cannot use host memory in place: copy
     PyBuffer_Release(view.get());
     view.reset();
@@ -673,7 +666,8 @@ PYBIND11_MODULE(_accel, m) {
       .def_property_readonly("simulated",
                              [](const Device& d) { return (capabilities(d).flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0; })
       .def_property_readonly("capabilities", &capability_dict)
-      .def_property_readonly("kernel_formats", [](const Device& d) { return kernel_format_names(capabilities(d).kernel_formats); })
+      .def_property_readonly("kernel_formats",
+                             [](const Device& d) { return kernel_format_names(capabilities(d).kernel_formats); })
       .def_property_readonly("features",
                              [](const Device& d) {
                                py::list out;
@@ -694,7 +688,8 @@ PYBIND11_MODULE(_accel, m) {
                                check(accel_device_get_physical_device(d.handle, &p.handle));
                                return p;
                              })
-      .def("__eq__", [](const Device& a, py::object b) { return py::isinstance<Device>(b) && a.handle == b.cast<Device>().handle; })
+      .def("__eq__", [](const Device& a,
+                        py::object b) { return py::isinstance<Device>(b) && a.handle == b.cast<Device>().handle; })
       .def("__hash__", [](const Device& d) { return std::hash<void*>()(d.handle); })
       .def("__repr__", [](const Device& d) {
         auto caps = capabilities(d);
@@ -731,16 +726,18 @@ PYBIND11_MODULE(_accel, m) {
                                for (auto h : handles) out.push_back(device_of(p.inst, h));
                                return out;
                              })
-      .def("__eq__", [](const PhysicalDevice& a, py::object b) {
-        return py::isinstance<PhysicalDevice>(b) && a.handle == b.cast<PhysicalDevice>().handle;
-      })
+      .def("__eq__",
+           [](const PhysicalDevice& a, py::object b) {
+             return py::isinstance<PhysicalDevice>(b) && a.handle == b.cast<PhysicalDevice>().handle;
+           })
       .def("__hash__", [](const PhysicalDevice& p) { return std::hash<void*>()(p.handle); })
       .def("__repr__", [](const PhysicalDevice& p) {
         return "<accel.PhysicalDevice '" + std::string(physical_properties(p).name) + "'>";
       });
 
   m.def("devices", &all_devices);
-  m.def("device", [](py::object d) { return resolve_device(d); }, py::arg("device") = py::none());
+  m.def(
+      "device", [](py::object d) { return resolve_device(d); }, py::arg("device") = py::none());
   m.def("physical_devices", &all_physical_devices);
 
   auto array = py::class_<Array, ArrayPtr>(m, "Array");
@@ -759,12 +756,14 @@ PYBIND11_MODULE(_accel, m) {
                              [](const Array& a) { return reinterpret_cast<uintptr_t>(a.element0_host(true)); })
       .def_property_readonly("__array_interface__", &array_interface)
       .def("_copy_span", &copy_span)
-      .def("to", [](const Array& a, py::object device) { return copy_to_device(a, resolve_device(device)); },
-           py::arg("device"))
+      .def(
+          "to", [](const Array& a, py::object device) { return copy_to_device(a, resolve_device(device)); },
+          py::arg("device"))
       .def("copy", [](const Array& a) { return copy_to_device(a, a.device); })
-      .def("free", [](Array& a) {
-        if (a.buffer) a.buffer->destroy();
-      })
+      .def("free",
+           [](Array& a) {
+             if (a.buffer) a.buffer->destroy();
+           })
       .def("__len__",
            [](const Array& a) {
              if (a.shape.empty()) throw py::type_error("len() of a 0-d accel.Array");
@@ -773,8 +772,8 @@ PYBIND11_MODULE(_accel, m) {
       .def("__repr__", [](const Array& a) {
         std::string shape;
         for (auto s : a.shape) shape += std::to_string(s) + ",";
-        return "<accel.Array shape=(" + shape + ") dtype=" + a.dtype->name + " device=" + std::to_string(a.device.index) +
-               (a.readonly ? " readonly" : "") + ">";
+        return "<accel.Array shape=(" + shape + ") dtype=" + a.dtype->name +
+               " device=" + std::to_string(a.device.index) + (a.readonly ? " readonly" : "") + ">";
       });
 
   m.def("empty", [](py::object shape, py::object dtype, py::object device) {

@@ -128,8 +128,8 @@ class Record : public std::enable_shared_from_this<Record> {
         outcome_.message = "the commands before the event failed on the device with " + ClErrorName(execution_status);
       } else if (timing_ && marker_) {
         cl_ulong end = 0;
-        if (runtime_->cl.GetEventProfilingInfo(marker_.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end,
-                                               nullptr) == CL_SUCCESS) {
+        if (runtime_->cl.GetEventProfilingInfo(marker_.get(), CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) ==
+            CL_SUCCESS) {
           outcome_.device_ns = end;
         }
       }

@@ -349,8 +349,7 @@ bool OpenDevice(Context* context, VkPhysicalDevice physical, uint32_t index, std
   ACCEL_VK_DEVICE_FUNCTIONS(ACCEL_VK_RESOLVE)
 #undef ACCEL_VK_RESOLVE
   vk.vkGetDeviceQueue(device->device, f.queue_family, 0, &device->queue);
-  device->timeline =
-      f.timeline_semaphore && vk.vkWaitSemaphores != nullptr && vk.vkGetSemaphoreCounterValue != nullptr;
+  device->timeline = f.timeline_semaphore && vk.vkWaitSemaphores != nullptr && vk.vkGetSemaphoreCounterValue != nullptr;
   device->device_address = f.buffer_device_address && vk.vkGetBufferDeviceAddress != nullptr;
   if (!device->device_address) f.buffer_device_address = false;
   device->force_staging = TextOf(context->host.Setting("ACCEL_VULKAN_STAGING")) == "always";

@@ -316,8 +316,8 @@ class Stream {
       const Status s = WaitValue(target, wait_ns);
       lock.lock();
       if (s.code == ACCEL_ERROR_TIMEOUT) {
-        return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream's device work was still running after " +
-                                                    std::to_string(timeout_ns) + " ns");
+        return host().Fail(ACCEL_ERROR_TIMEOUT,
+                           "the stream's device work was still running after " + std::to_string(timeout_ns) + " ns");
       }
       if (!s.ok()) SetDeviceErrorLocked(s);
     }
@@ -387,8 +387,8 @@ class Stream {
     barrier.dstAccessMask =
         VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
     vk.vkCmdPipelineBarrier(slot.commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
-                            nullptr, 0, nullptr);
+                            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr,
+                            0, nullptr);
     VkResult r = vk.vkEndCommandBuffer(slot.commands);
     if (r != VK_SUCCESS) return VkFailure("vkEndCommandBuffer", r);
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -664,7 +664,7 @@ class Stream {
   Slot slots_[kSlots];
   uint32_t slot_count_ = 1;
   uint32_t next_slot_ = 0;
-  Slot* current_ = nullptr;  // the slot being recorded
+  Slot* current_ = nullptr;                 // the slot being recorded
   VkSemaphore semaphore_ = VK_NULL_HANDLE;  // timeline; or
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
@@ -984,39 +984,37 @@ accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t even
     const bool timing =
         event->timing() && (stream->device()->capabilities.features & ACCEL_DEVICE_FEATURE_EVENT_TIMING) != 0;
     auto record = std::make_shared<Record>(timing);
-    const accel_status_t status = stream->Enqueue({"record event",
-                                                   [stream, record](std::string* message) {
-                                                     Record::Outcome outcome;
-                                                     outcome.device = stream->device();
-                                                     {
-                                                       // The record completes once the device has run all earlier
-                                                       // work of the stream; for a timing event, with a device
-                                                       // timestamp after it. A failure fails the stream, and the
-                                                       // record carries it.
-                                                       const Status s = record->timing()
-                                                                            ? stream->Timestamp(&outcome.ticks)
-                                                                            : stream->Drain();
-                                                       if (!s.ok()) {
-                                                         outcome.status = s.code;
-                                                         outcome.message =
-                                                             (record->timing() ? "reading the event's timestamp: "
-                                                                               : "waiting for earlier device work: ") +
-                                                             s.message;
-                                                         record->Complete(outcome);
-                                                         *message = outcome.message;
-                                                         return s.code;
-                                                       }
-                                                       outcome.has_timestamp = record->timing();
-                                                     }
-                                                     record->Complete(std::move(outcome));
-                                                     return ACCEL_SUCCESS;
-                                                   },
-                                                   [record](accel_status_t error, const std::string& message) {
-                                                     Record::Outcome outcome;
-                                                     outcome.status = error;
-                                                     outcome.message = message;
-                                                     record->Complete(std::move(outcome));
-                                                   }});
+    const accel_status_t status =
+        stream->Enqueue({"record event",
+                         [stream, record](std::string* message) {
+                           Record::Outcome outcome;
+                           outcome.device = stream->device();
+                           {
+                             // The record completes once the device has run all earlier
+                             // work of the stream; for a timing event, with a device
+                             // timestamp after it. A failure fails the stream, and the
+                             // record carries it.
+                             const Status s = record->timing() ? stream->Timestamp(&outcome.ticks) : stream->Drain();
+                             if (!s.ok()) {
+                               outcome.status = s.code;
+                               outcome.message = (record->timing() ? "reading the event's timestamp: "
+                                                                   : "waiting for earlier device work: ") +
+                                                 s.message;
+                               record->Complete(outcome);
+                               *message = outcome.message;
+                               return s.code;
+                             }
+                             outcome.has_timestamp = record->timing();
+                           }
+                           record->Complete(std::move(outcome));
+                           return ACCEL_SUCCESS;
+                         },
+                         [record](accel_status_t error, const std::string& message) {
+                           Record::Outcome outcome;
+                           outcome.status = error;
+                           outcome.message = message;
+                           record->Complete(std::move(outcome));
+                         }});
     // The new record replaces the earlier one once it is queued (the worker may already have completed it).
     if (status == ACCEL_SUCCESS) event->set_current(std::move(record));
     return status;

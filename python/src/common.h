@@ -95,8 +95,7 @@ std::string typestr(const DType& dtype);
 // One accel buffer; destroyed with the last array or export using it.
 class Buffer {
  public:
-  Buffer(std::shared_ptr<Instance> i, accel_buffer_t h, uint64_t bytes)
-      : inst(std::move(i)), handle(h), size(bytes) {}
+  Buffer(std::shared_ptr<Instance> i, accel_buffer_t h, uint64_t bytes) : inst(std::move(i)), handle(h), size(bytes) {}
   ~Buffer() { destroy(); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

@@ -230,10 +230,9 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
                            " is not host memory; only host-visible tensors can be imported yet");
   const DType* dtype = dtype_from_dlpack(tensor->dtype.code, tensor->dtype.bits);
   if (dtype == nullptr || tensor->dtype.lanes != 1)
-    raise(ACCEL_ERROR_INVALID_ARGUMENT, "from_dlpack: unsupported DLPack dtype (code " +
-                                            std::to_string(tensor->dtype.code) + ", bits " +
-                                            std::to_string(tensor->dtype.bits) + ", lanes " +
-                                            std::to_string(tensor->dtype.lanes) + ")");
+    raise(ACCEL_ERROR_INVALID_ARGUMENT,
+          "from_dlpack: unsupported DLPack dtype (code " + std::to_string(tensor->dtype.code) + ", bits " +
+              std::to_string(tensor->dtype.bits) + ", lanes " + std::to_string(tensor->dtype.lanes) + ")");
   Device device = resolve_device(device_obj);
   auto array = std::make_shared<Array>();
   array->device = device;

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   auto profile = accel::sim::ParseProfile(text, "fuzz.json", &error);
   if (!profile && error.rfind("fuzz.json: ", 0) != 0) __builtin_trap();  // every rejection names the file
-  if (profile && profile->devices.empty()) __builtin_trap();              // a profile has at least one device
+  if (profile && profile->devices.empty()) __builtin_trap();             // a profile has at least one device
   accel::sim::FaultSpec faults;
   (void)accel::sim::ParseFaults(text, &faults, &error);
   return 0;

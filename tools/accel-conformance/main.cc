@@ -255,23 +255,51 @@ std::optional<std::string> OpenTarget(const Options& options, Target* target) {
   return std::nullopt;
 }
 
+// One profile's results by outcome; a skip that names no absent capability counts as failed.
+struct Counts {
+  int passed = 0, failed = 0, skipped = 0, unsupported = 0, expected_failure = 0;
+  Counts& operator+=(const Counts& o) {
+    passed += o.passed;
+    failed += o.failed;
+    skipped += o.skipped;
+    unsupported += o.unsupported;
+    expected_failure += o.expected_failure;
+    return *this;
+  }
+};
+
+Counts CountsOf(Profile profile) {
+  Counts c;
+  for (const auto& r : g_results) {
+    if (r.profile != profile) continue;
+    switch (r.outcome) {
+      case Outcome::kPassed: ++c.passed; break;
+      case Outcome::kFailed:
+      case Outcome::kIllegalSkip: ++c.failed; break;
+      case Outcome::kSkippedAbsent: ++c.skipped; break;
+      case Outcome::kUnsupported: ++c.unsupported; break;
+      case Outcome::kExpectedFailure: ++c.expected_failure; break;
+    }
+  }
+  return c;
+}
+
 void PrintSummary(const Target& target, Profile requested) {
   std::printf("\naccel-conformance: backend %s %s (%s), %zu of %zu devices, profile %s\n", target.name.c_str(),
               target.version.c_str(), target.library_path.c_str(), target.selected.size(), target.all_devices.size(),
               ProfileName(requested));
   std::printf("%-14s %7s %7s %8s %12s %6s\n", "profile", "passed", "failed", "skipped", "unsupported", "xfail");
-  int totals[6] = {};
+  Counts totals;
+  auto row = [](const char* name, const Counts& c) {
+    std::printf("%-14s %7d %7d %8d %12d %6d\n", name, c.passed, c.failed, c.skipped, c.unsupported, c.expected_failure);
+  };
   for (Profile p : kAllProfiles) {
     if (p > requested) break;
-    int c[6] = {};
-    for (const auto& r : g_results) {
-      if (r.profile == p) c[static_cast<int>(r.outcome)]++;
-    }
-    for (int i = 0; i < 6; ++i) totals[i] += c[i];
-    std::printf("%-14s %7d %7d %8d %12d %6d\n", ProfileName(p), c[0], c[1] + c[5], c[2], c[3], c[4]);
+    const Counts c = CountsOf(p);
+    totals += c;
+    row(ProfileName(p), c);
   }
-  std::printf("%-14s %7d %7d %8d %12d %6d\n", "total", totals[0], totals[1] + totals[5], totals[2], totals[3],
-              totals[4]);
+  row("total", totals);
   for (const auto& r : g_results) {
     if (r.outcome == Outcome::kSkippedAbsent || r.outcome == Outcome::kUnsupported) {
       std::printf("  skipped  %s: %s\n", r.full_name.c_str(), r.message.c_str());
@@ -327,16 +355,13 @@ nlohmann::json Certificate(const Target& target, Profile requested) {
   bool clean = true;
   for (Profile p : kAllProfiles) {
     if (p > requested) break;
-    int c[6] = {};
-    for (const auto& r : g_results) {
-      if (r.profile == p) c[static_cast<int>(r.outcome)]++;
-    }
-    per_profile[ProfileName(p)] = {{"passed", c[0]},
-                                   {"failed", c[1] + c[5]},
-                                   {"skipped", c[2]},
-                                   {"unsupported", c[3]},
-                                   {"expected_failure", c[4]}};
-    clean = clean && c[1] + c[5] == 0;
+    const Counts c = CountsOf(p);
+    per_profile[ProfileName(p)] = {{"passed", c.passed},
+                                   {"failed", c.failed},
+                                   {"skipped", c.skipped},
+                                   {"unsupported", c.unsupported},
+                                   {"expected_failure", c.expected_failure}};
+    clean = clean && c.failed == 0;
     if (clean && (p == Profile::kAbi || !target.selected.empty())) passed = ProfileName(p);
   }
   cert["profile_passed"] = passed;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs every Debian package Accel's build and tests need (Debian 12).
-# Runs apt-get only when something is missing, so it is cheap to re-run.
+# Installs every Debian package Accel's build and tests need (Debian 12), and
+# the Python tests' PyPI packages into build/pyenv. Runs apt-get and pip only
+# when something is missing, so it is cheap to re-run.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   # toolchain and build
@@ -29,6 +31,8 @@ packages=(
   abigail-tools
   # the Python package (python/): its extension and python.pytest
   python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
+  # ... and the virtual environment for its PyPI test dependencies (below)
+  python3-venv
 )
 
 missing=()
@@ -40,12 +44,34 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Python tests' PyPI dependencies (python/requirements-test.txt: numpy 2,
+# jax on the CPU) in build/pyenv, a virtual environment of /usr/bin/python3,
+# the interpreter the extension is built for; pip's cache stays in the build
+# tree. Re-created only when the requirements change. ACCEL_SKIP_PYPI=1 skips
+# it (python.pytest then runs on Debian's numpy and says what it skips).
+requirements=python/requirements-test.txt
+venv=build/pyenv
+if [ "${ACCEL_SKIP_PYPI:-0}" = 1 ]; then
+  echo "install-deps: ACCEL_SKIP_PYPI=1: not installing $requirements"
+else
+  stamp="$(sha256sum "$requirements" | cut -d' ' -f1) $(/usr/bin/python3 -c 'import sys; print(sys.version)' | head -1)"
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.accel-requirements" 2>/dev/null)" != "$stamp" ]; then
+    echo "install-deps: installing $requirements into $venv"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv"
+    PIP_CACHE_DIR=build/cache/pip PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      "$venv/bin/python" -m pip install -q -r "$requirements"
+    echo "$stamp" >"$venv/.accel-requirements"
+  else
+    echo "install-deps: $venv has $requirements"
+  fi
+fi

@@ -1,4 +1,4 @@
-"""Accel for Python: devices, arrays on accelerator memory, streams, events, DLPack.
+"""Accel for Python: devices, arrays on accelerator memory, streams, events, kernels, DLPack.
 
 The package wraps the Accel C ABI (include/accel/accel.h) through the extension
 module ``accel._accel``. See python/README.md for what works so far.
@@ -20,10 +20,17 @@ from ._accel import (  # noqa: E402,F401
     Array,
     Device,
     Event,
+    Kernel,
+    LocalMemory,
+    Module,
     PhysicalDevice,
     Stream,
+    current_stream,
     device,
     devices,
+    kernel_formats,
+    loader_report,
+    nics,
     physical_devices,
     version,
 )
@@ -35,15 +42,23 @@ __all__ = [
     "Array",
     "Device",
     "Event",
+    "Kernel",
+    "LocalMemory",
+    "Module",
     "PhysicalDevice",
     "Status",
     "Stream",
     "asarray",
+    "current_stream",
     "device",
     "devices",
     "dtype_name",
     "empty",
     "from_dlpack",
+    "kernel_formats",
+    "load_module",
+    "loader_report",
+    "nics",
     "physical_devices",
     "version",
     "zeros",
@@ -83,6 +98,32 @@ def zeros(shape, dtype="float32", *, device=None) -> Array:
     return _accel.zeros(_shape(shape), dtype, device)
 
 
+def _bfloat16():
+    try:
+        import ml_dtypes
+    except ImportError as e:  # pragma: no cover - ml_dtypes is optional
+        raise ImportError("bfloat16 arrays need ml_dtypes on the numpy side (pip install ml_dtypes)") from e
+    return ml_dtypes.bfloat16
+
+
+def _is_bfloat16(dtype) -> bool:
+    return getattr(dtype, "name", None) == "bfloat16"
+
+
+def load_module(sources, *, device=None, name=None, options=None) -> Module:
+    """Loads a module of kernels on `device` (None: the first visible device).
+
+    `sources` maps kernel formats ("native-host", "opencl-c", "spirv-vulkan",
+    "spir", "ptx", ...; accel.kernel_formats() lists them) to a blob (bytes)
+    or a path (str or os.PathLike), or is a list of (format, blob or path[,
+    options]) tuples. The first source, in that order, whose format the
+    device executes is loaded; `options` are build options for source
+    formats ("-DN=4"). Raises AccelError (UNSUPPORTED) when the device
+    executes none of them, with the formats on both sides.
+    """
+    return _accel.load_module(sources, device, name, options)
+
+
 def _buffer_dtype(obj):
     try:
         with memoryview(obj) as view:
@@ -104,6 +145,9 @@ def asarray(obj, dtype=None, *, device=None, copy=None) -> Array:
     """
     if dtype is not None:
         dtype = _accel.dtype_name(dtype)
+    if _is_bfloat16(getattr(obj, "dtype", None)) and hasattr(obj, "view") and dtype in (None, "bfloat16"):
+        # No buffer-protocol format says bfloat16: import its bits as uint16.
+        return _accel.from_buffer(obj.view("uint16"), device, copy)._view_as("bfloat16")
     if isinstance(obj, Array):
         if dtype is not None and dtype != obj.dtype:
             obj = obj.copy_to_host().astype(dtype)
@@ -130,6 +174,8 @@ def from_dlpack(x, *, device=None, copy=None) -> Array:
     allows it; the producer's deleter runs when the last accel user is gone.
     Read-only tensors (DLPack 1.x flag) become read-only arrays.
     """
+    if isinstance(x, Array):  # accel to accel: the same buffer (a view), on any device
+        return asarray(x, device=device, copy=copy)
     if hasattr(x, "__dlpack__"):
         try:
             capsule = x.__dlpack__(max_version=(1, 0))
@@ -143,16 +189,24 @@ def from_dlpack(x, *, device=None, copy=None) -> Array:
 def _copy_to_host(self):
     """A new numpy array with the array's contents (works for any memory)."""
     np = _numpy()
+    dtype = _bfloat16() if self.dtype == "bfloat16" else self.dtype
     if self.size == 0:
-        return np.empty(self.shape, dtype=self.dtype)
+        return np.empty(self.shape, dtype=dtype)
     raw, offset = self._copy_span()
-    return np.ndarray(self.shape, dtype=self.dtype, buffer=raw, offset=offset, strides=self.strides).copy()
+    return np.ndarray(self.shape, dtype=dtype, buffer=raw, offset=offset, strides=self.strides).copy()
 
 
 def _array(self, dtype=None, copy=None):
     """numpy.asarray(a): a view when host-visible (__array_interface__), else a copy."""
     np = _numpy()
-    out = np.asarray(self) if self.host_visible else self.copy_to_host()
+    if not self.host_visible:
+        out = self.copy_to_host()
+    elif self.dtype == "bfloat16":
+        out = np.asarray(self._view_as("uint16")).view(_bfloat16())
+    else:
+        out = np.asarray(memoryview(self))
+    if copy:
+        out = out.copy()
     return out if dtype is None else out.astype(dtype)
 
 

@@ -92,7 +92,19 @@ const DType* dtype_from_format(const std::string& format);
 const DType* dtype_from_dlpack(uint8_t code, uint8_t bits);
 std::string typestr(const DType& dtype);
 
-// One accel buffer; destroyed with the last array or export using it.
+// An event recorded after work that used a buffer (a kernel launch on a user
+// stream); owned by the buffers it covers.
+struct PendingWork {
+  std::shared_ptr<Instance> inst;
+  accel_event_t event = nullptr;
+  PendingWork(std::shared_ptr<Instance> i, accel_event_t e) : inst(std::move(i)), event(e) {}
+  ~PendingWork();
+  PendingWork(const PendingWork&) = delete;
+  PendingWork& operator=(const PendingWork&) = delete;
+};
+
+// One accel buffer; destroyed with the last array or export using it. Every
+// use of the Python objects holds the GIL, which guards its fields.
 class Buffer {
  public:
   Buffer(std::shared_ptr<Instance> i, accel_buffer_t h, uint64_t bytes) : inst(std::move(i)), handle(h), size(bytes) {}
@@ -101,13 +113,17 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   void destroy();
   // Host address of byte 0; nullptr when the memory has none. Raises for a
-  // stale (freed) handle.
-  void* host_address(bool raise_unsupported) const;
+  // stale (freed) handle. Waits for pending stream work first unless told not to.
+  void* host_address(bool raise_unsupported, bool wait = true) const;
+  // Blocks (without the GIL) until the stream work that used the buffer is
+  // done; raises that work's stream error.
+  void wait_pending() const;
 
   std::shared_ptr<Instance> inst;
   accel_buffer_t handle;
   uint64_t size;
   bool destroyed = false;
+  mutable std::shared_ptr<PendingWork> pending;  // the last launch that bound it
 };
 
 // An n-d view over (part of) a buffer: element [0,...,0] sits at `offset`
@@ -127,7 +143,7 @@ struct Array {
   // [lo, hi) in bytes relative to element 0, covering every element.
   std::pair<int64_t, int64_t> extent() const;
   bool c_contiguous() const;
-  void* element0_host(bool raise_unsupported) const;  // nullptr: not host-visible
+  void* element0_host(bool raise_unsupported, bool wait = true) const;  // nullptr: not host-visible
 };
 
 using ArrayPtr = std::shared_ptr<Array>;
@@ -139,8 +155,52 @@ ArrayPtr make_empty(const Device& device, std::vector<int64_t> shape, const DTyp
 // cannot import host memory and `allow_unsupported`.
 std::shared_ptr<Buffer> import_host(const Device& device, void* data, uint64_t size, bool readonly,
                                     accel_release_callback_t release, void* user, bool allow_unsupported);
+// The same for any external memory type (`handle` as accel_buffer_import_desc_t has it).
+std::shared_ptr<Buffer> import_memory(const Device& device, accel_external_memory_type_t type, uint64_t handle,
+                                      uint64_t size, bool readonly, accel_release_callback_t release, void* user,
+                                      bool allow_unsupported);
 void copy_from_host(const Array& dst, const void* span_lo);
 
+// Synchronizes `stream` without holding the GIL; raises its error.
+void synchronize(accel_stream_t stream);
+
+struct Stream {
+  std::shared_ptr<Instance> inst;
+  Device device;
+  accel_stream_t handle = nullptr;
+  bool closed = false;
+  ~Stream() { close(); }
+  void close();
+  void synchronize(std::optional<double> timeout_s);
+  bool query();
+  // Raises for a closed stream (its handle is stale).
+  accel_stream_t live() const;
+};
+
+struct Event {
+  std::shared_ptr<Instance> inst;
+  Device device;
+  accel_event_t handle = nullptr;
+  bool closed = false;
+  ~Event() { close(); }
+  void close();
+  bool query();
+  void synchronize(std::optional<double> timeout_s);
+};
+
+using StreamPtr = std::shared_ptr<Stream>;
+
+// The stream of the innermost `with accel.Stream(...)` block on this thread
+// for `device`; null when there is none.
+StreamPtr current_stream(const Device& device);
+
+// The DLPack device (type, id) of a device: kDLCPU for the host backend,
+// kDLExtDev for simulated devices, the vendor's type otherwise (docs in
+// python/README.md).
+std::pair<int32_t, int32_t> dlpack_device_of(const Device& device);
+
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array);
+void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream);
+void init_topology(py::module_& m, py::class_<Device>& device);
 
 }  // namespace accelpy

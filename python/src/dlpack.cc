@@ -10,7 +10,18 @@ namespace accelpy {
 namespace {
 
 // ---- dlpack.h 1.0 -----------------------------------------------------------
-enum DLDeviceType : int32_t { kDLCPU = 1, kDLCUDAHost = 3, kDLROCMHost = 11, kDLCUDAManaged = 13 };
+enum DLDeviceType : int32_t {
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3,
+  kDLOpenCL = 4,
+  kDLVulkan = 7,
+  kDLROCM = 10,
+  kDLROCMHost = 11,
+  kDLExtDev = 12,
+  kDLCUDAManaged = 13,
+  kDLOneAPI = 14,
+};
 struct DLDevice {
   int32_t device_type;
   int32_t device_id;
@@ -58,6 +69,7 @@ constexpr const char* kVersionedUsed = "used_dltensor_versioned";
 struct ExportContext {
   ArrayPtr array;  // keeps the buffer alive until the consumer's deleter runs
   std::vector<int64_t> shape, strides;
+  std::unique_ptr<unsigned char[]> host_copy;  // dl_device=CPU of memory without a host address
 };
 
 // The deleter may run on any thread, with or without the GIL.
@@ -92,27 +104,92 @@ void versioned_capsule_destructor(PyObject* capsule) {
   if (t != nullptr && t->deleter != nullptr) t->deleter(t);
 }
 
+bool host_type(int32_t type) {
+  return type == kDLCPU || type == kDLCUDAHost || type == kDLROCMHost || type == kDLCUDAManaged;
+}
+
 py::tuple dlpack_device(const Array& a) {
-  if (a.element0_host(false) == nullptr)
-    throw py::buffer_error("DLPack export of memory without a host address is not implemented yet");
-  return py::make_tuple(static_cast<int>(kDLCPU), 0);
+  auto [type, id] = dlpack_device_of(a.device);
+  return py::make_tuple(type, id);
+}
+
+// Makes the array's pending stream work safe for the consumer's `stream`
+// (DLPack's stream semantics, python/README.md): None waits on the host, -1
+// does not wait, an accel.Stream waits on the device.
+void synchronize_for(const Array& a, py::handle stream, int32_t type) {
+  if (stream.is_none()) {
+    if (a.buffer) a.buffer->wait_pending();
+    return;
+  }
+  if (py::isinstance<Stream>(stream)) {
+    const auto& s = stream.cast<const Stream&>();
+    if (a.buffer && a.buffer->pending) check(accel_stream_wait_event(s.live(), a.buffer->pending->event));
+    return;
+  }
+  if (py::isinstance<py::int_>(stream) && stream.cast<int64_t>() == -1) return;
+  if (type == kDLCPU || type == kDLExtDev)
+    throw py::buffer_error("accel.Array.__dlpack__: stream=" + py::repr(stream).cast<std::string>() +
+                           ": a DLPack device of type " + std::to_string(type) +
+                           " has no streams (pass None, -1 or an accel.Stream)");
+  if (a.buffer) a.buffer->wait_pending();  // a vendor stream handle: waiting on the host is safe for any stream
 }
 
 py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
-  (void)stream;  // host memory: every accel operation of the package is synchronous
-  auto device = dlpack_device(*a);
-  bool copied = false;
+  auto [own_type, own_id] = dlpack_device_of(a->device);
+  int32_t type = own_type, id = own_id;
   if (!dl_device.is_none()) {
     auto wanted = dl_device.cast<py::tuple>();
-    if (wanted[0].cast<int>() != kDLCPU && wanted[0].cast<int>() != kDLCUDAHost)
-      throw py::buffer_error("accel.Array.__dlpack__: cannot export to DLPack device type " +
-                             std::to_string(wanted[0].cast<int>()));
-    (void)device;
+    if (wanted.size() != 2) throw py::value_error("dl_device is a (device_type, device_id) tuple");
+    type = wanted[0].cast<int32_t>();
+    id = wanted[1].cast<int32_t>();
+    bool to_host = type == kDLCPU && id == 0;
+    if (!to_host && !(type == own_type && id == own_id))
+      throw py::buffer_error("accel.Array.__dlpack__: cannot export an array of DLPack device (" +
+                             std::to_string(own_type) + ", " + std::to_string(own_id) + ") to (" +
+                             std::to_string(type) + ", " + std::to_string(id) + "); (1, 0) (the host) and (" +
+                             std::to_string(own_type) + ", " + std::to_string(own_id) + ") are possible");
   }
-  if (!copy.is_none() && copy.cast<bool>()) {
+  bool want_copy = !copy.is_none() && copy.cast<bool>();
+  bool no_copy = !copy.is_none() && !copy.cast<bool>();
+  synchronize_for(*a, stream, type);
+  bool copied = false;
+  void* host = nullptr;
+  std::unique_ptr<unsigned char[]> host_copy;
+  if (type == kDLCPU || type == kDLExtDev) {
+    host = a->element0_host(false, false);
+    if (type == kDLCPU && own_type != kDLCPU && host == nullptr && no_copy)
+      throw py::buffer_error(
+          "accel.Array.__dlpack__(dl_device=(1, 0), copy=False): the array's memory has no "
+          "host address");
+    if (host == nullptr && type == kDLExtDev)
+      throw py::buffer_error("accel.Array.__dlpack__: the array's memory has no host address");
+  } else if (type == kDLOpenCL || type == kDLVulkan) {
+    throw py::buffer_error("accel.Array.__dlpack__: DLPack has no data-pointer convention for " +
+                           std::string(type == kDLOpenCL ? "OpenCL" : "Vulkan") +
+                           " buffers; ask for dl_device=(1, 0) to export through the host");
+  }
+  if (want_copy && type == own_type) {
     py::object self = py::cast(a);
     a = self.attr("copy")().cast<ArrayPtr>();
+    host = a->element0_host(false);
     copied = true;
+  } else if (type == kDLCPU && (host == nullptr || want_copy)) {
+    // To the host: the span copied into memory the capsule owns.
+    auto [lo, hi] = a->extent();
+    host_copy.reset(new unsigned char[static_cast<size_t>(std::max<int64_t>(hi - lo, 1))]);
+    if (a->buffer && hi > lo) {
+      accel_stream_t internal = a->device.inst->internal_stream(a->device.handle);
+      check(accel_stream_copy_buffer_to_host(internal, a->buffer->handle, a->offset + lo, host_copy.get(), hi - lo));
+      synchronize(internal);
+    }
+    host = host_copy.get() - lo;
+    copied = true;
+  }
+  void* data = host;
+  if (type != kDLCPU && type != kDLExtDev) {  // CUDA, ROCm, oneAPI: the device address
+    uint64_t address = 0;
+    if (a->buffer) check(accel_buffer_get_device_address(a->buffer->handle, &address));
+    data = reinterpret_cast<void*>(address + a->offset);
   }
   bool versioned = false;
   if (!max_version.is_none()) {
@@ -126,10 +203,11 @@ py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, 
   auto context = std::make_unique<ExportContext>();
   context->array = a;
   context->shape = a->shape;
+  context->host_copy = std::move(host_copy);
   for (auto s : a->strides) context->strides.push_back(s / a->dtype->itemsize);
   DLTensor tensor{};
-  tensor.data = a->element0_host(true);
-  tensor.device = DLDevice{kDLCPU, 0};
+  tensor.data = data;
+  tensor.device = DLDevice{type, id};
   tensor.ndim = static_cast<int32_t>(a->shape.size());
   tensor.dtype = DLDataType{a->dtype->dl_code, static_cast<uint8_t>(a->dtype->itemsize * 8), 1};
   if (a->dtype->kind == 'b') tensor.dtype.bits = 8;
@@ -142,7 +220,7 @@ py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, 
     t->version = DLPackVersion{1, 0};
     t->manager_ctx = context.get();
     t->deleter = versioned_deleter;
-    t->flags = (a->readonly ? kReadOnly : 0) | (copied ? kIsCopied : 0);
+    t->flags = (a->readonly && !copied ? kReadOnly : 0) | (copied ? kIsCopied : 0);
     t->dl_tensor = tensor;
     PyObject* capsule = PyCapsule_New(t, kVersioned, versioned_capsule_destructor);
     if (capsule == nullptr) {
@@ -194,6 +272,66 @@ void release_tensor(void* user) {
   delete imported;
 }
 
+// A tensor in device memory (kDLCUDA, kDLROCM, kDLOneAPI): imported as that
+// vendor's device pointer onto the accel device of the same DLPack device.
+ArrayPtr import_device_tensor(const DLTensor& tensor, const Imported& imported, Imported*& owner, bool readonly,
+                              py::object device_obj, py::object copy_obj) {
+  int32_t type = tensor.device.device_type;
+  accel_external_memory_type_t memory_type{};
+  switch (type) {
+    case kDLCUDA: memory_type = ACCEL_EXTERNAL_MEMORY_TYPE_CUDA_DEVICE_POINTER; break;
+    case kDLROCM: memory_type = ACCEL_EXTERNAL_MEMORY_TYPE_HIP_DEVICE_POINTER; break;
+    case kDLOneAPI: memory_type = ACCEL_EXTERNAL_MEMORY_TYPE_LEVEL_ZERO_POINTER; break;
+    default:
+      throw py::buffer_error("from_dlpack: cannot import a tensor of DLPack device type " + std::to_string(type) +
+                             " (host memory, CUDA, ROCm and oneAPI device memory can be imported)");
+  }
+  if (!copy_obj.is_none() && copy_obj.cast<bool>())
+    throw py::buffer_error("from_dlpack(copy=True) of device memory is not supported; import it, then .copy()");
+  std::optional<Device> device;
+  for (auto& d : all_devices())
+    if (dlpack_device_of(d) == std::make_pair(type, tensor.device.device_id)) device = d;
+  if (!device)
+    throw py::buffer_error("from_dlpack: no visible accel device is DLPack device (" + std::to_string(type) + ", " +
+                           std::to_string(tensor.device.device_id) + ")");
+  if (!device_obj.is_none() && resolve_device(device_obj).handle != device->handle)
+    throw py::buffer_error("from_dlpack: the tensor lives on accel device " + std::to_string(device->index) +
+                           "; importing it onto another device is not supported");
+  const DType* dtype = dtype_from_dlpack(tensor.dtype.code, tensor.dtype.bits);
+  if (dtype == nullptr || tensor.dtype.lanes != 1)
+    raise(ACCEL_ERROR_INVALID_ARGUMENT,
+          "from_dlpack: unsupported DLPack dtype (code " + std::to_string(tensor.dtype.code) + ", bits " +
+              std::to_string(tensor.dtype.bits) + ", lanes " + std::to_string(tensor.dtype.lanes) + ")");
+  auto array = std::make_shared<Array>();
+  array->device = *device;
+  array->dtype = dtype;
+  array->shape.assign(tensor.shape, tensor.shape + tensor.ndim);
+  if (tensor.strides != nullptr) {
+    for (int32_t i = 0; i < tensor.ndim; ++i) array->strides.push_back(tensor.strides[i] * dtype->itemsize);
+  } else {
+    array->strides = c_strides(array->shape, dtype->itemsize);
+  }
+  array->readonly = readonly;
+  auto [lo, hi] = array->extent();
+  uint64_t element0 = reinterpret_cast<uint64_t>(tensor.data) + tensor.byte_offset;
+  if (hi == lo) {
+    array->empty_data = reinterpret_cast<void*>(element0);
+    return array;
+  }
+  auto* user = new Imported(imported);
+  std::shared_ptr<Buffer> buffer;
+  try {
+    buffer = import_memory(*device, memory_type, element0 + lo, hi - lo, readonly, release_tensor, user, false);
+  } catch (...) {
+    delete user;
+    throw;
+  }
+  owner = nullptr;  // release_tensor owns it now
+  array->buffer = std::move(buffer);
+  array->offset = -lo;
+  return array;
+}
+
 ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object copy_obj) {
   Imported imported{nullptr, false};
   DLTensor* tensor = nullptr;
@@ -224,10 +362,32 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
     }
   } owner{&imported};
 
+  // One of this package's own exports: a view of the same buffer, on any device.
+  void* ctx = imported.versioned ? static_cast<DLManagedTensorVersioned*>(imported.tensor)->manager_ctx
+                                 : static_cast<DLManagedTensor*>(imported.tensor)->manager_ctx;
+  bool ours = imported.versioned ? static_cast<DLManagedTensorVersioned*>(imported.tensor)->deleter == versioned_deleter
+                                 : static_cast<DLManagedTensor*>(imported.tensor)->deleter == legacy_deleter;
+  if (ours && !static_cast<ExportContext*>(ctx)->host_copy) {
+    ArrayPtr source = static_cast<ExportContext*>(ctx)->array;
+    auto view = std::make_shared<Array>(*source);
+    view->readonly = view->readonly || readonly;
+    py::object result = py::cast(view);
+    bool copy = !copy_obj.is_none() && copy_obj.cast<bool>();
+    if (!device_obj.is_none()) {
+      Device target = resolve_device(device_obj);
+      if (target.handle != source->device.handle) {
+        if (!copy_obj.is_none() && !copy)
+          throw py::buffer_error("from_dlpack(copy=False): the tensor lives on device " +
+                                 std::to_string(source->device.index) + ", not on device " +
+                                 std::to_string(target.index));
+        return result.attr("to")(py::cast(target)).cast<ArrayPtr>();
+      }
+    }
+    return copy ? result.attr("copy")().cast<ArrayPtr>() : view;
+  }
+
   int32_t type = tensor->device.device_type;
-  if (type != kDLCPU && type != kDLCUDAHost && type != kDLROCMHost && type != kDLCUDAManaged)
-    throw py::buffer_error("from_dlpack: DLPack device type " + std::to_string(type) +
-                           " is not host memory; only host-visible tensors can be imported yet");
+  if (!host_type(type)) return import_device_tensor(*tensor, imported, owner.imported, readonly, device_obj, copy_obj);
   const DType* dtype = dtype_from_dlpack(tensor->dtype.code, tensor->dtype.bits);
   if (dtype == nullptr || tensor->dtype.lanes != 1)
     raise(ACCEL_ERROR_INVALID_ARGUMENT,
@@ -272,6 +432,41 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
 }
 
 }  // namespace
+
+std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {
+  accel_device_capabilities_t caps{};
+  caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+  caps.struct_size = sizeof(caps);
+  check(accel_device_get_capabilities(device.handle, &caps));
+  std::string backend = caps.backend_name;
+  int32_t type = kDLExtDev;  // simulated devices and backends DLPack has no code for
+  if ((caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0)
+    type = kDLExtDev;
+  else if (backend == "host")
+    return {kDLCPU, 0};
+  else if (backend == "cuda")
+    type = kDLCUDA;
+  else if (backend == "hip" || backend == "rocm")
+    type = kDLROCM;
+  else if (backend == "opencl")
+    type = kDLOpenCL;
+  else if (backend == "vulkan")
+    type = kDLVulkan;
+  else if (backend == "level-zero" || backend == "level_zero" || backend == "levelzero")
+    type = kDLOneAPI;
+  // The id counts the devices of the same backend before this one (the
+  // vendor's ordinal when the backend lists them in its order).
+  int32_t id = 0;
+  for (auto& d : all_devices()) {
+    if (d.handle == device.handle) break;
+    accel_device_capabilities_t other{};
+    other.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+    other.struct_size = sizeof(other);
+    check(accel_device_get_capabilities(d.handle, &other));
+    if (backend == other.backend_name) ++id;
+  }
+  return {type, id};
+}
 
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array) {
   array.def("__dlpack__", &export_dlpack, py::kw_only(), py::arg("stream") = py::none(),

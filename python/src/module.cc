@@ -212,11 +212,23 @@ Device resolve_device(py::handle obj) {
 
 namespace {
 constexpr DType kDTypes[] = {
-    {"bool", 'b', 1, 6, "?"},       {"int8", 'i', 1, 0, "b"},         {"int16", 'i', 2, 0, "h"},
-    {"int32", 'i', 4, 0, "i"},      {"int64", 'i', 8, 0, "q"},        {"uint8", 'u', 1, 1, "B"},
-    {"uint16", 'u', 2, 1, "H"},     {"uint32", 'u', 4, 1, "I"},       {"uint64", 'u', 8, 1, "Q"},
-    {"float16", 'f', 2, 2, "e"},    {"float32", 'f', 4, 2, "f"},      {"float64", 'f', 8, 2, "d"},
-    {"complex64", 'c', 8, 5, "Zf"}, {"complex128", 'c', 16, 5, "Zd"},
+    {"bool", 'b', 1, 6, "?"},
+    {"int8", 'i', 1, 0, "b"},
+    {"int16", 'i', 2, 0, "h"},
+    {"int32", 'i', 4, 0, "i"},
+    {"int64", 'i', 8, 0, "q"},
+    {"uint8", 'u', 1, 1, "B"},
+    {"uint16", 'u', 2, 1, "H"},
+    {"uint32", 'u', 4, 1, "I"},
+    {"uint64", 'u', 8, 1, "Q"},
+    {"float16", 'f', 2, 2, "e"},
+    {"float32", 'f', 4, 2, "f"},
+    {"float64", 'f', 8, 2, "d"},
+    {"complex64", 'c', 8, 5, "Zf"},
+    {"complex128", 'c', 16, 5, "Zd"},
+    // kDLBfloat; kind 'V' because neither typestrs nor the buffer protocol
+    // can say bfloat16 (numpy has it through ml_dtypes).
+    {"bfloat16", 'V', 2, 4, ""},
 };
 
 const DType* find_dtype(char kind, size_t itemsize) {
@@ -247,7 +259,7 @@ const DType* dtype_from_format(const std::string& format) {
   if (f == "n") f = "q";
   if (f == "N") f = "Q";
   for (auto& d : kDTypes)
-    if (f == d.format) return &d;
+    if (*d.format != '\0' && f == d.format) return &d;
   return nullptr;
 }
 
@@ -261,6 +273,9 @@ const DType& dtype_from(py::handle obj) {
   std::string text;
   if (py::isinstance<py::str>(obj)) {
     text = obj.cast<std::string>();
+  } else if (py::hasattr(obj, "str") && py::hasattr(obj, "name") && py::isinstance<py::str>(obj.attr("name")) &&
+             obj.attr("name").cast<std::string>() == "bfloat16") {
+    text = "bfloat16";  // ml_dtypes' numpy dtype: its str is "<V2"
   } else if (py::hasattr(obj, "str") && py::isinstance<py::str>(obj.attr("str"))) {
     text = obj.attr("str").cast<std::string>();  // numpy.dtype
   } else if (py::hasattr(obj, "__name__")) {
@@ -291,7 +306,25 @@ void Buffer::destroy() {
   accel_buffer_destroy(handle);
 }
 
-void* Buffer::host_address(bool raise_unsupported) const {
+PendingWork::~PendingWork() {
+  NoGil nogil;
+  accel_event_destroy(event);
+}
+
+void Buffer::wait_pending() const {
+  if (!pending) return;
+  auto work = pending;
+  accel_status_t status;
+  {
+    NoGil nogil;
+    status = accel_event_synchronize(work->event, ACCEL_TIMEOUT_INFINITE);
+  }
+  if (pending == work) pending.reset();
+  check(status);
+}
+
+void* Buffer::host_address(bool raise_unsupported, bool wait) const {
+  if (wait) wait_pending();
   void* address = nullptr;
   accel_status_t status = accel_buffer_get_host_address(handle, &address);
   if (status == ACCEL_ERROR_UNSUPPORTED && !raise_unsupported) return nullptr;
@@ -325,9 +358,9 @@ bool Array::c_contiguous() const {
   return true;
 }
 
-void* Array::element0_host(bool raise_unsupported) const {
+void* Array::element0_host(bool raise_unsupported, bool wait) const {
   if (!buffer) return empty_data;
-  void* base = buffer->host_address(raise_unsupported);
+  void* base = buffer->host_address(raise_unsupported, wait);
   return base == nullptr ? nullptr : static_cast<char*>(base) + offset;
 }
 
@@ -339,6 +372,15 @@ std::vector<int64_t> c_strides(const std::vector<int64_t>& shape, int64_t itemsi
     stride *= std::max<int64_t>(shape[i], 1);
   }
   return strides;
+}
+
+void synchronize(accel_stream_t stream) {
+  accel_status_t status;
+  {
+    NoGil nogil;
+    status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
+  }
+  check(status);
 }
 
 namespace {
@@ -353,15 +395,6 @@ std::shared_ptr<Buffer> create_buffer(const Device& device, uint64_t size) {
   accel_buffer_t handle = nullptr;
   check(accel_buffer_create(device.handle, &desc, &handle));
   return std::make_shared<Buffer>(device.inst, handle, size);
-}
-
-void synchronize(accel_stream_t stream) {
-  accel_status_t status;
-  {
-    NoGil nogil;
-    status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
-  }
-  check(status);
 }
 
 std::vector<int64_t> shape_from(py::handle obj) {
@@ -393,24 +426,32 @@ ArrayPtr make_empty(const Device& device, std::vector<int64_t> shape, const DTyp
 
 std::shared_ptr<Buffer> import_host(const Device& device, void* data, uint64_t size, bool readonly,
                                     accel_release_callback_t release, void* user, bool allow_unsupported) {
+  return import_memory(device, ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER, reinterpret_cast<uint64_t>(data), size,
+                       readonly, release, user, allow_unsupported);
+}
+
+std::shared_ptr<Buffer> import_memory(const Device& device, accel_external_memory_type_t type, uint64_t handle,
+                                      uint64_t size, bool readonly, accel_release_callback_t release, void* user,
+                                      bool allow_unsupported) {
   accel_buffer_import_desc_t desc{};
   desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
   desc.struct_size = sizeof(desc);
-  desc.type = ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER;
-  desc.handle = reinterpret_cast<uint64_t>(data);
+  desc.type = type;
+  desc.handle = handle;
   desc.size = size;
   desc.flags = readonly ? ACCEL_IMPORT_FLAG_READ_ONLY : 0;
   desc.release = release;
   desc.release_user_data = user;
-  accel_buffer_t handle = nullptr;
-  accel_status_t status = accel_buffer_import(device.handle, &desc, &handle);
+  accel_buffer_t buffer = nullptr;
+  accel_status_t status = accel_buffer_import(device.handle, &desc, &buffer);
   if (status == ACCEL_ERROR_UNSUPPORTED && allow_unsupported) return nullptr;
   check(status);
-  return std::make_shared<Buffer>(device.inst, handle, size);
+  return std::make_shared<Buffer>(device.inst, buffer, size);
 }
 
 void copy_from_host(const Array& dst, const void* span_lo) {
   if (!dst.buffer) return;
+  dst.buffer->wait_pending();
   auto [lo, hi] = dst.extent();
   accel_stream_t stream = dst.device.inst->internal_stream(dst.device.handle);
   check(accel_stream_copy_host_to_buffer(stream, span_lo, dst.buffer->handle, dst.offset + lo, hi - lo));
@@ -423,6 +464,7 @@ py::tuple copy_span(const Array& a) {
   auto [lo, hi] = a.extent();
   py::bytearray out(nullptr, 0);
   if (!a.buffer || hi == lo) return py::make_tuple(out, 0);
+  a.buffer->wait_pending();
   std::string staging(static_cast<size_t>(hi - lo), '\0');
   accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
   check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, staging.data(), hi - lo));
@@ -444,6 +486,7 @@ ArrayPtr copy_to_device(const Array& a, const Device& device) {
   }
   out->buffer = create_buffer(device, hi - lo);
   out->offset = -lo;
+  a.buffer->wait_pending();
   std::string staging(static_cast<size_t>(hi - lo), '\0');
   accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
   check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, staging.data(), hi - lo));
@@ -523,6 +566,9 @@ ArrayPtr from_buffer(py::object obj, py::object device_obj, std::optional<bool> 
 }
 
 py::dict array_interface(const Array& a) {
+  if (*a.dtype->format == '\0')
+    throw py::attribute_error(std::string("__array_interface__: no typestr says ") + a.dtype->name +
+                              " (numpy.asarray(a) uses ml_dtypes)");
   void* data = a.element0_host(false);
   if (data == nullptr)
     throw py::attribute_error("__array_interface__: the array's memory is not host-visible (use copy_to_host())");
@@ -545,55 +591,60 @@ py::dict array_interface(const Array& a) {
 
 // ---- streams and events -----------------------------------------------------
 
-struct Event;
+// The innermost `with accel.Stream()` blocks of this thread, innermost last.
+thread_local std::vector<StreamPtr> t_stream_stack;
+}  // namespace
 
-struct Stream {
-  std::shared_ptr<Instance> inst;
-  Device device;
-  accel_stream_t handle = nullptr;
-  bool closed = false;
-  ~Stream() { close(); }
-  void close() {
-    if (closed) return;
-    closed = true;
+void Stream::close() {
+  if (closed) return;
+  closed = true;
+  NoGil nogil;
+  accel_stream_destroy(handle);
+}
+
+accel_stream_t Stream::live() const {
+  if (closed) raise(ACCEL_ERROR_INVALID_HANDLE, "the accel.Stream was closed");
+  return handle;
+}
+
+void Stream::synchronize(std::optional<double> timeout_s) {
+  uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
+  accel_stream_t h = live();
+  accel_status_t status;
+  {
     NoGil nogil;
-    accel_stream_destroy(handle);
+    status = accel_stream_synchronize(h, ns);
   }
-  void synchronize(std::optional<double> timeout_s) {
-    uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
-    accel_status_t status;
-    {
-      NoGil nogil;
-      status = accel_stream_synchronize(handle, ns);
-    }
-    check(status);
-  }
-  bool query() { return check(accel_stream_query(handle)) == ACCEL_SUCCESS; }
-};
+  check(status);
+}
 
-struct Event {
-  std::shared_ptr<Instance> inst;
-  Device device;
-  accel_event_t handle = nullptr;
-  bool closed = false;
-  ~Event() { close(); }
-  void close() {
-    if (closed) return;
-    closed = true;
-    accel_event_destroy(handle);
-  }
-  bool query() { return check(accel_event_query(handle)) == ACCEL_SUCCESS; }
-  void synchronize(std::optional<double> timeout_s) {
-    uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
-    accel_status_t status;
-    {
-      NoGil nogil;
-      status = accel_event_synchronize(handle, ns);
-    }
-    check(status);
-  }
-};
+bool Stream::query() { return check(accel_stream_query(live())) == ACCEL_SUCCESS; }
 
+void Event::close() {
+  if (closed) return;
+  closed = true;
+  accel_event_destroy(handle);
+}
+
+bool Event::query() { return check(accel_event_query(handle)) == ACCEL_SUCCESS; }
+
+void Event::synchronize(std::optional<double> timeout_s) {
+  uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
+  accel_status_t status;
+  {
+    NoGil nogil;
+    status = accel_event_synchronize(handle, ns);
+  }
+  check(status);
+}
+
+StreamPtr current_stream(const Device& device) {
+  for (auto it = t_stream_stack.rbegin(); it != t_stream_stack.rend(); ++it)
+    if ((*it)->device.handle == device.handle && !(*it)->closed) return *it;
+  return nullptr;
+}
+
+namespace {
 std::shared_ptr<Event> make_event(py::object device_obj, bool timing) {
   Device device = resolve_device(device_obj);
   accel_event_desc_t desc{};
@@ -605,6 +656,71 @@ std::shared_ptr<Event> make_event(py::object device_obj, bool timing) {
   event->device = device;
   check(accel_event_create(device.handle, &desc, &event->handle));
   return event;
+}
+}  // namespace
+
+namespace {
+// The buffer protocol of accel.Array, written against CPython's slots rather
+// than pybind11's def_buffer: a refusal must raise BufferError, which a
+// def_buffer callback cannot do.
+struct BufferExport {
+  std::vector<Py_ssize_t> shape, strides;
+};
+
+int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
+  view->obj = nullptr;
+  try {
+    const Array& a = py::handle(obj).cast<const Array&>();
+    auto refuse = [](const std::string& why) {
+      PyErr_SetString(PyExc_BufferError, ("accel.Array: " + why).c_str());
+      return -1;
+    };
+    if (*a.dtype->format == '\0')
+      return refuse(std::string("the buffer protocol has no format for ") + a.dtype->name +
+                    " (numpy.asarray(a) gives it through ml_dtypes)");
+    if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && a.readonly) return refuse("the array is read-only");
+    void* data = a.element0_host(false);
+    if (data == nullptr) return refuse("the array's memory is not host-visible (use copy_to_host())");
+    bool c_contiguous = a.c_contiguous();
+    if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c_contiguous)
+      return refuse("the array is not C-contiguous and the consumer did not ask for strides");
+    if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c_contiguous)
+      return refuse("the array is not C-contiguous");
+    if (((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS ||
+         (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS) &&
+        !c_contiguous && a.shape.size() > 1)
+      return refuse("the array is not contiguous");
+    auto* exported = new BufferExport{{a.shape.begin(), a.shape.end()}, {a.strides.begin(), a.strides.end()}};
+    view->buf = data;
+    view->len = static_cast<Py_ssize_t>(a.size() * a.dtype->itemsize);
+    view->readonly = a.readonly ? 1 : 0;
+    view->itemsize = a.dtype->itemsize;
+    view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(a.dtype->format) : nullptr;
+    view->ndim = static_cast<int>(a.shape.size());
+    view->shape = (flags & PyBUF_ND) == PyBUF_ND ? exported->shape.data() : nullptr;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? exported->strides.data() : nullptr;
+    view->suboffsets = nullptr;
+    view->internal = exported;
+    view->obj = obj;
+    Py_INCREF(obj);
+    return 0;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const AccelException& e) {
+    PyErr_SetString(PyExc_BufferError, ("accel.Array: " + e.message).c_str());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+  }
+  return -1;
+}
+
+void array_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<BufferExport*>(view->internal); }
+
+void install_buffer_protocol(py::class_<Array, ArrayPtr>& cls) {
+  auto* heap = reinterpret_cast<PyHeapTypeObject*>(cls.ptr());
+  heap->as_buffer.bf_getbuffer = array_getbuffer;
+  heap->as_buffer.bf_releasebuffer = array_releasebuffer;
+  heap->ht_type.tp_as_buffer = &heap->as_buffer;
 }
 }  // namespace
 
@@ -656,8 +772,8 @@ PYBIND11_MODULE(_accel, m) {
     return d ? py::str(d->name) : py::object(py::none());
   });
 
-  py::class_<Device>(m, "Device")
-      .def_property_readonly("index", [](const Device& d) { return d.index; })
+  auto device_class = py::class_<Device>(m, "Device");
+  device_class.def_property_readonly("index", [](const Device& d) { return d.index; })
       .def_property_readonly("name", [](const Device& d) { return std::string(capabilities(d).name); })
       .def_property_readonly("kind", [](const Device& d) { return kind_name(capabilities(d).kind); })
       .def_property_readonly("vendor", [](const Device& d) { return std::string(capabilities(d).vendor); })
@@ -741,6 +857,7 @@ PYBIND11_MODULE(_accel, m) {
   m.def("physical_devices", &all_physical_devices);
 
   auto array = py::class_<Array, ArrayPtr>(m, "Array");
+  install_buffer_protocol(array);
   array.def_property_readonly("shape", [](const Array& a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("strides", [](const Array& a) { return py::tuple(py::cast(a.strides)); })
       .def_property_readonly("dtype", [](const Array& a) { return std::string(a.dtype->name); })
@@ -760,6 +877,20 @@ PYBIND11_MODULE(_accel, m) {
           "to", [](const Array& a, py::object device) { return copy_to_device(a, resolve_device(device)); },
           py::arg("device"))
       .def("copy", [](const Array& a) { return copy_to_device(a, a.device); })
+      .def("_view_as",
+           [](const Array& a, py::object dtype) {
+             const DType& d = dtype_from(dtype);
+             if (d.itemsize != a.dtype->itemsize)
+               raise(ACCEL_ERROR_INVALID_ARGUMENT,
+                     std::string("cannot view ") + a.dtype->name + " as " + d.name + ": the item sizes differ");
+             auto out = std::make_shared<Array>(a);
+             out->dtype = &d;
+             return out;
+           })
+      .def("synchronize",
+           [](const Array& a) {
+             if (a.buffer) a.buffer->wait_pending();
+           })
       .def("free",
            [](Array& a) {
              if (a.buffer) a.buffer->destroy();
@@ -791,7 +922,8 @@ PYBIND11_MODULE(_accel, m) {
   });
   m.def("from_buffer", &from_buffer, py::arg("obj"), py::arg("device") = py::none(), py::arg("copy") = py::none());
 
-  py::class_<Stream, std::shared_ptr<Stream>>(m, "Stream")
+  auto stream = py::class_<Stream, StreamPtr>(m, "Stream");
+  stream
       .def(py::init([](py::object device_obj) {
              Device device = resolve_device(device_obj);
              auto s = std::make_shared<Stream>();
@@ -808,17 +940,36 @@ PYBIND11_MODULE(_accel, m) {
           "record",
           [](Stream& s, std::shared_ptr<Event> event) {
             if (!event) event = make_event(py::cast(s.device), false);
-            check(accel_stream_record_event(s.handle, event->handle));
+            check(accel_stream_record_event(s.live(), event->handle));
             return event;
           },
           py::arg("event") = py::none())
-      .def("wait", [](Stream& s, Event& e) { check(accel_stream_wait_event(s.handle, e.handle)); })
+      .def("wait", [](Stream& s, Event& e) { check(accel_stream_wait_event(s.live(), e.handle)); })
       .def("close", &Stream::close)
-      .def("__enter__", [](std::shared_ptr<Stream> s) { return s; })
-      .def("__exit__", [](Stream& s, py::args) {
-        if (!s.closed) s.synchronize(std::nullopt);
-        return false;
+      .def_property_readonly("closed", [](const Stream& s) { return s.closed; })
+      .def("__enter__",
+           [](StreamPtr s) {
+             s->live();
+             t_stream_stack.push_back(s);
+             return s;
+           })
+      .def("__exit__",
+           [](StreamPtr s, py::args) {
+             auto it = std::find(t_stream_stack.rbegin(), t_stream_stack.rend(), s);
+             if (it != t_stream_stack.rend()) t_stream_stack.erase(std::next(it).base());
+             if (!s->closed) s->synchronize(std::nullopt);
+             return false;
+           })
+      .def("__repr__", [](const Stream& s) {
+        return "<accel.Stream device=" + std::to_string(s.device.index) + (s.closed ? " closed" : "") + ">";
       });
+  m.def(
+      "current_stream",
+      [](py::object device) -> py::object {
+        auto s = current_stream(resolve_device(device));
+        return s ? py::cast(s) : py::none();
+      },
+      py::arg("device") = py::none());
 
   py::class_<Event, std::shared_ptr<Event>>(m, "Event")
       .def(py::init(&make_event), py::arg("device") = py::none(), py::arg("timing") = false)
@@ -839,4 +990,6 @@ PYBIND11_MODULE(_accel, m) {
       });
 
   init_dlpack(m, array);
+  init_kernels(m, stream);
+  init_topology(m, device_class);
 }

@@ -1,0 +1,182 @@
+"""Modules, kernels and launches from Python, on the conformance corpus (conformance/corpus/README.md)."""
+import json
+import os
+import pathlib
+
+import pytest
+
+import accel
+
+np = pytest.importorskip("numpy")
+
+
+def corpus_dir():
+    path = os.environ.get("ACCEL_TEST_CORPUS")
+    if not path or not (pathlib.Path(path) / "corpus.json").exists():
+        pytest.skip("ACCEL_TEST_CORPUS does not name a built kernel corpus (tests/python/CMakeLists.txt sets it)")
+    return pathlib.Path(path)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    root = corpus_dir()
+    manifest = json.loads((root / "corpus.json").read_text())
+    sources = {fmt: str(root / rel) for fmt, rel in manifest["kernels"]["vadd_f32"].items()}
+    return accel.load_module(sources, name="corpus")
+
+
+def test_module_properties(corpus):
+    assert corpus.format in accel.device().kernel_formats
+    assert corpus.name == "corpus"
+    assert set(corpus.kernel_names) == {"fill_u32", "copy_offset_u32", "vadd_f32", "reduce_u32", "atomic_add_u32"}
+    assert corpus.format in corpus.available_formats
+    assert set(corpus.available_formats) <= set(accel.kernel_formats())
+
+
+def test_kernel_arguments(corpus):
+    k = corpus["vadd_f32"]
+    assert [a["name"] for a in k.arguments] == ["a", "b", "c", "n"]
+    assert [a["kind"] for a in k.arguments] == ["buffer", "buffer", "buffer", "scalar"]
+    assert [a["access"] for a in k.arguments] == ["read", "read", "write", None]
+    assert k.arguments[3]["size"] == 4
+    assert k.max_work_group_size >= 64
+    assert corpus.kernel("vadd_f32").name == "vadd_f32"
+
+
+def test_vadd_on_a_stream(corpus):
+    n = 1000
+    a = accel.asarray(np.arange(n, dtype=np.float32))
+    b = accel.asarray(np.full(n, 0.5, dtype=np.float32))
+    c = accel.zeros(n, "float32")
+    with accel.Stream() as s:
+        s.launch(corpus["vadd_f32"], (n + 63) // 64, 64, a, b, c, n)
+        # Host access waits for the launch that bound the buffer.
+        np.testing.assert_array_equal(np.asarray(c), np.arange(n, dtype=np.float32) + 0.5)
+
+
+def test_launch_uses_the_current_stream(corpus):
+    n = 256
+    out = accel.zeros(n, "uint32")
+    with accel.Stream() as s:
+        assert accel.current_stream() is s
+        corpus["fill_u32"].launch(4, 64, out, 7, n)
+        assert out.copy_to_host().tolist() == [7] * n
+    assert accel.current_stream() is None
+
+
+def test_launch_on_the_packages_stream(corpus):
+    out = accel.zeros((2, 64), "uint32")
+    corpus["fill_u32"].launch((2, 1, 1), (64, 1, 1), out, np.uint32(0xDEADBEEF), 128)
+    assert (np.asarray(out) == 0xDEADBEEF).all()
+
+
+def test_views_bind_their_span(corpus):
+    # A sliced view binds its own range: the kernel writes only there.
+    base = accel.zeros(96, "uint32")
+    view = accel.asarray(np.asarray(base)[32:64])
+    corpus["fill_u32"].launch(1, 32, view, 5, 32)
+    # The view imported part of base's memory: a buffer of its own, so the
+    # launch is tracked on it, not on base (python/README.md).
+    view.synchronize()
+    got = np.asarray(base)
+    assert got[:32].tolist() == [0] * 32 and got[32:64].tolist() == [5] * 32 and got[64:].tolist() == [0] * 32
+
+
+def test_reduce_with_local_memory(corpus):
+    n, block = 1000, 64
+    groups = (n + block - 1) // block
+    x = accel.asarray(np.arange(n, dtype=np.uint32))
+    partial = accel.zeros(groups, "uint32")
+    corpus["reduce_u32"].launch(groups, block, x, partial, n, accel.LocalMemory(block * 4))
+    assert int(np.asarray(partial).sum()) == n * (n - 1) // 2
+    assert accel.LocalMemory(256).nbytes == 256
+
+
+def test_work_on_two_streams_is_ordered_by_the_buffers(corpus):
+    n = 4096
+    data = accel.zeros(n, "uint32")
+    out = accel.zeros(n, "uint32")
+    s1, s2 = accel.Stream(), accel.Stream()
+    corpus["fill_u32"].launch(n // 64, 64, data, 3, n, stream=s1)
+    # s2 waits for s1's fill because it binds the same buffer.
+    corpus["copy_offset_u32"].launch(n // 64, 64, data, out, 0, 0, n, stream=s2)
+    assert (np.asarray(out) == 3).all()
+    s1.close()
+    s2.close()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (lambda a, c, n: (a, a, c), "takes 4 arguments, 3 given"),
+        (lambda a, c, n: (a, a, c, 2**40), "does not fit in a 4-byte integer"),
+        (lambda a, c, n: (a, a, c, np.float64(1)), "declares a 4-byte scalar but the float64 value has 8"),
+        (lambda a, c, n: (a, a, 3, n), "argument 2 ('c') of kernel 'vadd_f32' is a buffer and takes an accel.Array"),
+        (lambda a, c, n: (a, a, c, "n"), "a scalar argument takes an int, float, bool, numpy scalar or bytes"),
+        (lambda a, c, n: (a, a, c, np.zeros(2, np.uint32)), "takes a scalar, not an array"),
+    ],
+)
+def test_bad_arguments_raise_with_the_argument(corpus, args, message):
+    a = accel.zeros(64, "float32")
+    c = accel.zeros(64, "float32")
+    with pytest.raises(accel.AccelError, match=None) as info:
+        corpus["vadd_f32"].launch(1, 64, *args(a, c, 64))
+    assert message in str(info.value)
+    assert info.value.status_name == "ACCEL_ERROR_INVALID_ARGUMENT"
+
+
+def test_core_checks_reach_python(corpus):
+    a = accel.zeros(64, "float32")
+    c = accel.zeros(64, "float32")
+    k = corpus["vadd_f32"]
+    frozen = np.zeros(64, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(accel.AccelError, match=r"args\[2\]\.buffer' is read-only"):
+        k.launch(1, 64, a, a, accel.asarray(frozen), 64)
+    with pytest.raises(accel.AccelError, match="grid"):
+        k.launch(0, 64, a, a, c, 64)
+    with pytest.raises(accel.AccelError, match="block"):
+        k.launch(1, 1 << 20, a, a, c, 64)
+    c.free()
+    with pytest.raises(accel.AccelError, match="buffer was freed") as info:
+        k.launch(1, 64, a, a, c, 64)
+    assert info.value.status_name == "ACCEL_ERROR_INVALID_HANDLE"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'streams'"):
+        k.launch(1, 64, a, a, a, 64, streams=None)
+
+
+def test_module_errors(corpus):
+    with pytest.raises(accel.AccelError, match="has no kernel 'nope'; it has 'fill_u32'") as info:
+        corpus["nope"]
+    assert info.value.status_name == "ACCEL_ERROR_NOT_FOUND"
+    with pytest.raises(accel.AccelError, match="unknown kernel format 'bogus'"):
+        accel.load_module({"bogus": b"x"})
+    with pytest.raises(accel.AccelError, match="the module has ptx; the device executes") as info:
+        accel.load_module({"ptx": b".version 7.0"})
+    assert info.value.status_name == "ACCEL_ERROR_UNSUPPORTED"
+    with pytest.raises(accel.AccelError) as info:
+        accel.load_module({"native-host": "/nonexistent/libk.so"})
+    assert info.value.status_name == "ACCEL_ERROR_NOT_FOUND"
+    with pytest.raises(accel.AccelError, match="native-host source is empty"):
+        accel.load_module({"native-host": b""})
+    with pytest.raises(TypeError, match="bytes .* or a path"):
+        accel.load_module({"native-host": 3})
+    with pytest.raises(accel.AccelError, match="no sources"):
+        accel.load_module({})
+
+
+def test_closed_module_and_stream(corpus):
+    root = corpus_dir()
+    m = accel.load_module([("native-host", root / "native" / "libaccel_corpus_native.so")])
+    k = m["fill_u32"]
+    out = accel.zeros(64, "uint32")
+    with m:
+        k.launch(1, 64, out, 1, 64)
+    assert m.closed
+    with pytest.raises(accel.AccelError, match="Module was closed"):
+        k.launch(1, 64, out, 1, 64)
+    s = accel.Stream()
+    s.close()
+    with pytest.raises(accel.AccelError, match="Stream was closed"):
+        corpus["fill_u32"].launch(1, 64, out, 1, 64, stream=s)
+    assert np.asarray(out).tolist() == [1] * 64

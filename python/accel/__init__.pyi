@@ -2,11 +2,14 @@
 
 import enum
 from types import TracebackType
-from typing import Any, Literal, Sequence, SupportsIndex
+from os import PathLike
+from typing import Any, Literal, Mapping, Sequence, SupportsIndex
 
 _DType = str | type | Any  # "float32", "<f4", numpy.float32, numpy.dtype("float32")
 _DeviceLike = Device | int | str | None  # an index, a stable id, or None (the first device)
 _Shape = SupportsIndex | Sequence[SupportsIndex]
+_Dims = int | Sequence[int]  # 1 to 3 dimensions, each >= 1
+_Blob = bytes | bytearray | memoryview | str | PathLike[str]  # a blob, or a path the core reads
 
 class AccelError(RuntimeError):
     """An Accel call failed. str(e) is Accel's own message (accel_last_error)."""
@@ -68,6 +71,19 @@ class Device:
         """(free, total) bytes, read live."""
     @property
     def physical_device(self) -> PhysicalDevice: ...
+    @property
+    def topology(self) -> dict[str, Any]:
+        """pci_bus_id, pcie_root, numa_node, local_cpus (cpulist), local_cpu_count, nearest_nic (index or None),
+        domains ([{"level": "clique" | "node" | "rack" | ..., "id": str}], innermost first); docs/topology.md."""
+    def link(self, peer: _DeviceLike) -> dict[str, Any]:
+        """The path to `peer`: link_class ("SELF", "FABRIC", "PIX", ..., "HOST_STAGED"), link_count, bandwidth
+        (bytes/s, 0 unknown), peer_access, fabric ("nvlink4")."""
+    def nic_link(self, nic: int) -> dict[str, Any]:
+        """The path to NIC `nic` (an index of accel.nics()), as link()."""
+    @property
+    def dlpack_device(self) -> tuple[int, int]:
+        """The DLPack (device_type, device_id) of its arrays: kDLCPU (1) for the host backend, kDLExtDev (12) for
+        simulated devices, kDLOpenCL (4), kDLVulkan (7), kDLCUDA (2), kDLROCM (10), kDLOneAPI (14)."""
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -88,8 +104,12 @@ class PhysicalDevice:
 class Array:
     """An n-d array in an accel buffer. Strides are in bytes (numpy's convention).
 
-    Host-visible arrays expose __array_interface__ (numpy.asarray gives a view,
-    no copy) and DLPack (__dlpack__, __dlpack_device__).
+    Host-visible arrays expose the buffer protocol and __array_interface__
+    (numpy.asarray gives a view, no copy); every array speaks DLPack
+    (__dlpack__, __dlpack_device__). Basic indexing (a[1:3, ::2], a[..., 0],
+    a[None]) and .T give views of the same buffer. Host access to an array
+    waits for the kernel launches that bound its buffer (python/README.md,
+    "Streams and pending work").
     """
 
     @property
@@ -98,7 +118,7 @@ class Array:
     def strides(self) -> tuple[int, ...]: ...
     @property
     def dtype(self) -> str:
-        """"float32", "int64", "bool", "complex64", ..."""
+        """"float32", "int64", "bool", "complex64", "bfloat16", ..."""
     @property
     def ndim(self) -> int: ...
     @property
@@ -129,6 +149,13 @@ class Array:
         """A copy on `device`, with the same layout."""
     def copy(self) -> Array:
         """A copy on the same device."""
+    @property
+    def T(self) -> Array:
+        """The transposed view (axes reversed)."""
+    def __getitem__(self, key: Any) -> Array:
+        """A view: ints, slices, ... and None (numpy's basic indexing); an int per axis gives a 0-d array."""
+    def synchronize(self) -> None:
+        """Waits for the launches that bound this array's buffer; raises their stream's error."""
     def free(self) -> None:
         """Destroys the buffer now. Later use raises AccelError (stale handle); views
         exported earlier (numpy, DLPack) must not be used after it."""
@@ -141,10 +168,16 @@ class Array:
         copy: bool | None = None,
     ) -> Any:
         """A DLPack capsule: "dltensor_versioned" (1.0, read-only and is-copied flags)
-        when max_version >= (1, 0), a legacy "dltensor" otherwise. BufferError when
-        the memory is not host-visible or dl_device is not the CPU."""
+        when max_version >= (1, 0), a legacy "dltensor" otherwise.
+
+        stream: None waits on the host for pending launches, -1 does not wait,
+        an accel.Stream enqueues the wait on that stream; other values raise
+        BufferError for CPU and ExtDev arrays. dl_device: the array's own
+        DLPack device or (1, 0), the host; the host gets the memory in place
+        when it has a host address, else a copy (is-copied flag; copy=False
+        raises BufferError). copy=True always copies."""
     def __dlpack_device__(self) -> tuple[int, int]:
-        """(kDLCPU = 1, 0) for host-visible memory."""
+        """The device's DLPack (device_type, device_id) (Device.dlpack_device)."""
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any: ...
     def __len__(self) -> int: ...
 
@@ -162,10 +195,16 @@ class Stream:
         """Records `event` (a new one when None) at this point of the stream."""
     def wait(self, event: Event) -> None:
         """Later work of this stream waits for `event`."""
+    def launch(self, kernel: Kernel, grid: _Dims, block: _Dims, *args: Any) -> None:
+        """Enqueues `kernel` over `grid` work-groups of `block` work-items (Kernel.launch)."""
     def close(self) -> None:
         """Destroys the stream after its work completes (idempotent)."""
-    def __enter__(self) -> Stream: ...
-    def __exit__(self, *exc: object) -> Literal[False]: ...
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> Stream:
+        """Makes this the current stream of its device on this thread (accel.current_stream)."""
+    def __exit__(self, *exc: object) -> Literal[False]:
+        """Synchronizes the stream and restores the previous current stream."""
 
 class Event:
     """An event. `with accel.Event() as e:` closes it at the end of the block."""
@@ -203,3 +242,86 @@ def asarray(obj: Any, dtype: _DType | None = None, *, device: _DeviceLike = None
 
 def from_dlpack(x: Any, *, device: _DeviceLike = None, copy: bool | None = None) -> Array:
     """An array sharing a DLPack producer's host-visible memory (zero-copy), or a copy with copy=True."""
+
+def current_stream(device: _DeviceLike = None) -> Stream | None:
+    """The stream of the innermost `with accel.Stream(...)` block on this thread for `device`, or None."""
+
+class LocalMemory:
+    """Work-group local memory of `nbytes` bytes, for a kernel's local-memory argument."""
+
+    def __init__(self, nbytes: int) -> None: ...
+    @property
+    def nbytes(self) -> int: ...
+
+class Kernel:
+    """One kernel of a module; lives as long as its module is open."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def module(self) -> Module: ...
+    @property
+    def arguments(self) -> list[dict[str, Any]]:
+        """The declared arguments: name, kind ("buffer", "scalar", "local_memory", "device_address"),
+        access ("read", "write", "read_write" for buffers, else None), size (scalar bytes, 0 any)."""
+    @property
+    def max_work_group_size(self) -> int: ...
+    @property
+    def required_work_group_size(self) -> tuple[int, int, int]:
+        """The only block it launches with; (0, 0, 0) when any fits."""
+    @property
+    def local_memory_size(self) -> int:
+        """Static local memory per work-group, bytes."""
+    def launch(self, grid: _Dims, block: _Dims, *args: Any, stream: Stream | None = None) -> None:
+        """Enqueues one launch on `stream` (None: the current stream, else the package's own stream).
+
+        Arguments match the declaration: accel.Array for buffers (the array's span is bound) and device
+        addresses; int, float, bool, numpy scalars or bytes for scalars (packed to the declared size);
+        accel.LocalMemory for local memory. AccelError (INVALID_ARGUMENT) names the argument that is wrong.
+        The launch is asynchronous; host access to the bound arrays waits for it."""
+
+class Module:
+    """Kernels loaded on one device (accel.load_module). `with module:` closes it at the end of the block."""
+
+    @property
+    def device(self) -> Device: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def format(self) -> str:
+        """The kernel format of the source that was loaded."""
+    @property
+    def available_formats(self) -> list[str]:
+        """Every source's format, in the order given."""
+    @property
+    def source_index(self) -> int: ...
+    @property
+    def kernel_names(self) -> list[str]: ...
+    def kernel(self, name: str) -> Kernel:
+        """The kernel `name`; AccelError (NOT_FOUND) lists the ones the module has."""
+    def __getitem__(self, name: str) -> Kernel: ...
+    def close(self) -> None:
+        """Destroys the module; its kernels raise afterwards. Launches already enqueued still run."""
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> Module: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+
+def load_module(
+    sources: Mapping[str, _Blob] | Sequence[tuple[str, _Blob] | tuple[str, _Blob, str]],
+    *,
+    device: _DeviceLike = None,
+    name: str | None = None,
+    options: str | None = None,
+) -> Module:
+    """Loads the first source, in order, whose kernel format the device executes."""
+
+def kernel_formats() -> list[str]:
+    """Every kernel format name this version knows."""
+
+def nics() -> list[dict[str, Any]]:
+    """The machine's NICs: index, name, kind, pci_bus_id, pcie_root, numa_node."""
+
+def loader_report() -> list[dict[str, Any]]:
+    """Each backend the loader considered: backend, manifest, library, state ("loaded", "skipped", "failed"),
+    status, status_name, reason, negotiated_abi_version, backend_abi_version, device_count (docs/loader.md)."""

@@ -48,11 +48,19 @@ class NoGil {
   PyThreadState* state_ = nullptr;
 };
 
+// What the package keeps of each device (the instance's device list is fixed
+// for its lifetime): enough to resolve and describe it without queries.
+struct DeviceInfo {
+  accel_device_t handle = nullptr;
+  std::string stable_id;
+  int32_t dl_type = 0, dl_id = 0;  // dlpack_device_of
+};
+
 // One process-wide accel instance, created on first use (ACCEL_* variables
 // are read then), destroyed when the last object using it is gone.
 class Instance {
  public:
-  explicit Instance(accel_instance_t h) : handle(h) {}
+  explicit Instance(accel_instance_t h);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -61,6 +69,7 @@ class Instance {
   accel_stream_t internal_stream(accel_device_t device);
 
   accel_instance_t handle;
+  std::vector<DeviceInfo> devices;  // in accel_instance_enumerate_devices order
 
  private:
   std::mutex mutex_;
@@ -76,6 +85,9 @@ struct Device {
 };
 
 std::vector<Device> all_devices();
+const DeviceInfo& device_info(const Device& device);
+// Fills each DeviceInfo's DLPack device (dlpack.cc).
+void assign_dlpack_devices(Instance& instance);
 // None (the first device), an index, a stable id or a Device.
 Device resolve_device(py::handle obj);
 

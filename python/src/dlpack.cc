@@ -2,6 +2,7 @@
 // accel arrays: legacy "dltensor" capsules and DLPack 1.x
 // "dltensor_versioned" ones. The structs follow dlpack.h 1.0 (ABI-stable).
 #include <cstring>
+#include <unordered_map>
 
 #include "common.h"
 
@@ -433,39 +434,40 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
 
 }  // namespace
 
-std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {
-  accel_device_capabilities_t caps{};
-  caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
-  caps.struct_size = sizeof(caps);
-  check(accel_device_get_capabilities(device.handle, &caps));
-  std::string backend = caps.backend_name;
-  int32_t type = kDLExtDev;  // simulated devices and backends DLPack has no code for
-  if ((caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0)
-    type = kDLExtDev;
-  else if (backend == "host")
-    return {kDLCPU, 0};
-  else if (backend == "cuda")
-    type = kDLCUDA;
-  else if (backend == "hip" || backend == "rocm")
-    type = kDLROCM;
-  else if (backend == "opencl")
-    type = kDLOpenCL;
-  else if (backend == "vulkan")
-    type = kDLVulkan;
-  else if (backend == "level-zero" || backend == "level_zero" || backend == "levelzero")
-    type = kDLOneAPI;
-  // The id counts the devices of the same backend before this one (the
-  // vendor's ordinal when the backend lists them in its order).
-  int32_t id = 0;
-  for (auto& d : all_devices()) {
-    if (d.handle == device.handle) break;
-    accel_device_capabilities_t other{};
-    other.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
-    other.struct_size = sizeof(other);
-    check(accel_device_get_capabilities(d.handle, &other));
-    if (backend == other.backend_name) ++id;
+void assign_dlpack_devices(Instance& instance) {
+  std::unordered_map<std::string, int32_t> per_backend;
+  for (auto& info : instance.devices) {
+    accel_device_capabilities_t caps{};
+    caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+    caps.struct_size = sizeof(caps);
+    check(accel_device_get_capabilities(info.handle, &caps));
+    std::string backend = caps.backend_name;
+    int32_t type = kDLExtDev;  // simulated devices and backends DLPack has no code for
+    if ((caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0)
+      type = kDLExtDev;
+    else if (backend == "host")
+      type = kDLCPU;
+    else if (backend == "cuda")
+      type = kDLCUDA;
+    else if (backend == "hip" || backend == "rocm")
+      type = kDLROCM;
+    else if (backend == "opencl")
+      type = kDLOpenCL;
+    else if (backend == "vulkan")
+      type = kDLVulkan;
+    else if (backend == "level-zero" || backend == "level_zero" || backend == "levelzero")
+      type = kDLOneAPI;
+    // The id counts the devices of the same backend before this one (the
+    // vendor's ordinal when the backend lists them in its order); the host is (kDLCPU, 0).
+    int32_t id = per_backend[backend]++;
+    info.dl_type = type;
+    info.dl_id = type == kDLCPU ? 0 : id;
   }
-  return {type, id};
+}
+
+std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {
+  const DeviceInfo& info = device_info(device);
+  return {info.dl_type, info.dl_id};
 }
 
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array) {

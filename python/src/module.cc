@@ -37,6 +37,21 @@ bool python_alive() {
 
 // ---- instance and devices ---------------------------------------------------
 
+Instance::Instance(accel_instance_t h) : handle(h) {
+  uint32_t count = 0;
+  check(accel_instance_enumerate_devices(handle, &count, nullptr));
+  std::vector<accel_device_t> handles(count);
+  check(accel_instance_enumerate_devices(handle, &count, handles.data()));
+  for (auto device : handles) {
+    accel_device_capabilities_t caps{};
+    caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
+    caps.struct_size = sizeof(caps);
+    check(accel_device_get_capabilities(device, &caps));
+    devices.push_back(DeviceInfo{device, caps.stable_id, 0, 0});
+  }
+  assign_dlpack_devices(*this);
+}
+
 Instance::~Instance() {
   NoGil nogil;
   for (auto& [device, stream] : streams_) accel_stream_destroy(stream);
@@ -71,13 +86,15 @@ std::shared_ptr<Instance> instance() {
 
 std::vector<Device> all_devices() {
   auto inst = instance();
-  uint32_t count = 0;
-  check(accel_instance_enumerate_devices(inst->handle, &count, nullptr));
-  std::vector<accel_device_t> handles(count);
-  check(accel_instance_enumerate_devices(inst->handle, &count, handles.data()));
   std::vector<Device> devices;
-  for (uint32_t i = 0; i < count; ++i) devices.push_back(Device{inst, handles[i], i});
+  for (uint32_t i = 0; i < inst->devices.size(); ++i) devices.push_back(Device{inst, inst->devices[i].handle, i});
   return devices;
+}
+
+const DeviceInfo& device_info(const Device& device) {
+  for (auto& info : device.inst->devices)
+    if (info.handle == device.handle) return info;
+  raise(ACCEL_ERROR_INVALID_HANDLE, "the device is not one of this instance's");
 }
 
 namespace {
@@ -186,9 +203,9 @@ std::vector<PhysicalDevice> all_physical_devices() {
 
 Device resolve_device(py::handle obj) {
   if (obj.is_none()) {
-    auto devices = all_devices();
-    if (devices.empty()) raise(ACCEL_ERROR_NOT_FOUND, "no accel device is visible (check ACCEL_BACKENDS)");
-    return devices[0];
+    auto inst = instance();
+    if (inst->devices.empty()) raise(ACCEL_ERROR_NOT_FOUND, "no accel device is visible (check ACCEL_BACKENDS)");
+    return Device{inst, inst->devices[0].handle, 0};
   }
   if (py::isinstance<Device>(obj)) return obj.cast<Device>();
   if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) {
@@ -201,8 +218,9 @@ Device resolve_device(py::handle obj) {
   }
   if (py::isinstance<py::str>(obj)) {
     auto id = obj.cast<std::string>();
-    for (auto& d : all_devices())
-      if (id == capabilities(d).stable_id) return d;
+    auto inst = instance();
+    for (uint32_t i = 0; i < inst->devices.size(); ++i)
+      if (id == inst->devices[i].stable_id) return Device{inst, inst->devices[i].handle, i};
     raise(ACCEL_ERROR_NOT_FOUND, "no visible device has the stable id '" + id + "'");
   }
   throw py::type_error("device must be None, an int index, a stable id string or an accel.Device");
@@ -327,7 +345,13 @@ void* Buffer::host_address(bool raise_unsupported, bool wait) const {
   if (wait) wait_pending();
   void* address = nullptr;
   accel_status_t status = accel_buffer_get_host_address(handle, &address);
-  if (status == ACCEL_ERROR_UNSUPPORTED && !raise_unsupported) return nullptr;
+  // UNIMPLEMENTED: the backend has no such entry point (its memory has no host address either).
+  if (status == ACCEL_ERROR_UNSUPPORTED || status == ACCEL_ERROR_UNIMPLEMENTED) {
+    if (!raise_unsupported) return nullptr;
+    const char* why = accel_last_error();
+    raise(ACCEL_ERROR_UNSUPPORTED, std::string("the array's memory has no host address (copy_to_host() copies it): ") +
+                                       (why != nullptr ? why : ""));
+  }
   check(status);
   return address;
 }
@@ -444,7 +468,13 @@ std::shared_ptr<Buffer> import_memory(const Device& device, accel_external_memor
   desc.release_user_data = user;
   accel_buffer_t buffer = nullptr;
   accel_status_t status = accel_buffer_import(device.handle, &desc, &buffer);
-  if (status == ACCEL_ERROR_UNSUPPORTED && allow_unsupported) return nullptr;
+  if (status == ACCEL_ERROR_UNSUPPORTED || status == ACCEL_ERROR_UNIMPLEMENTED) {
+    if (allow_unsupported) return nullptr;
+    const char* why = accel_last_error();
+    raise(ACCEL_ERROR_UNSUPPORTED, "device " + std::to_string(device.index) +
+                                       " cannot use this memory in place (pass copy=True or copy=None to copy it): " +
+                                       (why != nullptr ? why : ""));
+  }
   check(status);
   return std::make_shared<Buffer>(device.inst, buffer, size);
 }
@@ -587,6 +617,68 @@ py::dict array_interface(const Array& a) {
   }
   d["version"] = 3;
   return d;
+}
+
+// Basic indexing (ints, slices, Ellipsis, None): a view of the same buffer.
+ArrayPtr index_array(const Array& a, py::handle key) {
+  py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  size_t consumed = 0;  // dimensions the key names (ints and slices)
+  bool ellipsis = false;
+  for (auto item : items) {
+    if (item.is(py::ellipsis())) {
+      if (ellipsis) throw py::index_error("an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+    } else if (!item.is_none()) {
+      ++consumed;
+    }
+  }
+  if (consumed > a.shape.size())
+    throw py::index_error("too many indices: the array is " + std::to_string(a.shape.size()) + "-dimensional, but " +
+                          std::to_string(consumed) + " were indexed");
+  auto out = std::make_shared<Array>(a);
+  out->shape.clear();
+  out->strides.clear();
+  int64_t offset = static_cast<int64_t>(a.offset);
+  size_t dim = 0;
+  for (auto item : items) {
+    if (item.is(py::ellipsis())) {
+      for (size_t n = a.shape.size() - consumed; n > 0; --n, ++dim) {
+        out->shape.push_back(a.shape[dim]);
+        out->strides.push_back(a.strides[dim]);
+      }
+    } else if (item.is_none()) {
+      out->shape.push_back(1);
+      out->strides.push_back(0);
+    } else if (PySlice_Check(item.ptr()) != 0) {
+      Py_ssize_t start = 0, stop = 0, step = 0;
+      if (PySlice_Unpack(item.ptr(), &start, &stop, &step) != 0) throw py::error_already_set();
+      Py_ssize_t length = PySlice_AdjustIndices(static_cast<Py_ssize_t>(a.shape[dim]), &start, &stop, step);
+      if (length > 0) offset += start * a.strides[dim];
+      out->shape.push_back(length);
+      out->strides.push_back(a.strides[dim] * step);
+      ++dim;
+    } else if (PyIndex_Check(item.ptr()) != 0) {
+      PyObject* index = PyNumber_Index(item.ptr());
+      if (index == nullptr) throw py::error_already_set();
+      int64_t i = py::reinterpret_steal<py::int_>(index).cast<int64_t>();
+      int64_t n = a.shape[dim];
+      if (i < -n || i >= n)
+        throw py::index_error("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(dim) +
+                              " with size " + std::to_string(n));
+      offset += (i < 0 ? i + n : i) * a.strides[dim];
+      ++dim;
+    } else {
+      throw py::index_error("accel.Array takes basic indices only (ints, slices, ..., None), not " +
+                            py::str(py::type::handle_of(item)).cast<std::string>());
+    }
+  }
+  for (; dim < a.shape.size(); ++dim) {
+    out->shape.push_back(a.shape[dim]);
+    out->strides.push_back(a.strides[dim]);
+  }
+  out->offset = static_cast<uint64_t>(offset);
+  if (!a.buffer && out->size() != 0) throw py::index_error("indexing a zero-size array");
+  return out;
 }
 
 // ---- streams and events -----------------------------------------------------
@@ -895,6 +987,14 @@ PYBIND11_MODULE(_accel, m) {
            [](Array& a) {
              if (a.buffer) a.buffer->destroy();
            })
+      .def("__getitem__", &index_array)
+      .def_property_readonly("T",
+                             [](const Array& a) {
+                               auto out = std::make_shared<Array>(a);
+                               std::reverse(out->shape.begin(), out->shape.end());
+                               std::reverse(out->strides.begin(), out->strides.end());
+                               return out;
+                             })
       .def("__len__",
            [](const Array& a) {
              if (a.shape.empty()) throw py::type_error("len() of a 0-d accel.Array");

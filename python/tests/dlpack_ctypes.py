@@ -50,3 +50,8 @@ _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_GetName.restype = ctypes.c_char_p
 _api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+
+
+def capsule_pointer(capsule, name):
+    """The DLManagedTensor(Versioned) address in an unconsumed capsule named `name` (bytes)."""
+    return _api.PyCapsule_GetPointer(capsule, name)

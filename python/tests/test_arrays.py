@@ -157,3 +157,29 @@ def test_out_of_memory_on_sim(run_python):
             raise SystemExit("no error")
         """, ACCEL_BACKENDS="sim", ACCEL_SIM_PROFILE="h100-sxm-8")
     assert out.startswith("OK ACCEL_ERROR_RESOURCE_EXHAUSTED")
+
+
+def test_basic_indexing_makes_views():
+    base = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    a = accel.asarray(base.copy())
+    keys = [
+        (1,), (slice(None), 2), (Ellipsis, 3), (slice(None, None, -1),), (slice(1, 3), slice(None, None, 2), -1),
+        (None, 0), (0, 0, 0), (slice(5, 9),), (Ellipsis,), (slice(None), None, slice(1, 4, 2)),
+    ]
+    for key in keys:
+        view = a[key]
+        expected = np.asarray(base[key])
+        assert view.shape == expected.shape, key
+        np.testing.assert_array_equal(view.copy_to_host(), expected, err_msg=str(key))
+        if expected.size and expected.base is not None:  # a numpy view: the same offset into the accel buffer
+            assert view.data_ptr == a.data_ptr + (expected.ctypes.data - base.ctypes.data), key
+    np.testing.assert_array_equal(a.T.copy_to_host(), base.T)
+    assert a.T.strides == base.T.strides
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        a[0, 4]
+    with pytest.raises(IndexError, match="too many indices"):
+        a[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="basic indices only"):
+        a[[0, 1]]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        a[..., ...]

@@ -1,0 +1,18 @@
+# The Python samples of this folder as ctests, python.sample.<script>: each runs on the host backend with the
+# interpreter and environment of python.pytest and passes when the script exits 0.
+#
+# tests/python/CMakeLists.txt includes this file after it sets ACCEL_PYTHON_TEST_INTERPRETER (the python
+# executable) and ACCEL_PYTHON_TEST_ENVIRONMENT (NAME=VALUE entries: PYTHONPATH to the package and this build's
+# extension, ASan's LD_PRELOAD in sanitized builds, and ACCEL_TEST_CORPUS, the kernel corpus vector_add.py loads).
+if(NOT DEFINED ACCEL_PYTHON_TEST_INTERPRETER OR NOT DEFINED ACCEL_PYTHON_TEST_ENVIRONMENT)
+  message(STATUS "Python samples: not registered (ACCEL_PYTHON_TEST_INTERPRETER and "
+                 "ACCEL_PYTHON_TEST_ENVIRONMENT are not set; include this file from tests/python/CMakeLists.txt)")
+  return()
+endif()
+
+foreach(_accel_py_sample list_devices dlpack_numpy vector_add)
+  add_test(NAME python.sample.${_accel_py_sample}
+    COMMAND ${ACCEL_PYTHON_TEST_INTERPRETER} ${CMAKE_CURRENT_LIST_DIR}/${_accel_py_sample}.py)
+  set_tests_properties(python.sample.${_accel_py_sample} PROPERTIES
+    ENVIRONMENT "${ACCEL_PYTHON_TEST_ENVIRONMENT};ACCEL_BACKENDS=host" TIMEOUT 120)
+endforeach()

@@ -49,24 +49,28 @@ def main():
     source, work = sys.argv[1], sys.argv[2]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    wheels = os.path.join(work, "wheels")
-    build_args = [
-        sys.executable, "-m", "pip", "wheel", os.path.join(source, "python"), "--no-build-isolation", "--no-deps",
-        "-w", wheels, f"--config-settings=build-dir={os.path.join(work, 'build')}",
-    ]
-    if shutil.which("ccache"):
-        build_args.append("--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
-        build_args.append("--config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCEL_", "LD_PRELOAD", "ASAN_", "PYTHONPATH"))}
-    run(build_args, env=env)
-    (wheel,) = glob.glob(os.path.join(wheels, "accel-*.whl"))
-    venv = os.path.join(work, "venv")
-    run(["/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable, "-m", "venv", venv], env=env)
-    python = os.path.join(venv, "bin", "python")
-    run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", wheel], env=env)
-    # From another folder, with nothing of the build tree in the environment.
-    run([python, "-c", CHECK], cwd=work, env=dict(env, ACCEL_BACKENDS="host,sim"))
-    run([python, "-c", CHECK], cwd=work, env=dict(env, ACCEL_BACKENDS="sim", ACCEL_SIM_PROFILE="h100-sxm-8"))
+    # python/ (python/pyproject.toml) and the repository root (pyproject.toml) build the same package; the
+    # second build mostly hits ccache.
+    for name, project in (("python", os.path.join(source, "python")), ("root", source)):
+        wheels = os.path.join(work, name, "wheels")
+        build_args = [
+            sys.executable, "-m", "pip", "wheel", project, "--no-build-isolation", "--no-deps", "-w", wheels,
+            f"--config-settings=build-dir={os.path.join(work, name, 'build')}",
+        ]
+        if shutil.which("ccache"):
+            build_args.append("--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache")
+            build_args.append("--config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache")
+        run(build_args, env=env)
+        (wheel,) = glob.glob(os.path.join(wheels, "accel-*.whl"))
+        venv = os.path.join(work, name, "venv")
+        run(["/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable, "-m", "venv", venv],
+            env=env)
+        python = os.path.join(venv, "bin", "python")
+        run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", wheel], env=env)
+        # From another folder, with nothing of the build tree in the environment.
+        run([python, "-c", CHECK], cwd=work, env=dict(env, ACCEL_BACKENDS="host,sim"))
+        run([python, "-c", CHECK], cwd=work, env=dict(env, ACCEL_BACKENDS="sim", ACCEL_SIM_PROFILE="h100-sxm-8"))
 
 
 if __name__ == "__main__":

@@ -390,7 +390,8 @@ py::dict argument_dict(const Kernel& k, size_t i) {
 }  // namespace
 
 void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
-  py::class_<LocalMemory>(m, "LocalMemory")
+  py::class_<LocalMemory>(m, "LocalMemory",
+                          "Work-group local memory of `nbytes` bytes, for a kernel's local-memory argument.")
       .def(py::init([](int64_t size) {
              if (size < 0) raise(ACCEL_ERROR_INVALID_ARGUMENT, "LocalMemory: a negative size");
              return LocalMemory{static_cast<uint64_t>(size)};
@@ -399,7 +400,8 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
       .def_property_readonly("nbytes", [](const LocalMemory& l) { return l.size; })
       .def("__repr__", [](const LocalMemory& l) { return "<accel.LocalMemory " + std::to_string(l.size) + " bytes>"; });
 
-  py::class_<Module, ModulePtr>(m, "Module")
+  py::class_<Module, ModulePtr>(m, "Module",
+                                "Kernels loaded on one device (accel.load_module); module[\"name\"] is a Kernel.")
       .def_property_readonly("device", [](const Module& mod) { return mod.device; })
       .def_property_readonly("format", [](const Module& mod) { return format_name(module_properties(mod).format); })
       .def_property_readonly("available_formats",
@@ -423,7 +425,8 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
                                }
                                return names;
                              })
-      .def("kernel", &get_kernel, py::arg("name"))
+      .def("kernel", &get_kernel, py::arg("name"),
+           "The kernel `name`; AccelError (NOT_FOUND) lists the ones there are.")
       .def("__getitem__", &get_kernel)
       .def("close", &Module::close)
       .def_property_readonly("closed", [](const Module& mod) { return mod.closed; })
@@ -440,7 +443,8 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
                " device=" + std::to_string(mod.device.index) + " kernels=" + std::to_string(props.kernel_count) + ">";
       });
 
-  py::class_<Kernel, KernelPtr>(m, "Kernel")
+  py::class_<Kernel, KernelPtr>(
+      m, "Kernel", "One kernel of a module: its declared arguments and launch(grid, block, *args, stream=None).")
       .def_property_readonly("name", [](const Kernel& k) { return k.name; })
       .def_property_readonly("module", [](const Kernel& k) { return k.module; })
       .def_property_readonly("arguments",
@@ -471,7 +475,10 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
             }
             launch(k, std::move(grid), std::move(block), std::move(args), std::move(on));
           },
-          py::arg("grid"), py::arg("block"))
+          py::arg("grid"), py::arg("block"),
+          "launch(grid, block, *args, stream=None): enqueues one launch of grid work-groups of block work-items on "
+          "`stream` (None: the current stream, else the package's own); arguments as the kernel declares them "
+          "(Array, int/float/numpy scalar/bytes, LocalMemory). Asynchronous: host access to bound arrays waits.")
       .def("__repr__", [](const Kernel& k) {
         return "<accel.Kernel '" + k.name + "' (" + std::to_string(k.arguments.size()) + " arguments)>";
       });
@@ -481,10 +488,11 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
       [](StreamPtr s, const KernelPtr& kernel, py::object grid, py::object block, py::args args) {
         launch(kernel, std::move(grid), std::move(block), std::move(args), std::move(s));
       },
-      py::arg("kernel"), py::arg("grid"), py::arg("block"));
+      py::arg("kernel"), py::arg("grid"), py::arg("block"), "Enqueues `kernel` on this stream (Kernel.launch).");
 
   m.def("load_module", &load_module, py::arg("sources"), py::arg("device") = py::none(), py::arg("name") = py::none(),
-        py::arg("options") = py::none());
+        py::arg("options") = py::none(),
+        "Loads the first source (format -> blob or path), in order, whose kernel format the device executes.");
   m.def("kernel_formats", [] {
     std::vector<std::string> names;
     for (int bit = 0; bit < 64; ++bit)

@@ -864,7 +864,8 @@ PYBIND11_MODULE(_accel, m) {
     return d ? py::str(d->name) : py::object(py::none());
   });
 
-  auto device_class = py::class_<Device>(m, "Device");
+  auto device_class = py::class_<Device>(
+      m, "Device", "One visible device: a backend's access path to a physical device (accel.devices()).");
   device_class.def_property_readonly("index", [](const Device& d) { return d.index; })
       .def_property_readonly("name", [](const Device& d) { return std::string(capabilities(d).name); })
       .def_property_readonly("kind", [](const Device& d) { return kind_name(capabilities(d).kind); })
@@ -905,7 +906,8 @@ PYBIND11_MODULE(_accel, m) {
                kind_name(caps.kind) + ")>";
       });
 
-  py::class_<PhysicalDevice>(m, "PhysicalDevice")
+  py::class_<PhysicalDevice>(m, "PhysicalDevice",
+                             "A piece of hardware, counted once, with its access paths (.devices).")
       .def_property_readonly("properties",
                              [](const PhysicalDevice& p) {
                                auto props = physical_properties(p);
@@ -943,12 +945,16 @@ PYBIND11_MODULE(_accel, m) {
         return "<accel.PhysicalDevice '" + std::string(physical_properties(p).name) + "'>";
       });
 
-  m.def("devices", &all_devices);
+  m.def("devices", &all_devices,
+        "The visible devices in the stable order (ACCEL_BACKENDS, ACCEL_VISIBLE_DEVICES apply).");
   m.def(
-      "device", [](py::object d) { return resolve_device(d); }, py::arg("device") = py::none());
-  m.def("physical_devices", &all_physical_devices);
+      "device", [](py::object d) { return resolve_device(d); }, py::arg("device") = py::none(),
+      "One device by index or stable id (None: the first); AccelError (NOT_FOUND) when there is none.");
+  m.def("physical_devices", &all_physical_devices, "The physical devices, each counted once.");
 
-  auto array = py::class_<Array, ArrayPtr>(m, "Array");
+  auto array = py::class_<Array, ArrayPtr>(
+      m, "Array",
+      "An n-d array in an accel buffer (strides in bytes); views by basic indexing; numpy and DLPack interop.");
   install_buffer_protocol(array);
   array.def_property_readonly("shape", [](const Array& a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("strides", [](const Array& a) { return py::tuple(py::cast(a.strides)); })
@@ -1022,7 +1028,8 @@ PYBIND11_MODULE(_accel, m) {
   });
   m.def("from_buffer", &from_buffer, py::arg("obj"), py::arg("device") = py::none(), py::arg("copy") = py::none());
 
-  auto stream = py::class_<Stream, StreamPtr>(m, "Stream");
+  auto stream = py::class_<Stream, StreamPtr>(
+      m, "Stream", "An in-order stream of one device; `with stream:` makes it current and synchronizes it at the end.");
   stream
       .def(py::init([](py::object device_obj) {
              Device device = resolve_device(device_obj);
@@ -1069,9 +1076,11 @@ PYBIND11_MODULE(_accel, m) {
         auto s = current_stream(resolve_device(device));
         return s ? py::cast(s) : py::none();
       },
-      py::arg("device") = py::none());
+      py::arg("device") = py::none(),
+      "The stream of the innermost `with accel.Stream()` block on this thread for `device`, or None.");
 
-  py::class_<Event, std::shared_ptr<Event>>(m, "Event")
+  py::class_<Event, std::shared_ptr<Event>>(
+      m, "Event", "A point in a stream (Stream.record); query, synchronize, elapsed_time with timing=True.")
       .def(py::init(&make_event), py::arg("device") = py::none(), py::arg("timing") = false)
       .def_property_readonly("device", [](const Event& e) { return e.device; })
       .def("query", &Event::query)

@@ -145,8 +145,9 @@ void init_topology(py::module_& m, py::class_<Device>& device) {
         auto [type, id] = dlpack_device_of(d);
         return py::make_tuple(type, id);
       });
-  m.def("nics", &nics);
-  m.def("loader_report", &loader_report);
+  m.def("nics", &nics, "The machine's NICs (index, name, kind, pci_bus_id, pcie_root, numa_node).");
+  m.def("loader_report", &loader_report,
+        "Each backend the loader considered: whether it loaded, was skipped or failed, and why.");
 }
 
 }  // namespace accelpy

@@ -16,3 +16,13 @@ foreach(_accel_py_sample list_devices dlpack_numpy vector_add)
   set_tests_properties(python.sample.${_accel_py_sample} PROPERTIES
     ENVIRONMENT "${ACCEL_PYTHON_TEST_ENVIRONMENT};ACCEL_BACKENDS=host" TIMEOUT 120)
 endforeach()
+
+# vector_add.py again on PoCL, where the opencl-c source is loaded (the exit code says the result matched;
+# FAIL_REGULAR_EXPRESSION catches a fallback to the native-host library).
+if(TARGET accel_backend_opencl)
+  add_test(NAME python.sample.vector_add.opencl
+    COMMAND ${ACCEL_PYTHON_TEST_INTERPRETER} ${CMAKE_CURRENT_LIST_DIR}/vector_add.py)
+  set_tests_properties(python.sample.vector_add.opencl PROPERTIES
+    ENVIRONMENT "${ACCEL_PYTHON_TEST_ENVIRONMENT};ACCEL_BACKENDS=opencl;ACCEL_CACHE_DIR=${PROJECT_BINARY_DIR}/cache"
+    FAIL_REGULAR_EXPRESSION "module: native-host" TIMEOUT 120 LABELS opencl)
+endif()

@@ -161,21 +161,6 @@ py::list kernel_format_names(uint64_t formats) {
   return out;
 }
 
-struct FeatureName {
-  uint64_t bit;
-  const char* name;
-};
-constexpr FeatureName kFeatures[] = {
-    {ACCEL_DEVICE_FEATURE_PEER_ACCESS, "peer_access"},
-    {ACCEL_DEVICE_FEATURE_UNIFIED_MEMORY, "unified_memory"},
-    {ACCEL_DEVICE_FEATURE_HOST_MAPPED_MEMORY, "host_mapped_memory"},
-    {ACCEL_DEVICE_FEATURE_TIMELINE_EVENTS, "timeline_events"},
-    {ACCEL_DEVICE_FEATURE_ATOMICS_64, "atomics_64"},
-    {ACCEL_DEVICE_FEATURE_SUBGROUPS, "subgroups"},
-    {ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES, "device_addresses"},
-    {ACCEL_DEVICE_FEATURE_EVENT_TIMING, "event_timing"},
-};
-
 struct PhysicalDevice {
   std::shared_ptr<Instance> inst;
   accel_physical_device_t handle = nullptr;
@@ -879,11 +864,11 @@ PYBIND11_MODULE(_accel, m) {
                              [](const Device& d) { return kernel_format_names(capabilities(d).kernel_formats); })
       .def_property_readonly("features",
                              [](const Device& d) {
-                               py::list out;
-                               uint64_t f = capabilities(d).features;
-                               for (auto& feature : kFeatures)
-                                 if ((f & feature.bit) != 0) out.append(feature.name);
-                               return out;
+                               // core/names' names as identifiers: "event-timing" -> "event_timing"
+                               auto names =
+                                   accel::info::FlagNames(accel::info::DeviceFeatureNames(), capabilities(d).features);
+                               for (auto& n : names) std::replace(n.begin(), n.end(), '-', '_');
+                               return names;
                              })
       .def("memory_info",
            [](const Device& d) {

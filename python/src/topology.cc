@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "common.h"
+#include "names.h"
 
 namespace accelpy {
 
@@ -81,15 +82,6 @@ py::list nics() {
   return out;
 }
 
-const char* state_name(accel_loader_state_t state) {
-  switch (state) {
-    case ACCEL_LOADER_STATE_LOADED: return "loaded";
-    case ACCEL_LOADER_STATE_SKIPPED: return "skipped";
-    case ACCEL_LOADER_STATE_FAILED: return "failed";
-    default: return "unknown";
-  }
-}
-
 py::list loader_report() {
   auto inst = instance();
   uint32_t count = 0;
@@ -108,7 +100,7 @@ py::list loader_report() {
     d["backend"] = std::string(e.backend_name != nullptr ? e.backend_name : "");
     d["manifest"] = std::string(e.manifest_path != nullptr ? e.manifest_path : "");
     d["library"] = std::string(e.library_path != nullptr ? e.library_path : "");
-    d["state"] = state_name(e.state);
+    d["state"] = accel::info::LoaderStateName(e.state);
     d["status"] = static_cast<int>(e.status);
     d["status_name"] = accel_status_name(e.status);
     d["reason"] = std::string(e.reason != nullptr ? e.reason : "");

@@ -140,8 +140,9 @@ def asarray(obj, dtype=None, *, device=None, copy=None) -> Array:
     array then shares the object's memory and keeps it alive); otherwise, or
     with copy=True, their bytes are copied. copy=False raises AccelError
     when the device cannot import host memory. Anything else (lists, scalars)
-    goes through numpy.asarray first. An accel.Array is returned as is, or
-    copied to `device`.
+    goes through numpy.asarray first; DLPack producers without the buffer
+    protocol (jax, torch, cupy arrays) go through from_dlpack. An
+    accel.Array is returned as is, or copied to `device`.
     """
     if dtype is not None:
         dtype = _accel.dtype_name(dtype)
@@ -159,6 +160,8 @@ def asarray(obj, dtype=None, *, device=None, copy=None) -> Array:
                 raise ValueError("asarray(copy=False): the array lives on another device")
             return obj.to(target)
     source_dtype = _buffer_dtype(obj)
+    if source_dtype is None and dtype is None and hasattr(obj, "__dlpack__") and not isinstance(obj, type):
+        return from_dlpack(obj, device=device, copy=copy)  # jax, torch, cupy: their memory in place
     if source_dtype is None or (dtype is not None and dtype != source_dtype):
         obj = _numpy().asarray(obj, dtype=dtype)
         if copy is False:

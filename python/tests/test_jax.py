@@ -55,6 +55,13 @@ def test_jax_to_accel_shares_memory(jax, dtype):
     np.testing.assert_array_equal(a.copy_to_host(), np.asarray(j))
 
 
+def test_asarray_of_a_jax_array_goes_through_dlpack(jax):
+    j = jax.numpy.arange(64, dtype="float32")
+    a = accel.asarray(j)
+    assert a.data_ptr == pointer(j)
+    assert accel.asarray(j, copy=True).data_ptr != pointer(j)
+
+
 def test_transposed_view_round_trips(jax):
     # jax takes compact permutations of its buffer (a transpose) without a copy.
     base = accel.empty((4, 6), "float32")

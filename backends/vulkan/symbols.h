@@ -33,7 +33,7 @@
 namespace accel::vulkan {
 
 inline constexpr const char* kBackendName = "vulkan";  // the manifest's name
-inline constexpr const char* kBackendVersion = "0.1.0";
+inline constexpr const char* kBackendVersion = "1.0.0";
 // The loader library opened unless ACCEL_VULKAN_LOADER names another.
 inline constexpr const char* kDefaultLoader = "libvulkan.so.1";
 

@@ -215,3 +215,24 @@ def _array(self, dtype=None, copy=None):
 
 Array.copy_to_host = _copy_to_host
 Array.__array__ = _array
+
+
+def _setitem(self, key, value):
+    """a[key] = value (numpy's broadcasting and casting rules): in place for host-visible memory; otherwise the
+    view's span is read, updated and written back (elements of the span outside the view keep their values)."""
+    np = _numpy()
+    view = self[key]
+    if view.readonly:
+        raise ValueError("assignment destination is read-only")
+    if view.size == 0:
+        return
+    if view.host_visible:
+        np.asarray(view)[...] = value
+        return
+    dtype = _bfloat16() if view.dtype == "bfloat16" else view.dtype
+    raw, offset = view._copy_span()
+    np.ndarray(view.shape, dtype=dtype, buffer=raw, offset=offset, strides=view.strides)[...] = value
+    view._write_span(bytes(raw))
+
+
+Array.__setitem__ = _setitem

@@ -152,6 +152,8 @@ class Array:
     @property
     def T(self) -> Array:
         """The transposed view (axes reversed)."""
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Assigns through numpy (broadcasting, casting) into the view a[key], on any memory; ValueError when read-only."""
     def __getitem__(self, key: Any) -> Array:
         """A view: ints, slices, ... and None (numpy's basic indexing); an int per axis gives a 0-d array."""
     def synchronize(self) -> None:

@@ -487,6 +487,18 @@ py::tuple copy_span(const Array& a) {
   return py::make_tuple(py::bytearray(staging), -lo);
 }
 
+// Writes `span` (the bytes of a's extent, as _copy_span gave them) back.
+void write_span(const Array& a, py::bytes span) {
+  if (a.readonly) raise(ACCEL_ERROR_INVALID_ARGUMENT, "the array is read-only");
+  auto [lo, hi] = a.extent();
+  if (!a.buffer || hi == lo) return;
+  std::string_view bytes(span);
+  if (bytes.size() != static_cast<size_t>(hi - lo))
+    raise(ACCEL_ERROR_INVALID_ARGUMENT,
+          "_write_span: " + std::to_string(bytes.size()) + " bytes for a span of " + std::to_string(hi - lo));
+  copy_from_host(a, bytes.data());
+}
+
 // A same-layout copy of `a` on `device` (through host memory).
 ArrayPtr copy_to_device(const Array& a, const Device& device) {
   auto out = std::make_shared<Array>();
@@ -956,6 +968,7 @@ PYBIND11_MODULE(_accel, m) {
                              [](const Array& a) { return reinterpret_cast<uintptr_t>(a.element0_host(true)); })
       .def_property_readonly("__array_interface__", &array_interface)
       .def("_copy_span", &copy_span)
+      .def("_write_span", &write_span)
       .def(
           "to", [](const Array& a, py::object device) { return copy_to_device(a, resolve_device(device)); },
           py::arg("device"))

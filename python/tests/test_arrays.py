@@ -183,3 +183,19 @@ def test_basic_indexing_makes_views():
         a[[0, 1]]
     with pytest.raises(IndexError, match="single ellipsis"):
         a[..., ...]
+
+
+def test_setitem_writes_through_views():
+    a = accel.zeros((3, 4), "int32")
+    a[1] = 7
+    a[:, 2] = np.array([1, 2, 3])
+    a[2, ::2] = -1
+    expected = np.zeros((3, 4), np.int32)
+    expected[1] = 7
+    expected[:, 2] = [1, 2, 3]
+    expected[2, ::2] = -1
+    np.testing.assert_array_equal(a.copy_to_host(), expected)
+    frozen = np.zeros(4, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        accel.asarray(frozen)[0] = 1

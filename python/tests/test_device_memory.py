@@ -82,3 +82,13 @@ def test_kernel_writes_reach_host_copies(device):
         m["fill_u32"].launch(4, 64, out[64:], 4, 192, stream=s)
         got = out.copy_to_host()  # waits for the launch
     assert got[:64].tolist() == [0] * 64 and got[64:].tolist() == [4] * 192
+
+
+def test_setitem_on_memory_without_a_host_address(device):
+    a = accel.zeros((4, 6), "int16", device=device)
+    a[1:3, ::2] = 5  # read, update, write back the span: the elements between keep their values
+    a[0] = np.arange(6)
+    expected = np.zeros((4, 6), np.int16)
+    expected[1:3, ::2] = 5
+    expected[0] = np.arange(6)
+    np.testing.assert_array_equal(a.copy_to_host(), expected)

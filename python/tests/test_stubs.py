@@ -5,7 +5,7 @@ import pathlib
 import accel
 
 STUBS = pathlib.Path(accel.__file__).with_name("__init__.pyi")
-PRIVATE_OK = {"__init__", "__enter__", "__exit__", "__eq__", "__hash__", "__len__", "__getitem__", "__array__",
+PRIVATE_OK = {"__init__", "__enter__", "__exit__", "__eq__", "__hash__", "__len__", "__getitem__", "__setitem__", "__array__",
               "__dlpack__", "__dlpack_device__", "__array_interface__"}
 
 

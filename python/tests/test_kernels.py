@@ -209,3 +209,32 @@ def test_closed_module_and_stream(corpus):
     with pytest.raises(accel.AccelError, match="Stream was closed"):
         corpus["fill_u32"].launch(1, 64, out, 1, 64, stream=s)
     assert np.asarray(out).tolist() == [1] * 64
+
+
+def test_threads_launch_and_read_concurrently(corpus):
+    # Each thread its own stream and arrays (numpy-owned, imported, then dropped while launches may be pending):
+    # the release callbacks take the GIL on the stream workers while the threads wait without it.
+    import threading
+
+    errors = []
+
+    def work(seed):
+        try:
+            with accel.Stream() as s:
+                for i in range(20):
+                    out = accel.asarray(np.zeros(256, np.uint32))
+                    corpus["fill_u32"].launch(4, 64, out, seed * 100 + i, 256, stream=s)
+                    if i % 2:
+                        del out  # dropped with the launch possibly still pending
+                        continue
+                    assert (np.asarray(out) == seed * 100 + i).all()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert errors == []

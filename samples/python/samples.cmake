@@ -23,6 +23,6 @@ if(TARGET accel_backend_opencl)
   add_test(NAME python.sample.vector_add.opencl
     COMMAND ${ACCEL_PYTHON_TEST_INTERPRETER} ${CMAKE_CURRENT_LIST_DIR}/vector_add.py)
   set_tests_properties(python.sample.vector_add.opencl PROPERTIES
-    ENVIRONMENT "${ACCEL_PYTHON_TEST_ENVIRONMENT};ACCEL_BACKENDS=opencl;ACCEL_CACHE_DIR=${PROJECT_BINARY_DIR}/cache"
+    ENVIRONMENT "${ACCEL_PYTHON_OPENCL_TEST_ENVIRONMENT};ACCEL_BACKENDS=opencl"
     FAIL_REGULAR_EXPRESSION "module: native-host" TIMEOUT 120 LABELS opencl)
 endif()

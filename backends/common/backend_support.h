@@ -4,6 +4,8 @@
 //   services.h   the core's host services, the guard that keeps exceptions from crossing the C ABI, status names
 //   handles.h    Wrap / Unwrap between a backend's objects and the opaque accel_bk_* handles
 //   negotiate.h  the body of accel_backend_get_api
+//   recorded_events.h  deadlines, copy-statistics sums, and the event slots of backends whose events point at shared
+//                records (OpenCL, Vulkan)
 // Namespace accel::backend; the library is accel_backend_support (static, hidden visibility). Messages name the
 // backend, which each backend passes in.
 // The template backend (tools/backend-kit/template) keeps its own copies on purpose: it is the copyable minimal
@@ -14,6 +16,7 @@
 #include "common/handles.h"
 #include "common/negotiate.h"
 #include "common/prefix.h"
+#include "common/recorded_events.h"
 #include "common/services.h"
 
 #endif  // ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_

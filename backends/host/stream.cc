@@ -17,6 +17,7 @@
 #include <utility>
 #include <variant>
 
+#include "common/recorded_events.h"
 #include "device.h"
 #include "event.h"
 #include "memory.h"
@@ -276,16 +277,7 @@ void Stream::Run() {
       if (prior == ACCEL_SUCCESS && failure.status == ACCEL_SUCCESS) Count(op.body, &done);
     }  // `op` dies here: the storage and records it held are released before the stream can report idle.
     lock.lock();
-    copies_.host_to_device_copies += done.host_to_device_copies;
-    copies_.host_to_device_bytes += done.host_to_device_bytes;
-    copies_.device_to_host_copies += done.device_to_host_copies;
-    copies_.device_to_host_bytes += done.device_to_host_bytes;
-    copies_.local_copies += done.local_copies;
-    copies_.local_bytes += done.local_bytes;
-    copies_.peer_copies += done.peer_copies;
-    copies_.peer_bytes += done.peer_bytes;
-    copies_.staged_copies += done.staged_copies;
-    copies_.staged_bytes += done.staged_bytes;
+    backend::AddCopyStatistics(done, &copies_);
     if (failure.status != ACCEL_SUCCESS && error_ == ACCEL_SUCCESS) {
       error_ = failure.status;
       error_message_ = std::move(failure.message);

@@ -33,36 +33,18 @@
 #include <utility>
 #include <vector>
 
+#include "common/recorded_events.h"
 #include "opencl_backend.h"
 
 namespace accel::opencl {
 namespace {
 
-using Clock = std::chrono::steady_clock;  // monotonic: event timestamps never go back
-
-// When a wait of `timeout_ns` ends; nullopt for ACCEL_TIMEOUT_INFINITE (and for timeouts past ~146 years, which
-// would overflow the clock).
-std::optional<Clock::time_point> DeadlineAfter(uint64_t timeout_ns) {
-  if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > (uint64_t{1} << 62)) return std::nullopt;
-  return Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
-}
+using backend::Clock;
+using backend::DeadlineAfter;
 
 uint64_t HostNowNs() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
-}
-
-void Add(const accel_copy_statistics_t& delta, accel_copy_statistics_t* total) {
-  total->host_to_device_copies += delta.host_to_device_copies;
-  total->host_to_device_bytes += delta.host_to_device_bytes;
-  total->device_to_host_copies += delta.device_to_host_copies;
-  total->device_to_host_bytes += delta.device_to_host_bytes;
-  total->local_copies += delta.local_copies;
-  total->local_bytes += delta.local_bytes;
-  total->peer_copies += delta.peer_copies;
-  total->peer_bytes += delta.peer_bytes;
-  total->staged_copies += delta.staged_copies;
-  total->staged_bytes += delta.staged_bytes;
 }
 
 // The status of an enqueue: ACCEL_SUCCESS, or its failure with `*message` naming the call.
@@ -477,7 +459,7 @@ class Stream {
       }
     }
     std::lock_guard lock(mutex_);
-    if (status == ACCEL_SUCCESS && !entry.skipped) Add(entry.op.copies, &copies_);
+    if (status == ACCEL_SUCCESS && !entry.skipped) backend::AddCopyStatistics(entry.op.copies, &copies_);
   }
 
   // The worker: takes each queued operation in order; drains when asked, and before host work and blocking waits.
@@ -528,7 +510,7 @@ class Stream {
       std::lock_guard lock(mutex_);
       if (prior == ACCEL_SUCCESS) {
         if (status == ACCEL_SUCCESS) {
-          Add(op.copies, &copies_);
+          backend::AddCopyStatistics(op.copies, &copies_);
         } else {
           SetErrorLocked(status, op, message);
         }
@@ -867,12 +849,8 @@ accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_stat
 
 namespace {
 
-// The status of a completed record, with host->set_error when it is an error.
-accel_status_t Report(const Host& host, const Record::Outcome& outcome) {
-  if (outcome.status >= 0) return ACCEL_SUCCESS;
-  return host.Fail(outcome.status,
-                   "the event was recorded after an asynchronous error on its stream: " + outcome.message);
-}
+// How event_query and event_elapsed_time learn that a record completed: ask OpenCL about its marker (no wait).
+std::optional<Record::Outcome> PollRecord(Record& record) { return record.Poll(); }
 
 }  // namespace
 
@@ -894,49 +872,25 @@ void EventDestroy(accel_bk_event_t event) noexcept {
 
 accel_status_t EventQuery(accel_bk_event_t handle) noexcept {
   Event* event = Unwrap(handle);
-  return Guard(event->host(), "event_query", [&] {
-    const std::shared_ptr<Record> record = event->current();
-    if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete
-    const std::optional<Record::Outcome> outcome = record->Poll();
-    return outcome ? Report(event->host(), *outcome) : ACCEL_NOT_READY;
-  });
+  return Guard(event->host(), "event_query", [&] { return backend::QueryRecordedEvent(*event, PollRecord); });
 }
 
 accel_status_t EventSynchronize(accel_bk_event_t handle, uint64_t timeout_ns) noexcept {
   Event* event = Unwrap(handle);
-  return Guard(event->host(), "event_synchronize", [&] {
-    const std::shared_ptr<Record> record = event->current();
-    if (record == nullptr) return ACCEL_SUCCESS;
-    const std::optional<Record::Outcome> outcome = record->Wait(DeadlineAfter(timeout_ns));
-    if (!outcome) {
-      return event->host().Fail(ACCEL_ERROR_TIMEOUT,
-                                "the event did not complete within " + std::to_string(timeout_ns) + " ns");
-    }
-    return Report(event->host(), *outcome);
-  });
+  return Guard(event->host(), "event_synchronize",
+               [&] { return backend::SynchronizeRecordedEvent(*event, timeout_ns); });
 }
 
 accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t end_handle,
                                 uint64_t* out_nanoseconds) noexcept {
-  Event* events[2] = {Unwrap(start_handle), Unwrap(end_handle)};
+  Event* const events[2] = {Unwrap(start_handle), Unwrap(end_handle)};
   const Host& host = events[0]->host();
   return Guard(host, "event_elapsed_time", [&] {
-    const char* roles[2] = {"start", "end"};
     std::optional<Record::Outcome> outcomes[2];
+    const accel_status_t checked = backend::RecordedEventOutcomes(host, events, PollRecord, outcomes);
+    if (checked != ACCEL_SUCCESS) return checked;
     for (int i = 0; i < 2; ++i) {
-      if (!events[i]->timing()) {
-        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
-                         std::string("'") + roles[i] + "' was created without ACCEL_EVENT_FLAG_TIMING");
-      }
-      const std::shared_ptr<Record> record = events[i]->current();
-      if (record == nullptr) {
-        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + roles[i] + "' was never recorded");
-      }
-      outcomes[i] = record->Poll();
-    }
-    if (!outcomes[0] || !outcomes[1]) return ACCEL_NOT_READY;
-    for (int i = 0; i < 2; ++i) {
-      if (outcomes[i]->status < 0) return Report(host, *outcomes[i]);
+      if (outcomes[i]->status < 0) return backend::ReportRecordOutcome(host, *outcomes[i]);
     }
     // The device's profiling clock when both markers have it; else the host's clock at completion.
     const bool device_clock = outcomes[0]->device_ns != 0 && outcomes[1]->device_ns != 0;

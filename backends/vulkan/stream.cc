@@ -24,22 +24,17 @@
 #include <thread>
 #include <utility>
 
+#include "common/recorded_events.h"
 #include "symbols.h"
 
 namespace accel::vulkan {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using backend::Clock;
+using backend::DeadlineAfter;
 
 // Host copies larger than this go through the staging buffer in pieces of this size.
 constexpr uint64_t kStagingChunk = uint64_t{8} << 20;
-
-// When a wait of `timeout_ns` ends; nullopt for ACCEL_TIMEOUT_INFINITE (and for timeouts past ~146 years, which
-// would overflow the clock).
-std::optional<Clock::time_point> DeadlineAfter(uint64_t timeout_ns) {
-  if (timeout_ns == ACCEL_TIMEOUT_INFINITE || timeout_ns > (uint64_t{1} << 62)) return std::nullopt;
-  return Clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(timeout_ns));
-}
 
 // Waits on `cv` with `lock` held until `done()` or the deadline; returns done().
 bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
@@ -109,19 +104,6 @@ struct Operation {
   accel_copy_statistics_t copies{};
   uint64_t number = 0;  // set by Enqueue: 1 for the stream's first operation
 };
-
-void Add(const accel_copy_statistics_t& delta, accel_copy_statistics_t* total) {
-  total->host_to_device_copies += delta.host_to_device_copies;
-  total->host_to_device_bytes += delta.host_to_device_bytes;
-  total->device_to_host_copies += delta.device_to_host_copies;
-  total->device_to_host_bytes += delta.device_to_host_bytes;
-  total->local_copies += delta.local_copies;
-  total->local_bytes += delta.local_bytes;
-  total->peer_copies += delta.peer_copies;
-  total->peer_bytes += delta.peer_bytes;
-  total->staged_copies += delta.staged_copies;
-  total->staged_bytes += delta.staged_bytes;
-}
 
 // Writes a Status into an operation's result.
 accel_status_t Report(const Status& s, std::string* message) {
@@ -611,7 +593,7 @@ class Stream {
         error_ = status;
         error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") failed: " + message;
       } else if (prior == ACCEL_SUCCESS && status >= 0) {
-        Add(op.copies, &copies_);
+        backend::AddCopyStatistics(op.copies, &copies_);
       }
       // What the operation holds lives until the device has run it; release what it no longer uses.
       const uint64_t submitted = submitted_.load();
@@ -1083,12 +1065,8 @@ accel_status_t EnqueueLaunch(Stream* stream, std::shared_ptr<PreparedLaunch> lau
 
 namespace {
 
-// The status of a completed record, with host->set_error when it is an error.
-accel_status_t ReportOutcome(const Host& host, const Record::Outcome& outcome) {
-  if (outcome.status >= 0) return ACCEL_SUCCESS;
-  return host.Fail(outcome.status,
-                   "the event was recorded after an asynchronous error on its stream: " + outcome.message);
-}
+// How event_query and event_elapsed_time learn that a record completed: the stream's worker completes it.
+std::optional<Record::Outcome> PeekRecord(Record& record) { return record.Peek(); }
 
 }  // namespace
 
@@ -1111,47 +1089,24 @@ void EventDestroy(accel_bk_event_t event) noexcept {
 
 accel_status_t EventQuery(accel_bk_event_t handle) noexcept {
   Event* event = Unwrap(handle);
-  return Guard(event->host(), "event_query", [&] {
-    const std::shared_ptr<Record> record = event->current();
-    if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete
-    const std::optional<Record::Outcome> outcome = record->Peek();
-    return outcome ? ReportOutcome(event->host(), *outcome) : ACCEL_NOT_READY;
-  });
+  return Guard(event->host(), "event_query", [&] { return backend::QueryRecordedEvent(*event, PeekRecord); });
 }
 
 accel_status_t EventSynchronize(accel_bk_event_t handle, uint64_t timeout_ns) noexcept {
   Event* event = Unwrap(handle);
-  return Guard(event->host(), "event_synchronize", [&] {
-    const std::shared_ptr<Record> record = event->current();
-    if (record == nullptr) return ACCEL_SUCCESS;
-    const std::optional<Record::Outcome> outcome = record->Wait(DeadlineAfter(timeout_ns));
-    if (!outcome) {
-      return event->host().Fail(ACCEL_ERROR_TIMEOUT,
-                                "the event did not complete within " + std::to_string(timeout_ns) + " ns");
-    }
-    return ReportOutcome(event->host(), *outcome);
-  });
+  return Guard(event->host(), "event_synchronize",
+               [&] { return backend::SynchronizeRecordedEvent(*event, timeout_ns); });
 }
 
 accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t end_handle,
                                 uint64_t* out_nanoseconds) noexcept {
-  Event* events[2] = {Unwrap(start_handle), Unwrap(end_handle)};
+  Event* const events[2] = {Unwrap(start_handle), Unwrap(end_handle)};
   const Host& host = events[0]->host();
   return Guard(host, "event_elapsed_time", [&] {
     const char* roles[2] = {"start", "end"};
     std::optional<Record::Outcome> outcomes[2];
-    for (int i = 0; i < 2; ++i) {
-      if (!events[i]->timing()) {
-        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION,
-                         std::string("'") + roles[i] + "' was created without ACCEL_EVENT_FLAG_TIMING");
-      }
-      const std::shared_ptr<Record> record = events[i]->current();
-      if (record == nullptr) {
-        return host.Fail(ACCEL_ERROR_FAILED_PRECONDITION, std::string("'") + roles[i] + "' was never recorded");
-      }
-      outcomes[i] = record->Peek();
-    }
-    if (!outcomes[0] || !outcomes[1]) return ACCEL_NOT_READY;
+    const accel_status_t checked = backend::RecordedEventOutcomes(host, events, PeekRecord, outcomes);
+    if (checked != ACCEL_SUCCESS) return checked;
     for (int i = 0; i < 2; ++i) {
       if (outcomes[i]->has_timestamp) continue;
       if (outcomes[i]->status < 0) {

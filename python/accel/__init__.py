@@ -189,14 +189,23 @@ def from_dlpack(x, *, device=None, copy=None) -> Array:
     return _accel.from_dlpack_capsule(capsule, device, copy)
 
 
+def _numpy_dtype(self):
+    return _bfloat16() if self.dtype == "bfloat16" else self.dtype
+
+
+def _span_copy(self):
+    """(raw, view): the bytes of the array's span copied to host memory (a bytearray), and a numpy view of the
+    array's elements in them. Needs a non-empty array."""
+    raw, offset = self._copy_span()
+    view = _numpy().ndarray(self.shape, dtype=_numpy_dtype(self), buffer=raw, offset=offset, strides=self.strides)
+    return raw, view
+
+
 def _copy_to_host(self):
     """A new numpy array with the array's contents (works for any memory)."""
-    np = _numpy()
-    dtype = _bfloat16() if self.dtype == "bfloat16" else self.dtype
     if self.size == 0:
-        return np.empty(self.shape, dtype=dtype)
-    raw, offset = self._copy_span()
-    return np.ndarray(self.shape, dtype=dtype, buffer=raw, offset=offset, strides=self.strides).copy()
+        return _numpy().empty(self.shape, dtype=_numpy_dtype(self))
+    return _span_copy(self)[1].copy()
 
 
 def _array(self, dtype=None, copy=None):
@@ -229,9 +238,8 @@ def _setitem(self, key, value):
     if view.host_visible:
         np.asarray(view)[...] = value
         return
-    dtype = _bfloat16() if view.dtype == "bfloat16" else view.dtype
-    raw, offset = view._copy_span()
-    np.ndarray(view.shape, dtype=dtype, buffer=raw, offset=offset, strides=view.strides)[...] = value
+    raw, elements = _span_copy(view)
+    elements[...] = value
     view._write_span(bytes(raw))
 
 

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <accel/accel.h>
+#include <accel/accel.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -86,8 +87,12 @@ struct Device {
 
 std::vector<Device> all_devices();
 const DeviceInfo& device_info(const Device& device);
-// Fills each DeviceInfo's DLPack device (dlpack.cc).
-void assign_dlpack_devices(Instance& instance);
+accel_device_capabilities_t device_capabilities(accel_device_t device);
+// The names of the ACCEL_KERNEL_FORMAT_* bits set in `formats`, lowest first.
+py::list kernel_format_names(uint64_t formats);
+// The DLPack (device_type, device_id) of a device with these capabilities,
+// `ordinal` devices of its backend listed before it (dlpack.cc).
+std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t& caps, int32_t ordinal);
 // None (the first device), an index, a stable id or a Device.
 Device resolve_device(py::handle obj);
 
@@ -171,7 +176,14 @@ std::shared_ptr<Buffer> import_host(const Device& device, void* data, uint64_t s
 std::shared_ptr<Buffer> import_memory(const Device& device, accel_external_memory_type_t type, uint64_t handle,
                                       uint64_t size, bool readonly, accel_release_callback_t release, void* user,
                                       bool allow_unsupported);
+std::shared_ptr<Buffer> create_buffer(const Device& device, uint64_t size);
+// The bytes of dst's extent from host memory at `span_lo`; waits for pending work first.
 void copy_from_host(const Array& dst, const void* span_lo);
+// The bytes of a's extent into host memory at `span_lo` (extent().second -
+// extent().first bytes); waits for pending work first.
+void copy_to_host(const Array& a, void* span_lo);
+// A same-layout copy of `a` on `device` (through host memory).
+ArrayPtr copy_to_device(const Array& a, const Device& device);
 
 // Synchronizes `stream` without holding the GIL; raises its error.
 void synchronize(accel_stream_t stream);

@@ -2,9 +2,9 @@
 // accel arrays: legacy "dltensor" capsules and DLPack 1.x
 // "dltensor_versioned" ones. The structs follow dlpack.h 1.0 (ABI-stable).
 #include <cstring>
-#include <unordered_map>
 
 #include "common.h"
+#include "names.h"
 
 namespace accelpy {
 
@@ -170,19 +170,14 @@ py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, 
                            " buffers; ask for dl_device=(1, 0) to export through the host");
   }
   if (want_copy && type == own_type) {
-    py::object self = py::cast(a);
-    a = self.attr("copy")().cast<ArrayPtr>();
+    a = copy_to_device(*a, a->device);
     host = a->element0_host(false);
     copied = true;
   } else if (type == kDLCPU && (host == nullptr || want_copy)) {
     // To the host: the span copied into memory the capsule owns.
     auto [lo, hi] = a->extent();
     host_copy.reset(new unsigned char[static_cast<size_t>(std::max<int64_t>(hi - lo, 1))]);
-    if (a->buffer && hi > lo) {
-      accel_stream_t internal = a->device.inst->internal_stream(a->device.handle);
-      check(accel_stream_copy_buffer_to_host(internal, a->buffer->handle, a->offset + lo, host_copy.get(), hi - lo));
-      synchronize(internal);
-    }
+    copy_to_host(*a, host_copy.get());
     host = host_copy.get() - lo;
     copied = true;
   }
@@ -273,6 +268,26 @@ void release_tensor(void* user) {
   delete imported;
 }
 
+// An Array with the tensor's dtype, shape and strides (bytes), no device or
+// memory yet; raises for a dtype accel does not have.
+ArrayPtr array_from_tensor(const DLTensor& tensor, bool readonly) {
+  const DType* dtype = dtype_from_dlpack(tensor.dtype.code, tensor.dtype.bits);
+  if (dtype == nullptr || tensor.dtype.lanes != 1)
+    raise(ACCEL_ERROR_INVALID_ARGUMENT,
+          "from_dlpack: unsupported DLPack dtype (code " + std::to_string(tensor.dtype.code) + ", bits " +
+              std::to_string(tensor.dtype.bits) + ", lanes " + std::to_string(tensor.dtype.lanes) + ")");
+  auto array = std::make_shared<Array>();
+  array->dtype = dtype;
+  array->shape.assign(tensor.shape, tensor.shape + tensor.ndim);
+  if (tensor.strides != nullptr) {
+    for (int32_t i = 0; i < tensor.ndim; ++i) array->strides.push_back(tensor.strides[i] * dtype->itemsize);
+  } else {
+    array->strides = c_strides(array->shape, dtype->itemsize);
+  }
+  array->readonly = readonly;
+  return array;
+}
+
 // A tensor in device memory (kDLCUDA, kDLROCM, kDLOneAPI): imported as that
 // vendor's device pointer onto the accel device of the same DLPack device.
 ArrayPtr import_device_tensor(const DLTensor& tensor, const Imported& imported, Imported*& owner, bool readonly,
@@ -298,36 +313,19 @@ ArrayPtr import_device_tensor(const DLTensor& tensor, const Imported& imported, 
   if (!device_obj.is_none() && resolve_device(device_obj).handle != device->handle)
     throw py::buffer_error("from_dlpack: the tensor lives on accel device " + std::to_string(device->index) +
                            "; importing it onto another device is not supported");
-  const DType* dtype = dtype_from_dlpack(tensor.dtype.code, tensor.dtype.bits);
-  if (dtype == nullptr || tensor.dtype.lanes != 1)
-    raise(ACCEL_ERROR_INVALID_ARGUMENT,
-          "from_dlpack: unsupported DLPack dtype (code " + std::to_string(tensor.dtype.code) + ", bits " +
-              std::to_string(tensor.dtype.bits) + ", lanes " + std::to_string(tensor.dtype.lanes) + ")");
-  auto array = std::make_shared<Array>();
+  auto array = array_from_tensor(tensor, readonly);
   array->device = *device;
-  array->dtype = dtype;
-  array->shape.assign(tensor.shape, tensor.shape + tensor.ndim);
-  if (tensor.strides != nullptr) {
-    for (int32_t i = 0; i < tensor.ndim; ++i) array->strides.push_back(tensor.strides[i] * dtype->itemsize);
-  } else {
-    array->strides = c_strides(array->shape, dtype->itemsize);
-  }
-  array->readonly = readonly;
   auto [lo, hi] = array->extent();
   uint64_t element0 = reinterpret_cast<uint64_t>(tensor.data) + tensor.byte_offset;
   if (hi == lo) {
     array->empty_data = reinterpret_cast<void*>(element0);
     return array;
   }
-  auto* user = new Imported(imported);
-  std::shared_ptr<Buffer> buffer;
-  try {
-    buffer = import_memory(*device, memory_type, element0 + lo, hi - lo, readonly, release_tensor, user, false);
-  } catch (...) {
-    delete user;
-    throw;
-  }
-  owner = nullptr;  // release_tensor owns it now
+  auto user = std::make_unique<Imported>(imported);
+  auto buffer =
+      import_memory(*device, memory_type, element0 + lo, hi - lo, readonly, release_tensor, user.get(), false);
+  user.release();  // release_tensor owns it now
+  owner = nullptr;
   array->buffer = std::move(buffer);
   array->offset = -lo;
   return array;
@@ -372,7 +370,6 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
     ArrayPtr source = static_cast<ExportContext*>(ctx)->array;
     auto view = std::make_shared<Array>(*source);
     view->readonly = view->readonly || readonly;
-    py::object result = py::cast(view);
     bool copy = !copy_obj.is_none() && copy_obj.cast<bool>();
     if (!device_obj.is_none()) {
       Device target = resolve_device(device_obj);
@@ -381,30 +378,17 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
           throw py::buffer_error("from_dlpack(copy=False): the tensor lives on device " +
                                  std::to_string(source->device.index) + ", not on device " +
                                  std::to_string(target.index));
-        return result.attr("to")(py::cast(target)).cast<ArrayPtr>();
+        return copy_to_device(*view, target);
       }
     }
-    return copy ? result.attr("copy")().cast<ArrayPtr>() : view;
+    return copy ? copy_to_device(*view, view->device) : view;
   }
 
   int32_t type = tensor->device.device_type;
   if (!host_type(type)) return import_device_tensor(*tensor, imported, owner.imported, readonly, device_obj, copy_obj);
-  const DType* dtype = dtype_from_dlpack(tensor->dtype.code, tensor->dtype.bits);
-  if (dtype == nullptr || tensor->dtype.lanes != 1)
-    raise(ACCEL_ERROR_INVALID_ARGUMENT,
-          "from_dlpack: unsupported DLPack dtype (code " + std::to_string(tensor->dtype.code) + ", bits " +
-              std::to_string(tensor->dtype.bits) + ", lanes " + std::to_string(tensor->dtype.lanes) + ")");
-  Device device = resolve_device(device_obj);
-  auto array = std::make_shared<Array>();
-  array->device = device;
-  array->dtype = dtype;
-  array->shape.assign(tensor->shape, tensor->shape + tensor->ndim);
-  if (tensor->strides != nullptr) {
-    for (int32_t i = 0; i < tensor->ndim; ++i) array->strides.push_back(tensor->strides[i] * dtype->itemsize);
-  } else {
-    array->strides = c_strides(array->shape, dtype->itemsize);
-  }
-  array->readonly = readonly;
+  auto array = array_from_tensor(*tensor, readonly);
+  array->device = resolve_device(device_obj);
+  const Device& device = array->device;
   char* element0 = static_cast<char*>(tensor->data) + tensor->byte_offset;
   auto [lo, hi] = array->extent();
   if (hi == lo) {  // zero-size: nothing to import; the deleter runs now
@@ -413,56 +397,46 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
   }
   bool copy = !copy_obj.is_none() && copy_obj.cast<bool>();
   if (!copy) {
-    auto* user = new Imported(imported);
-    auto buffer = import_host(device, element0 + lo, hi - lo, readonly, release_tensor, user, copy_obj.is_none());
+    auto user = std::make_unique<Imported>(imported);
+    auto buffer = import_host(device, element0 + lo, hi - lo, readonly, release_tensor, user.get(), copy_obj.is_none());
     if (buffer) {
-      owner.imported = nullptr;  // release_tensor owns it now
+      user.release();  // release_tensor owns it now
+      owner.imported = nullptr;
       array->buffer = std::move(buffer);
       array->offset = -lo;
       return array;
     }
-    delete user;  // the device cannot use host memory in place: copy below
+    // The device cannot use host memory in place: copy below.
   }
   array->readonly = false;
-  py::object source = py::reinterpret_steal<py::object>(PyMemoryView_FromMemory(element0 + lo, hi - lo, PyBUF_READ));
-  py::module_ accel = py::module_::import("accel._accel");
-  auto copied = accel.attr("from_buffer")(source, py::cast(device), true).cast<ArrayPtr>();
-  array->buffer = copied->buffer;
+  array->buffer = create_buffer(device, hi - lo);
   array->offset = -lo;
+  copy_from_host(*array, element0 + lo);
   return array;
 }
 
 }  // namespace
 
-void assign_dlpack_devices(Instance& instance) {
-  std::unordered_map<std::string, int32_t> per_backend;
-  for (auto& info : instance.devices) {
-    accel_device_capabilities_t caps{};
-    caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
-    caps.struct_size = sizeof(caps);
-    check(accel_device_get_capabilities(info.handle, &caps));
-    std::string backend = caps.backend_name;
-    int32_t type = kDLExtDev;  // simulated devices and backends DLPack has no code for
-    if ((caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0)
-      type = kDLExtDev;
-    else if (backend == "host")
-      type = kDLCPU;
-    else if (backend == "cuda")
-      type = kDLCUDA;
-    else if (backend == "hip" || backend == "rocm")
-      type = kDLROCM;
-    else if (backend == "opencl")
-      type = kDLOpenCL;
-    else if (backend == "vulkan")
-      type = kDLVulkan;
-    else if (backend == "level-zero" || backend == "level_zero" || backend == "levelzero")
-      type = kDLOneAPI;
-    // The id counts the devices of the same backend before this one (the
-    // vendor's ordinal when the backend lists them in its order); the host is (kDLCPU, 0).
-    int32_t id = per_backend[backend]++;
-    info.dl_type = type;
-    info.dl_id = type == kDLCPU ? 0 : id;
-  }
+std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t& caps, int32_t ordinal) {
+  const std::string backend = accel::info::FixedString(caps.backend_name);
+  int32_t type = kDLExtDev;  // simulated devices and backends DLPack has no code for
+  if ((caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0)
+    type = kDLExtDev;
+  else if (backend == "host")
+    return {kDLCPU, 0};
+  else if (backend == "cuda")
+    type = kDLCUDA;
+  else if (backend == "hip" || backend == "rocm")
+    type = kDLROCM;
+  else if (backend == "opencl")
+    type = kDLOpenCL;
+  else if (backend == "vulkan")
+    type = kDLVulkan;
+  else if (backend == "level-zero" || backend == "level_zero" || backend == "levelzero")
+    type = kDLOneAPI;
+  // The id counts the devices of the same backend before this one (the
+  // vendor's ordinal when the backend lists them in its order).
+  return {type, ordinal};
 }
 
 std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {

@@ -128,11 +128,10 @@ std::vector<Source> sources_from(py::handle sources, py::handle options) {
 ModulePtr load_module(py::object sources, py::object device_obj, py::object name, py::object options) {
   Device device = resolve_device(device_obj);
   auto srcs = sources_from(sources, options);
-  std::vector<accel_module_source_t> descs(srcs.size());
+  std::vector<accel_module_source_t> descs(
+      srcs.size(), accel::detail::sized<accel_module_source_t>(ACCEL_STRUCTURE_TYPE_MODULE_SOURCE));
   for (size_t i = 0; i < srcs.size(); ++i) {
     auto& d = descs[i];
-    d.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-    d.struct_size = sizeof(d);
     d.format = srcs[i].format;
     if (srcs[i].path.empty()) {
       d.data = srcs[i].data.data();
@@ -143,9 +142,7 @@ ModulePtr load_module(py::object sources, py::object device_obj, py::object name
     d.options = srcs[i].options.empty() ? nullptr : srcs[i].options.c_str();
   }
   std::string module_name = name.is_none() ? std::string() : name.cast<std::string>();
-  accel_module_desc_t desc{};
-  desc.stype = ACCEL_STRUCTURE_TYPE_MODULE_DESC;
-  desc.struct_size = sizeof(desc);
+  auto desc = accel::detail::sized<accel_module_desc_t>(ACCEL_STRUCTURE_TYPE_MODULE_DESC);
   desc.sources = descs.data();
   desc.source_count = static_cast<uint32_t>(descs.size());
   desc.name = module_name.empty() ? nullptr : module_name.c_str();
@@ -162,9 +159,7 @@ ModulePtr load_module(py::object sources, py::object device_obj, py::object name
 }
 
 accel_module_properties_t module_properties(const Module& m) {
-  accel_module_properties_t props{};
-  props.stype = ACCEL_STRUCTURE_TYPE_MODULE_PROPERTIES;
-  props.struct_size = sizeof(props);
+  auto props = accel::detail::sized<accel_module_properties_t>(ACCEL_STRUCTURE_TYPE_MODULE_PROPERTIES);
   check(accel_module_get_properties(m.live(), &props));
   return props;
 }
@@ -174,14 +169,10 @@ KernelPtr get_kernel(const ModulePtr& module, const std::string& name) {
   kernel->module = module;
   kernel->name = name;
   check(accel_module_get_kernel(module->live(), name.c_str(), &kernel->handle));
-  accel_kernel_properties_t props{};
-  props.stype = ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES;
-  props.struct_size = sizeof(props);
+  auto props = accel::detail::sized<accel_kernel_properties_t>(ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES);
   check(accel_kernel_get_properties(kernel->handle, &props));
   for (uint32_t i = 0; i < props.argument_count; ++i) {
-    accel_kernel_argument_info_t info{};
-    info.stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO;
-    info.struct_size = sizeof(info);
+    auto info = accel::detail::sized<accel_kernel_argument_info_t>(ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO);
     check(accel_kernel_get_argument_info(kernel->handle, i, &info));
     kernel->argument_names.emplace_back(info.name != nullptr ? info.name : "");
     info.name = nullptr;
@@ -192,9 +183,7 @@ KernelPtr get_kernel(const ModulePtr& module, const std::string& name) {
 
 accel_kernel_properties_t kernel_properties(const Kernel& k) {
   k.module->live();
-  accel_kernel_properties_t props{};
-  props.stype = ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES;
-  props.struct_size = sizeof(props);
+  auto props = accel::detail::sized<accel_kernel_properties_t>(ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES);
   check(accel_kernel_get_properties(k.handle, &props));
   return props;
 }
@@ -300,14 +289,13 @@ void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args
     raise(ACCEL_ERROR_INVALID_ARGUMENT, "kernel '" + kernel->name + "' takes " +
                                             std::to_string(kernel->arguments.size()) + " arguments, " +
                                             std::to_string(args.size()) + " given");
-  std::vector<accel_kernel_arg_t> launch_args(args.size());
+  std::vector<accel_kernel_arg_t> launch_args(
+      args.size(), accel::detail::sized<accel_kernel_arg_t>(ACCEL_STRUCTURE_TYPE_KERNEL_ARG));
   std::vector<std::string> scalars(args.size());
   std::vector<std::shared_ptr<Buffer>> bound;
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& info = kernel->arguments[i];
     auto& a = launch_args[i];
-    a.stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARG;
-    a.struct_size = sizeof(a);
     a.kind = info.kind;
     py::handle value = args[i];
     switch (info.kind) {
@@ -352,9 +340,7 @@ void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args
                                            std::to_string(static_cast<int>(info.kind)) + ")");
     }
   }
-  accel_launch_desc_t desc{};
-  desc.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
-  desc.struct_size = sizeof(desc);
+  auto desc = accel::detail::sized<accel_launch_desc_t>(ACCEL_STRUCTURE_TYPE_LAUNCH_DESC);
   auto g = dims(grid, "grid");
   auto b = dims(block, "block");
   std::copy(g.begin(), g.end(), desc.grid);
@@ -366,9 +352,7 @@ void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args
     if (buffer->pending) check(accel_stream_wait_event(handle, buffer->pending->event));
   check(accel_stream_launch_kernel(handle, kernel->handle, &desc));
   if (bound.empty()) return;
-  accel_event_desc_t event_desc{};
-  event_desc.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
-  event_desc.struct_size = sizeof(event_desc);
+  auto event_desc = accel::detail::sized<accel_event_desc_t>(ACCEL_STRUCTURE_TYPE_EVENT_DESC);
   accel_event_t event = nullptr;
   check(accel_event_create(device.handle, &event_desc, &event));
   auto work = std::make_shared<PendingWork>(device.inst, event);
@@ -404,14 +388,9 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
                                 "Kernels loaded on one device (accel.load_module); module[\"name\"] is a Kernel.")
       .def_property_readonly("device", [](const Module& mod) { return mod.device; })
       .def_property_readonly("format", [](const Module& mod) { return format_name(module_properties(mod).format); })
-      .def_property_readonly("available_formats",
-                             [](const Module& mod) {
-                               py::list out;
-                               auto formats = module_properties(mod).available_formats;
-                               for (int bit = 0; bit < 64; ++bit)
-                                 if ((formats >> bit & 1) != 0) out.append(format_name(uint64_t{1} << bit));
-                               return out;
-                             })
+      .def_property_readonly(
+          "available_formats",
+          [](const Module& mod) { return kernel_format_names(module_properties(mod).available_formats); })
       .def_property_readonly("source_index", [](const Module& mod) { return module_properties(mod).source_index; })
       .def_property_readonly("name", [](const Module& mod) { return std::string(module_properties(mod).name); })
       .def_property_readonly("kernel_names",
@@ -493,12 +472,7 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
   m.def("load_module", &load_module, py::arg("sources"), py::arg("device") = py::none(), py::arg("name") = py::none(),
         py::arg("options") = py::none(),
         "Loads the first source (format -> blob or path), in order, whose kernel format the device executes.");
-  m.def("kernel_formats", [] {
-    std::vector<std::string> names;
-    for (int bit = 0; bit < 64; ++bit)
-      if (const char* n = accel_kernel_format_name(uint64_t{1} << bit)) names.emplace_back(n);
-    return names;
-  });
+  m.def("kernel_formats", [] { return kernel_format_names(~uint64_t{0}); });
 }
 
 }  // namespace accelpy

@@ -37,19 +37,32 @@ bool python_alive() {
 
 // ---- instance and devices ---------------------------------------------------
 
+accel_device_capabilities_t device_capabilities(accel_device_t device) {
+  auto caps = accel::detail::sized<accel_device_capabilities_t>(ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES);
+  check(accel_device_get_capabilities(device, &caps));
+  return caps;
+}
+
+py::list kernel_format_names(uint64_t formats) {
+  py::list out;
+  for (int bit = 0; bit < 64; ++bit) {
+    const char* name = accel_kernel_format_name(uint64_t{1} << bit);
+    if (name != nullptr && (formats & (uint64_t{1} << bit)) != 0) out.append(name);
+  }
+  return out;
+}
+
 Instance::Instance(accel_instance_t h) : handle(h) {
   uint32_t count = 0;
   check(accel_instance_enumerate_devices(handle, &count, nullptr));
   std::vector<accel_device_t> handles(count);
   check(accel_instance_enumerate_devices(handle, &count, handles.data()));
+  std::unordered_map<std::string, int32_t> per_backend;  // devices seen of each backend
   for (auto device : handles) {
-    accel_device_capabilities_t caps{};
-    caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
-    caps.struct_size = sizeof(caps);
-    check(accel_device_get_capabilities(device, &caps));
-    devices.push_back(DeviceInfo{device, caps.stable_id, 0, 0});
+    const auto caps = device_capabilities(device);
+    const auto [dl_type, dl_id] = dlpack_device_for(caps, per_backend[accel::info::FixedString(caps.backend_name)]++);
+    devices.push_back(DeviceInfo{device, accel::info::FixedString(caps.stable_id), dl_type, dl_id});
   }
-  assign_dlpack_devices(*this);
 }
 
 Instance::~Instance() {
@@ -99,19 +112,12 @@ const DeviceInfo& device_info(const Device& device) {
 
 namespace {
 Device device_of(const std::shared_ptr<Instance>& inst, accel_device_t handle) {
-  auto devices = all_devices();
-  for (auto& d : devices)
-    if (d.handle == handle) return d;
+  for (uint32_t i = 0; i < inst->devices.size(); ++i)
+    if (inst->devices[i].handle == handle) return Device{inst, handle, i};
   return Device{inst, handle, UINT32_MAX};
 }
 
-accel_device_capabilities_t capabilities(const Device& d) {
-  accel_device_capabilities_t caps{};
-  caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
-  caps.struct_size = sizeof(caps);
-  check(accel_device_get_capabilities(d.handle, &caps));
-  return caps;
-}
+accel_device_capabilities_t capabilities(const Device& d) { return device_capabilities(d.handle); }
 
 const char* kind_name(accel_device_kind_t kind) { return accel::info::KindName(kind); }
 
@@ -152,24 +158,14 @@ py::dict capability_dict(const Device& d) {
   return out;
 }
 
-py::list kernel_format_names(uint64_t formats) {
-  py::list out;
-  for (int bit = 0; bit < 64; ++bit) {
-    const char* name = accel_kernel_format_name(uint64_t{1} << bit);
-    if (name != nullptr && (formats & (uint64_t{1} << bit)) != 0) out.append(name);
-  }
-  return out;
-}
-
 struct PhysicalDevice {
   std::shared_ptr<Instance> inst;
   accel_physical_device_t handle = nullptr;
 };
 
 accel_physical_device_properties_t physical_properties(const PhysicalDevice& p) {
-  accel_physical_device_properties_t props{};
-  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
-  props.struct_size = sizeof(props);
+  auto props =
+      accel::detail::sized<accel_physical_device_properties_t>(ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES);
   check(accel_physical_device_get_properties(p.handle, &props));
   return props;
 }
@@ -195,11 +191,11 @@ Device resolve_device(py::handle obj) {
   if (py::isinstance<Device>(obj)) return obj.cast<Device>();
   if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) {
     auto index = obj.cast<int64_t>();
-    auto devices = all_devices();
-    if (index < 0 || index >= static_cast<int64_t>(devices.size()))
-      raise(ACCEL_ERROR_NOT_FOUND, "device index " + std::to_string(index) +
-                                       " is out of range: " + std::to_string(devices.size()) + " device(s) visible");
-    return devices[static_cast<size_t>(index)];
+    auto inst = instance();
+    if (index < 0 || index >= static_cast<int64_t>(inst->devices.size()))
+      raise(ACCEL_ERROR_NOT_FOUND, "device index " + std::to_string(index) + " is out of range: " +
+                                       std::to_string(inst->devices.size()) + " device(s) visible");
+    return Device{inst, inst->devices[static_cast<size_t>(index)].handle, static_cast<uint32_t>(index)};
   }
   if (py::isinstance<py::str>(obj)) {
     auto id = obj.cast<std::string>();
@@ -394,11 +390,10 @@ void synchronize(accel_stream_t stream) {
 
 namespace {
 alignas(64) unsigned char g_empty_storage[64];
+}  // namespace
 
 std::shared_ptr<Buffer> create_buffer(const Device& device, uint64_t size) {
-  accel_buffer_desc_t desc{};
-  desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
-  desc.struct_size = sizeof(desc);
+  auto desc = accel::detail::sized<accel_buffer_desc_t>(ACCEL_STRUCTURE_TYPE_BUFFER_DESC);
   desc.size = size;
   desc.memory_kind = ACCEL_MEMORY_KIND_DEVICE;
   accel_buffer_t handle = nullptr;
@@ -406,6 +401,7 @@ std::shared_ptr<Buffer> create_buffer(const Device& device, uint64_t size) {
   return std::make_shared<Buffer>(device.inst, handle, size);
 }
 
+namespace {
 std::vector<int64_t> shape_from(py::handle obj) {
   std::vector<int64_t> shape;
   if (py::isinstance<py::int_>(obj)) {
@@ -442,9 +438,7 @@ std::shared_ptr<Buffer> import_host(const Device& device, void* data, uint64_t s
 std::shared_ptr<Buffer> import_memory(const Device& device, accel_external_memory_type_t type, uint64_t handle,
                                       uint64_t size, bool readonly, accel_release_callback_t release, void* user,
                                       bool allow_unsupported) {
-  accel_buffer_import_desc_t desc{};
-  desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
-  desc.struct_size = sizeof(desc);
+  auto desc = accel::detail::sized<accel_buffer_import_desc_t>(ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC);
   desc.type = type;
   desc.handle = handle;
   desc.size = size;
@@ -473,33 +467,15 @@ void copy_from_host(const Array& dst, const void* span_lo) {
   synchronize(stream);
 }
 
-namespace {
-// The array's bytes [extent) copied to host memory, and where element 0 is in them.
-py::tuple copy_span(const Array& a) {
-  auto [lo, hi] = a.extent();
-  py::bytearray out(nullptr, 0);
-  if (!a.buffer || hi == lo) return py::make_tuple(out, 0);
-  a.buffer->wait_pending();
-  std::string staging(static_cast<size_t>(hi - lo), '\0');
-  accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
-  check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, staging.data(), hi - lo));
-  synchronize(stream);
-  return py::make_tuple(py::bytearray(staging), -lo);
-}
-
-// Writes `span` (the bytes of a's extent, as _copy_span gave them) back.
-void write_span(const Array& a, py::bytes span) {
-  if (a.readonly) raise(ACCEL_ERROR_INVALID_ARGUMENT, "the array is read-only");
+void copy_to_host(const Array& a, void* span_lo) {
   auto [lo, hi] = a.extent();
   if (!a.buffer || hi == lo) return;
-  std::string_view bytes(span);
-  if (bytes.size() != static_cast<size_t>(hi - lo))
-    raise(ACCEL_ERROR_INVALID_ARGUMENT,
-          "_write_span: " + std::to_string(bytes.size()) + " bytes for a span of " + std::to_string(hi - lo));
-  copy_from_host(a, bytes.data());
+  a.buffer->wait_pending();
+  accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
+  check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, span_lo, hi - lo));
+  synchronize(stream);
 }
 
-// A same-layout copy of `a` on `device` (through host memory).
 ArrayPtr copy_to_device(const Array& a, const Device& device) {
   auto out = std::make_shared<Array>();
   out->device = device;
@@ -513,13 +489,32 @@ ArrayPtr copy_to_device(const Array& a, const Device& device) {
   }
   out->buffer = create_buffer(device, hi - lo);
   out->offset = -lo;
-  a.buffer->wait_pending();
   std::string staging(static_cast<size_t>(hi - lo), '\0');
-  accel_stream_t stream = a.device.inst->internal_stream(a.device.handle);
-  check(accel_stream_copy_buffer_to_host(stream, a.buffer->handle, a.offset + lo, staging.data(), hi - lo));
-  synchronize(stream);
+  copy_to_host(a, staging.data());
   copy_from_host(*out, staging.data());
   return out;
+}
+
+namespace {
+// The array's bytes [extent) copied to host memory, and where element 0 is in them.
+py::tuple copy_span(const Array& a) {
+  auto [lo, hi] = a.extent();
+  if (!a.buffer || hi == lo) return py::make_tuple(py::bytearray(nullptr, 0), 0);
+  std::string staging(static_cast<size_t>(hi - lo), '\0');
+  copy_to_host(a, staging.data());
+  return py::make_tuple(py::bytearray(staging), -lo);
+}
+
+// Writes `span` (the bytes of a's extent, as _copy_span gave them) back.
+void write_span(const Array& a, py::bytes span) {
+  if (a.readonly) raise(ACCEL_ERROR_INVALID_ARGUMENT, "the array is read-only");
+  auto [lo, hi] = a.extent();
+  if (!a.buffer || hi == lo) return;
+  std::string_view bytes(span);
+  if (bytes.size() != static_cast<size_t>(hi - lo))
+    raise(ACCEL_ERROR_INVALID_ARGUMENT,
+          "_write_span: " + std::to_string(bytes.size()) + " bytes for a span of " + std::to_string(hi - lo));
+  copy_from_host(a, bytes.data());
 }
 
 void release_py_buffer(void* user) {
@@ -736,9 +731,7 @@ StreamPtr current_stream(const Device& device) {
 namespace {
 std::shared_ptr<Event> make_event(py::object device_obj, bool timing) {
   Device device = resolve_device(device_obj);
-  accel_event_desc_t desc{};
-  desc.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
-  desc.struct_size = sizeof(desc);
+  auto desc = accel::detail::sized<accel_event_desc_t>(ACCEL_STRUCTURE_TYPE_EVENT_DESC);
   desc.flags = timing ? ACCEL_EVENT_FLAG_TIMING : 0;
   auto event = std::make_shared<Event>();
   event->inst = device.inst;
@@ -844,9 +837,7 @@ PYBIND11_MODULE(_accel, m) {
 
   m.def("status_name", [](int status) { return std::string(accel_status_name(static_cast<accel_status_t>(status))); });
   m.def("version", [] {
-    accel_version_info_t info{};
-    info.stype = ACCEL_STRUCTURE_TYPE_VERSION_INFO;
-    info.struct_size = sizeof(info);
+    auto info = accel::detail::sized<accel_version_info_t>(ACCEL_STRUCTURE_TYPE_VERSION_INFO);
     check(accel_version_get(&info));
     py::dict d;
     auto ver = [](uint32_t v) { return py::make_tuple(v >> 22, (v >> 12) & 0x3ff, v & 0xfff); };
@@ -864,11 +855,13 @@ PYBIND11_MODULE(_accel, m) {
   auto device_class = py::class_<Device>(
       m, "Device", "One visible device: a backend's access path to a physical device (accel.devices()).");
   device_class.def_property_readonly("index", [](const Device& d) { return d.index; })
-      .def_property_readonly("name", [](const Device& d) { return std::string(capabilities(d).name); })
+      .def_property_readonly("name", [](const Device& d) { return accel::info::FixedString(capabilities(d).name); })
       .def_property_readonly("kind", [](const Device& d) { return kind_name(capabilities(d).kind); })
-      .def_property_readonly("vendor", [](const Device& d) { return std::string(capabilities(d).vendor); })
-      .def_property_readonly("backend", [](const Device& d) { return std::string(capabilities(d).backend_name); })
-      .def_property_readonly("stable_id", [](const Device& d) { return std::string(capabilities(d).stable_id); })
+      .def_property_readonly("vendor", [](const Device& d) { return accel::info::FixedString(capabilities(d).vendor); })
+      .def_property_readonly("backend",
+                             [](const Device& d) { return accel::info::FixedString(capabilities(d).backend_name); })
+      .def_property_readonly("stable_id",
+                             [](const Device& d) { return accel::info::FixedString(capabilities(d).stable_id); })
       .def_property_readonly("simulated",
                              [](const Device& d) { return (capabilities(d).flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0; })
       .def_property_readonly("capabilities", &capability_dict)
@@ -899,8 +892,8 @@ PYBIND11_MODULE(_accel, m) {
       .def("__hash__", [](const Device& d) { return std::hash<void*>()(d.handle); })
       .def("__repr__", [](const Device& d) {
         auto caps = capabilities(d);
-        return "<accel.Device " + std::to_string(d.index) + " '" + caps.name + "' (" + caps.backend_name + ", " +
-               kind_name(caps.kind) + ")>";
+        return "<accel.Device " + std::to_string(d.index) + " '" + accel::info::FixedString(caps.name) + "' (" +
+               accel::info::FixedString(caps.backend_name) + ", " + kind_name(caps.kind) + ")>";
       });
 
   py::class_<PhysicalDevice>(m, "PhysicalDevice",
@@ -911,9 +904,9 @@ PYBIND11_MODULE(_accel, m) {
                                py::dict d;
                                d["index"] = props.index;
                                d["kind"] = kind_name(props.kind);
-                               d["name"] = std::string(props.name);
-                               d["stable_id"] = std::string(props.stable_id);
-                               d["pci_bus_id"] = std::string(props.pci_bus_id);
+                               d["name"] = accel::info::FixedString(props.name);
+                               d["stable_id"] = accel::info::FixedString(props.stable_id);
+                               d["pci_bus_id"] = accel::info::FixedString(props.pci_bus_id);
                                d["flags"] = props.flags;
                                d["simulated"] = (props.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0;
                                d["memory_total"] = props.memory_total;
@@ -922,7 +915,8 @@ PYBIND11_MODULE(_accel, m) {
                                d["numa_node"] = props.numa_node;
                                return d;
                              })
-      .def_property_readonly("name", [](const PhysicalDevice& p) { return std::string(physical_properties(p).name); })
+      .def_property_readonly(
+          "name", [](const PhysicalDevice& p) { return accel::info::FixedString(physical_properties(p).name); })
       .def_property_readonly("devices",
                              [](const PhysicalDevice& p) {
                                uint32_t count = 0;
@@ -939,7 +933,7 @@ PYBIND11_MODULE(_accel, m) {
            })
       .def("__hash__", [](const PhysicalDevice& p) { return std::hash<void*>()(p.handle); })
       .def("__repr__", [](const PhysicalDevice& p) {
-        return "<accel.PhysicalDevice '" + std::string(physical_properties(p).name) + "'>";
+        return "<accel.PhysicalDevice '" + accel::info::FixedString(physical_properties(p).name) + "'>";
       });
 
   m.def("devices", &all_devices,

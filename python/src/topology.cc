@@ -21,39 +21,33 @@ py::dict link_dict(const accel_device_link_t& link) {
   d["link_count"] = link.link_count;
   d["bandwidth"] = link.bandwidth;
   d["peer_access"] = link.peer_access != 0;
-  d["fabric"] = std::string(link.fabric);
+  d["fabric"] = accel::info::FixedString(link.fabric);
   return d;
 }
 
 accel_device_link_t empty_link() {
-  accel_device_link_t link{};
-  link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
-  link.struct_size = sizeof(link);
+  auto link = accel::detail::sized<accel_device_link_t>(ACCEL_STRUCTURE_TYPE_DEVICE_LINK);
   return link;
 }
 
 py::dict topology(const Device& device) {
-  accel_device_topology_t t{};
-  t.stype = ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY;
-  t.struct_size = sizeof(t);
+  auto t = accel::detail::sized<accel_device_topology_t>(ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY);
   check(accel_device_get_topology(device.handle, &t));
   py::dict d;
-  d["pci_bus_id"] = std::string(t.pci_bus_id);
-  d["pcie_root"] = std::string(t.pcie_root);
+  d["pci_bus_id"] = accel::info::FixedString(t.pci_bus_id);
+  d["pcie_root"] = accel::info::FixedString(t.pcie_root);
   d["numa_node"] = t.numa_node;
-  d["local_cpus"] = std::string(t.local_cpus);
+  d["local_cpus"] = accel::info::FixedString(t.local_cpus);
   d["local_cpu_count"] = t.local_cpu_count;
   d["nearest_nic"] = t.nearest_nic < 0 ? py::object(py::none()) : py::object(py::int_(t.nearest_nic));
   py::list domains;
   for (uint32_t i = 0; i < t.domain_count; ++i) {
-    accel_domain_t dom{};
-    dom.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
-    dom.struct_size = sizeof(dom);
+    auto dom = accel::detail::sized<accel_domain_t>(ACCEL_STRUCTURE_TYPE_DOMAIN);
     check(accel_device_get_domain(device.handle, i, &dom));
     const char* level = accel_domain_level_name(dom.level);
     py::dict entry;
     entry["level"] = level != nullptr ? level : "unknown";
-    entry["id"] = std::string(dom.id);
+    entry["id"] = accel::info::FixedString(dom.id);
     domains.append(entry);
   }
   d["domains"] = domains;
@@ -66,16 +60,14 @@ py::list nics() {
   check(accel_instance_get_nic_count(inst->handle, &count));
   py::list out;
   for (uint32_t i = 0; i < count; ++i) {
-    accel_nic_properties_t nic{};
-    nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
-    nic.struct_size = sizeof(nic);
+    auto nic = accel::detail::sized<accel_nic_properties_t>(ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES);
     check(accel_instance_get_nic(inst->handle, i, &nic));
     py::dict d;
     d["index"] = i;
-    d["name"] = std::string(nic.name);
-    d["kind"] = std::string(nic.kind);
-    d["pci_bus_id"] = std::string(nic.pci_bus_id);
-    d["pcie_root"] = std::string(nic.pcie_root);
+    d["name"] = accel::info::FixedString(nic.name);
+    d["kind"] = accel::info::FixedString(nic.kind);
+    d["pci_bus_id"] = accel::info::FixedString(nic.pci_bus_id);
+    d["pcie_root"] = accel::info::FixedString(nic.pcie_root);
     d["numa_node"] = nic.numa_node;
     out.append(d);
   }
@@ -92,9 +84,7 @@ py::list loader_report() {
   };
   py::list out;
   for (uint32_t i = 0; i < count; ++i) {
-    accel_loader_entry_t e{};
-    e.stype = ACCEL_STRUCTURE_TYPE_LOADER_ENTRY;
-    e.struct_size = sizeof(e);
+    auto e = accel::detail::sized<accel_loader_entry_t>(ACCEL_STRUCTURE_TYPE_LOADER_ENTRY);
     check(accel_instance_get_loader_entry(inst->handle, i, &e));
     py::dict d;
     d["backend"] = std::string(e.backend_name != nullptr ? e.backend_name : "");

@@ -92,3 +92,12 @@ def test_setitem_on_memory_without_a_host_address(device):
     expected[1:3, ::2] = 5
     expected[0] = np.arange(6)
     np.testing.assert_array_equal(a.copy_to_host(), expected)
+
+
+def test_from_dlpack_of_host_memory_copies_onto_the_device(device):
+    x = np.arange(24, dtype=np.int32).reshape(4, 6)[:, ::-2]  # strided, negative steps
+    a = accel.from_dlpack(x, device=device)
+    assert a.device == device and not a.readonly
+    np.testing.assert_array_equal(a.copy_to_host(), x)
+    with pytest.raises(accel.AccelError, match="cannot use this memory in place"):
+        accel.from_dlpack(x, device=device, copy=False)

@@ -107,6 +107,17 @@ class CorpusKernel {
     return shape.group_size() <= max;
   }
 
+  // The shapes of kShapes that fit (Fits), expecting at least three: a kernel test that ran on fewer would prove
+  // little.
+  std::vector<Shape> ShapesFor(const DeviceUnderTest& dut) const {
+    std::vector<Shape> shapes;
+    for (const Shape& shape : kShapes) {
+      if (Fits(dut, shape)) shapes.push_back(shape);
+    }
+    EXPECT_GE(shapes.size(), 3u) << "fewer than three shapes fit the device's limits";
+    return shapes;
+  }
+
  private:
   static std::string name_list(const std::string& s) { return s.empty() ? "no format" : s; }
   std::string error_;
@@ -233,10 +244,7 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, corpus, kernels_declare_the_contract) 
 ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, fill) {
   ACCEL_LOAD_KERNEL(k, dut, "fill_u32");
   Stream stream(dut);
-  int ran = 0;
-  for (const Shape& shape : kShapes) {
-    if (!k.Fits(dut, shape)) continue;
-    ++ran;
+  for (const Shape& shape : k.ShapesFor(dut)) {
     const uint32_t n = static_cast<uint32_t>(shape.items() > 3 ? shape.items() - 3 : shape.items());
     const uint64_t count = shape.items() + 4;
     Buffer out(dut, count * 4);
@@ -249,14 +257,12 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, fill) {
       ASSERT_EQ(got[i], i < n ? value : kSentinel) << ShapeText(shape) << ", n " << n << ": element " << i;
     }
   }
-  EXPECT_GE(ran, 3) << "fewer than three shapes fit the device's limits";
 }
 
 ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, copy_with_offsets) {
   ACCEL_LOAD_KERNEL(k, dut, "copy_offset_u32");
   Stream stream(dut);
-  for (const Shape& shape : kShapes) {
-    if (!k.Fits(dut, shape)) continue;
+  for (const Shape& shape : k.ShapesFor(dut)) {
     const uint32_t n = static_cast<uint32_t>(shape.items());
     const uint32_t src_offset = 5;
     const uint32_t dst_offset = 3;
@@ -286,8 +292,7 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, copy_with_offsets) {
 ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, vector_add) {
   ACCEL_LOAD_KERNEL(k, dut, "vadd_f32");
   Stream stream(dut);
-  for (const Shape& shape : kShapes) {
-    if (!k.Fits(dut, shape)) continue;
+  for (const Shape& shape : k.ShapesFor(dut)) {
     const uint32_t n = static_cast<uint32_t>(shape.items() > 1 ? shape.items() - 1 : 1);
     const uint64_t count = shape.items() + 2;
     std::vector<float> a(count);
@@ -315,10 +320,11 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, vector_add) {
 ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, reduction_with_local_memory) {
   ACCEL_LOAD_KERNEL(k, dut, "reduce_u32");
   Stream stream(dut);
-  for (const Shape& shape : kShapes) {
-    if (!k.Fits(dut, shape)) continue;
+  int ran = 0;
+  for (const Shape& shape : k.ShapesFor(dut)) {
     const uint64_t size = shape.group_size();
     if (size * 4 + k.properties().local_memory_size > dut.caps.local_memory_size) continue;
+    ++ran;
     const uint32_t n = static_cast<uint32_t>(shape.items() > 2 ? shape.items() - 2 : shape.items());
     std::vector<uint32_t> in(shape.items());
     for (uint64_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i * 7 + 1) ^ 0x9E3779B9u;
@@ -339,13 +345,13 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, reduction_with_local_memory) 
     }
     EXPECT_EQ(got[shape.groups()], kSentinel) << ShapeText(shape) << ": wrote past the last work-group";
   }
+  EXPECT_GE(ran, 1) << "no shape's scratch (4 bytes a work-item) fits the device's local memory";
 }
 
 ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, kernels, atomic_add) {
   ACCEL_LOAD_KERNEL(k, dut, "atomic_add_u32");
   Stream stream(dut);
-  for (const Shape& shape : kShapes) {
-    if (!k.Fits(dut, shape)) continue;
+  for (const Shape& shape : k.ShapesFor(dut)) {
     const uint32_t n = static_cast<uint32_t>(shape.items());
     const uint32_t bins = 7;
     std::vector<uint32_t> values(n);

@@ -145,6 +145,14 @@ std::vector<uint8_t> Download(const Stream& stream, accel_buffer_t buffer, uint6
   return out;
 }
 
+accel_device_link_t Link(accel_device_t a, accel_device_t b) {
+  accel_device_link_t link{};
+  link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
+  link.struct_size = sizeof(link);
+  EXPECT_EQ(accel_device_get_link(a, b, &link), ACCEL_SUCCESS) << accel_last_error();
+  return link;
+}
+
 std::vector<uint8_t> Pattern(uint64_t size, uint32_t seed) {
   std::vector<uint8_t> out(size);
   uint32_t x = seed * 2654435761u + 1;

@@ -197,6 +197,8 @@ void Upload(const Stream& stream, accel_buffer_t buffer, uint64_t offset, const 
 std::vector<uint8_t> Download(const Stream& stream, accel_buffer_t buffer, uint64_t offset, uint64_t size);
 // A deterministic byte pattern.
 std::vector<uint8_t> Pattern(uint64_t size, uint32_t seed);
+// The link from `a` to `b` (accel_device_get_link); a failed query is a GoogleTest failure.
+accel_device_link_t Link(accel_device_t a, accel_device_t b);
 
 // --- Raw backend (abi profile) -----------------------------------------------------------------------------------
 

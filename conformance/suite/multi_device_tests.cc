@@ -22,14 +22,6 @@ accel_copy_statistics_t Statistics(const Stream& stream) {
   return s;
 }
 
-accel_device_link_t Link(accel_device_t a, accel_device_t b) {
-  accel_device_link_t link{};
-  link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
-  link.struct_size = sizeof(link);
-  EXPECT_EQ(accel_device_get_link(a, b, &link), ACCEL_SUCCESS) << accel_last_error();
-  return link;
-}
-
 }  // namespace
 
 ACCEL_CONFORMANCE_BACKEND_CASE(kMultiDevice, copies, between_every_pair) {

@@ -38,14 +38,6 @@ std::string ReadString(const DeviceUnderTest& dut, accel_device_info_key_t key) 
   return s;
 }
 
-accel_device_link_t Link(accel_device_t a, accel_device_t b) {
-  accel_device_link_t link{};
-  link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
-  link.struct_size = sizeof(link);
-  EXPECT_EQ(accel_device_get_link(a, b, &link), ACCEL_SUCCESS) << accel_last_error();
-  return link;
-}
-
 }  // namespace
 
 ACCEL_CONFORMANCE_DEVICE_CASE(kQuery, keys, every_key_readable) {

@@ -265,6 +265,7 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kStreams, threads, many_streams_from_many_threads)
         if (accel_stream_create(dut.device, nullptr, &stream) != ACCEL_SUCCESS ||
             accel_buffer_create(dut.device, &desc, &buffer) != ACCEL_SUCCESS) {
           errors++;
+          if (stream != nullptr) accel_stream_destroy(stream);  // the buffer create failed
           continue;
         }
         streams.push_back(stream);

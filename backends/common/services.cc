@@ -30,6 +30,17 @@ const char* StatusName(accel_status_t status) noexcept {
   return "ACCEL_STATUS_UNKNOWN";
 }
 
+accel_status_t HostCallbackResult(accel_status_t returned, std::string* message) {
+  if (returned == ACCEL_SUCCESS) return ACCEL_SUCCESS;
+  *message = std::string("returned ") + StatusName(returned);
+  if (returned > 0) {
+    *message +=
+        " (" + std::to_string(returned) + "), which is not an error; host callbacks return ACCEL_SUCCESS or an error";
+    return ACCEL_ERROR_INTERNAL;
+  }
+  return returned;
+}
+
 std::string VersionString(uint32_t version) {
   return std::to_string(ACCEL_VERSION_MAJOR(version)) + "." + std::to_string(ACCEL_VERSION_MINOR(version)) + "." +
          std::to_string(ACCEL_VERSION_PATCH(version));

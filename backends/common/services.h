@@ -20,6 +20,10 @@ const char* StatusName(accel_status_t status) noexcept;
 // "1.0.0" for a packed ACCEL_MAKE_VERSION value.
 std::string VersionString(uint32_t version);
 
+// What a host callback's return value makes of its operation: ACCEL_SUCCESS, or the status its stream takes, with
+// `*message` saying why ("returned ACCEL_ERROR_INTERNAL"). A positive value is not an error: ACCEL_ERROR_INTERNAL.
+accel_status_t HostCallbackResult(accel_status_t returned, std::string* message);
+
 // The core's services, read field by field as far as the core's struct_size reaches; a missing service is a no-op.
 // Immutable after construction; the core's services may be called from any thread.
 class HostServices {

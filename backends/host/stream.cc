@@ -321,13 +321,11 @@ Failure Stream::Execute(Operation& op, accel_status_t prior) noexcept {
                      return {};
                    },
                    [&op](HostCallbackOp& call) -> Failure {
-                     const accel_status_t status = call.callback(call.user_data, ACCEL_SUCCESS);
+                     std::string why;
+                     const accel_status_t status =
+                         backend::HostCallbackResult(call.callback(call.user_data, ACCEL_SUCCESS), &why);
                      if (status == ACCEL_SUCCESS) return {};
-                     if (status < 0) return {status, Describe(op) + " returned " + StatusName(status)};
-                     return {ACCEL_ERROR_INTERNAL,
-                             Describe(op) + " returned " + StatusName(status) +
-                                 ", which is not an error; host callbacks return ACCEL_SUCCESS or "
-                                 "an error"};
+                     return {status, Describe(op) + " " + why};
                    },
                    [](FreeBufferOp& release) -> Failure {
                      release.storage.reset();

@@ -141,11 +141,6 @@ bool ResolveEntryPoints(void* library, ClApi* api, std::string* missing) {
   return true;
 }
 
-ClEvent RetainEvent(Runtime* runtime, cl_event event) {
-  if (event == nullptr || runtime->cl.RetainEvent(event) != CL_SUCCESS) return ClEvent();
-  return ClEvent(runtime, event);
-}
-
 namespace {
 
 // --- Queries -----------------------------------------------------------------------------------------------------

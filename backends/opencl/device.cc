@@ -19,8 +19,6 @@ void CopyString(char* destination, size_t capacity, std::string_view source) {
   std::memset(destination + length, 0, capacity - length);
 }
 
-uint32_t Clamp32(uint64_t value) { return value > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value); }
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

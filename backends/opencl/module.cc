@@ -153,8 +153,6 @@ std::vector<std::string> SplitKernelNames(std::string_view names) {
 
 namespace {
 
-uint32_t Clamp32(uint64_t value) { return value > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value); }
-
 // One kernel as reflected when its module was built.
 struct KernelInfo {
   std::string name;

@@ -110,10 +110,10 @@ using ClEvent = ClObject<cl_event, &ClApi::ReleaseEvent>;
 using ClProgram = ClObject<cl_program, &ClApi::ReleaseProgram>;
 using ClKernel = ClObject<cl_kernel, &ClApi::ReleaseKernel>;
 
-// Another reference to `event` (clRetainEvent), owned by the result.
-ClEvent RetainEvent(Runtime* runtime, cl_event event);
-
 // --- Device properties to descriptors (device.cc; pure functions) ------------------------------------------------
+
+// `value`, or UINT32_MAX when it does not fit (OpenCL's size_t limits into the descriptors' uint32 fields).
+inline uint32_t Clamp32(uint64_t value) { return value > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value); }
 
 struct PciAddress {
   uint32_t domain = 0;
@@ -311,7 +311,6 @@ struct Operation {
 class Stream;
 // Queues `op` on `stream`, in order (stream.cc says where it runs). Thread-safe.
 accel_status_t EnqueueOperation(Stream* stream, Operation op);
-Device* StreamDevice(Stream* stream);
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 

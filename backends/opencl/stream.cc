@@ -220,7 +220,6 @@ class Event {
   Event(Device* device, bool timing) : device_(device), timing_(timing) {}
 
   const Host& host() const { return *device_->host; }
-  Runtime* runtime() const { return device_->runtime; }
   bool timing() const { return timing_; }
   std::shared_ptr<Record> current() {
     std::lock_guard lock(mutex_);
@@ -552,7 +551,6 @@ class Stream {
 };
 
 accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
-Device* StreamDevice(Stream* stream) { return stream->device(); }
 
 // --- Stream slots ------------------------------------------------------------------------------------------------
 
@@ -715,15 +713,7 @@ accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t handle, accel_host_ca
         (void)callback(user_data, prior);
         return ACCEL_SUCCESS;
       }
-      const accel_status_t status = callback(user_data, ACCEL_SUCCESS);
-      if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
-      *message = std::string("returned ") + StatusName(status);
-      if (status > 0) {
-        *message +=
-            " (" + std::to_string(status) + "), which is not an error; host callbacks return ACCEL_SUCCESS or an error";
-        return ACCEL_ERROR_INTERNAL;
-      }
-      return status;
+      return backend::HostCallbackResult(callback(user_data, ACCEL_SUCCESS), message);
     };
     return stream->Enqueue(std::move(op));
   });

@@ -45,7 +45,6 @@ inline constexpr const char* kIcdLoaderName = "libOpenCL.so.1";
   X(WaitForEvents)                   \
   X(GetEventInfo)                    \
   X(GetEventProfilingInfo)           \
-  X(RetainEvent)                     \
   X(ReleaseEvent)                    \
   X(SetEventCallback)                \
   X(CreateProgramWithSource)         \

@@ -267,7 +267,6 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
     }
     auto buffer = std::make_unique<Buffer>();
     buffer->device = device;
-    buffer->kind = desc->memory_kind;
     const MemoryUse use = desc->memory_kind == ACCEL_MEMORY_KIND_HOST_PINNED ? MemoryUse::kHost : MemoryUse::kDevice;
     const Status s = Allocate(device, desc->size, use, &buffer->allocation);
     if (!s.ok()) return host.Fail(s.code, s.message);

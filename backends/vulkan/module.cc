@@ -516,23 +516,24 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
       const accel_bk_kernel_arg_t& arg = *reinterpret_cast<const accel_bk_kernel_arg_t*>(
           reinterpret_cast<const char*>(launch->args) + static_cast<size_t>(i) * launch->args[0].struct_size);
       const ReflectedArgument& a = k.arguments[i];
-      const std::string which = "'args[" + std::to_string(i) + "]' ('" + a.name + "')";
+      // Only on the error paths: the name is not formatted for launches that pass.
+      const auto which = [&] { return "'args[" + std::to_string(i) + "]' ('" + a.name + "')"; };
       switch (a.kind) {
         case ACCEL_KERNEL_ARG_KIND_BUFFER: {
           if (arg.offset % limits.minStorageBufferOffsetAlignment != 0) {
             return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                             which + " binds from byte " + std::to_string(arg.offset) +
+                             which() + " binds from byte " + std::to_string(arg.offset) +
                                  ", not a multiple of the device's minStorageBufferOffsetAlignment (" +
                                  std::to_string(limits.minStorageBufferOffsetAlignment) + " bytes)");
           }
           if (arg.size > limits.maxStorageBufferRange) {
-            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which + " binds " + Bytes(arg.size) +
+            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which() + " binds " + Bytes(arg.size) +
                                                                ", past maxStorageBufferRange (" +
                                                                Bytes(limits.maxStorageBufferRange) + ")");
           }
           Buffer* buffer = Unwrap(arg.buffer);
           if (buffer->device != device) {
-            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which + " is a buffer of another device");
+            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which() + " is a buffer of another device");
           }
           prepared->buffers[a.binding] = buffer->allocation;
           prepared->ranges[a.binding] = {buffer->allocation->buffer(), arg.offset, arg.size};
@@ -540,7 +541,7 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
         }
         case ACCEL_KERNEL_ARG_KIND_SCALAR: {
           if (arg.size > a.size || arg.value == nullptr) {
-            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which + " is " + std::to_string(arg.size) +
+            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which() + " is " + std::to_string(arg.size) +
                                                                " bytes; the kernel declares " + std::to_string(a.size));
           }
           std::memcpy(prepared->scalars.data() + a.offset, arg.value, arg.size);
@@ -554,7 +555,7 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
         case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: {
           if (arg.size % 4 != 0) {
             return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                             which + " is " + std::to_string(arg.size) +
+                             which() + " is " + std::to_string(arg.size) +
                                  " bytes of local memory, not a multiple of 4: the size passes as 32-bit words "
                                  "(specialization constant " +
                                  std::to_string(a.spec_id) + ", docs/kernels.md)");
@@ -562,7 +563,7 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
           key.push_back(static_cast<uint32_t>(arg.size / 4));
           break;
         }
-        default: return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which + " has an unknown kind");
+        default: return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, which() + " has an unknown kind");
       }
     }
     const Status s = kernel->state->Pipeline(key, &prepared->pipeline);

@@ -928,20 +928,7 @@ accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t handle, accel_host_ca
              *message = "waiting for earlier device work: " + drained.message;
              return drained.code;
            }
-           const accel_status_t status = callback(user_data, ACCEL_SUCCESS);
-           if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
-           const char* name = nullptr;
-           switch (status) {
-             case ACCEL_ERROR_INTERNAL: name = "ACCEL_ERROR_INTERNAL"; break;
-             case ACCEL_ERROR_INVALID_ARGUMENT: name = "ACCEL_ERROR_INVALID_ARGUMENT"; break;
-             default: break;
-           }
-           *message = "returned " + (name != nullptr ? std::string(name) : std::to_string(status));
-           if (status > 0) {
-             *message += ", which is not an error; host callbacks return ACCEL_SUCCESS or an error";
-             return ACCEL_ERROR_INTERNAL;
-           }
-           return status;
+           return backend::HostCallbackResult(callback(user_data, ACCEL_SUCCESS), message);
          },
          [callback, user_data](accel_status_t error, const std::string&) { (void)callback(user_data, error); }});
   });

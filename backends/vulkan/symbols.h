@@ -309,7 +309,6 @@ Status Allocate(Device* device, uint64_t size, MemoryUse use, std::shared_ptr<Al
 // A buffer handle and its mapping state. Thread-safe: the mapping is guarded by the buffer's mutex.
 struct Buffer {
   Device* device = nullptr;
-  accel_memory_kind_t kind = ACCEL_MEMORY_KIND_DEVICE;
   std::shared_ptr<Allocation> allocation;
   std::mutex mutex;
   // A mapping through a host copy (memory that is not host-visible): the bytes, their place, the map flags.

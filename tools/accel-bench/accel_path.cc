@@ -1,7 +1,5 @@
 // The benchmarks' operations through Accel's C API.
 #include <cstring>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "bench.h"
 #include "names.h"
@@ -66,19 +64,9 @@ class AccelPath final : public Path {
   }
   // fill_u32 from the conformance corpus, in every format the device executes.
   bool LoadFill(const std::string& corpus_dir) {
-    std::ifstream in(corpus_dir + "/corpus.json");
-    if (!in) {
-      error_ = "the kernel corpus " + corpus_dir + "/corpus.json cannot be read (pass --corpus)";
-      return false;
-    }
-    // allow_exceptions=false still throws out_of_range for a number too large for any type.
     nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in, nullptr, false);
-    } catch (const nlohmann::json::exception&) {
-      doc = nlohmann::json(nlohmann::json::value_t::discarded);
-    }
-    if (doc.is_discarded() || !doc.contains("kernels") || !doc["kernels"].contains("fill_u32")) {
+    if (!ReadCorpus(corpus_dir, &doc, &error_)) return false;
+    if (!doc.contains("kernels") || !doc["kernels"].contains("fill_u32")) {
       error_ = corpus_dir + "/corpus.json has no fill_u32";
       return false;
     }

@@ -11,6 +11,8 @@
 
 #include <accel/accel.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -56,6 +58,13 @@ class Path {
 // the device cannot run the benchmarks.
 std::unique_ptr<Path> MakeAccelPath(accel_device_t device, uint64_t max_size, const std::string& corpus_dir,
                                     std::string* error);
+
+// The kernel corpus's corpus.json in `corpus_dir`, parsed; false with `*error`
+// set when it cannot be read or is not JSON (native.cc).
+bool ReadCorpus(const std::string& corpus_dir, nlohmann::json* doc, std::string* error);
+// The file corpus.json names for fill_u32 in `format`; empty with `*error` set
+// when there is none (with the corpus's reason when it gives one).
+std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error);
 
 // The same device through its backend's native API, where accel-bench knows
 // it (native_opencl.cc, native_vulkan.cc); null with `why` set otherwise.

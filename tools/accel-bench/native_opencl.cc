@@ -25,7 +25,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -142,32 +141,6 @@ bool AtLeast12(const std::string& version) {
   int minor = 0;
   if (std::sscanf(version.c_str(), "OpenCL %d.%d", &major, &minor) != 2) return false;
   return major > 1 || (major == 1 && minor >= 2);
-}
-
-// The file corpus.json names for fill_u32 in `format`; empty with `*error` set when there is none.
-std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error) {
-  std::ifstream in(corpus_dir + "/corpus.json");
-  if (!in) {
-    *error = "the kernel corpus " + corpus_dir + "/corpus.json cannot be read (pass --corpus)";
-    return std::string();
-  }
-  // allow_exceptions=false still throws out_of_range for a number too large for any type.
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in, nullptr, false);
-  } catch (const nlohmann::json::exception&) {
-    doc = nlohmann::json(nlohmann::json::value_t::discarded);
-  }
-  if (doc.is_discarded() || !doc.contains("kernels") || !doc["kernels"].contains("fill_u32") ||
-      !doc["kernels"]["fill_u32"].contains(format) || !doc["kernels"]["fill_u32"][format].is_string()) {
-    *error = corpus_dir + "/corpus.json has no fill_u32 in " + format;
-    if (!doc.is_discarded() && doc.contains("missing") && doc["missing"].contains(format) &&
-        doc["missing"][format].is_string()) {
-      *error += " (" + doc["missing"][format].get<std::string>() + ")";
-    }
-    return std::string();
-  }
-  return corpus_dir + "/" + doc["kernels"]["fill_u32"][format].get<std::string>();
 }
 
 class OpenClPath final : public Path {

@@ -39,7 +39,6 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -142,32 +141,6 @@ std::string ResultName(VkResult r) {
 }
 
 std::string Failure(const char* call, VkResult r) { return std::string(call) + " failed with " + ResultName(r); }
-
-// The file corpus.json names for fill_u32 in `format`; empty with `*error` set when there is none.
-std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error) {
-  std::ifstream in(corpus_dir + "/corpus.json");
-  if (!in) {
-    *error = "the kernel corpus " + corpus_dir + "/corpus.json cannot be read (pass --corpus)";
-    return std::string();
-  }
-  // allow_exceptions=false still throws out_of_range for a number too large for any type.
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in, nullptr, false);
-  } catch (const nlohmann::json::exception&) {
-    doc = nlohmann::json(nlohmann::json::value_t::discarded);
-  }
-  if (doc.is_discarded() || !doc.contains("kernels") || !doc["kernels"].contains("fill_u32") ||
-      !doc["kernels"]["fill_u32"].contains(format) || !doc["kernels"]["fill_u32"][format].is_string()) {
-    *error = corpus_dir + "/corpus.json has no fill_u32 in " + format;
-    if (!doc.is_discarded() && doc.contains("missing") && doc["missing"].contains(format) &&
-        doc["missing"][format].is_string()) {
-      *error += " (" + doc["missing"][format].get<std::string>() + ")";
-    }
-    return std::string();
-  }
-  return corpus_dir + "/" + doc["kernels"]["fill_u32"][format].get<std::string>();
-}
 
 // The GLCompute entry point of a SPIR-V module to launch: "fill_u32" when the module has it (the corpus names
 // entry points after their kernel), else "main" (a GLSL compiler's default), else the only one; empty when there

@@ -1,6 +1,7 @@
 #include "backend.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 
@@ -117,17 +118,40 @@ std::shared_ptr<Backend> Backend::Load(const Candidate& candidate, const Logger*
   return backend;
 }
 
-Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings, LoadReport* report) {
+Status Backend::OpenLibrary(const Candidate& candidate, LoadReport* report) {
   library_path_ = candidate.library_path;
   Status trusted = CheckFileTrusted(library_path_, "library");
-  if (!trusted.ok()) return trusted;
-
+  const bool search = trusted.code() == ACCEL_ERROR_NOT_FOUND && !candidate.library_search_name.empty();
+  if (!trusted.ok() && !search) return trusted;
   dlerror();
-  library_ = dlopen(library_path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const std::string& opened = search ? candidate.library_search_name : library_path_;
+  library_ = dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library_ == nullptr) {
     const char* why = dlerror();
+    if (search) {
+      return Error(ACCEL_ERROR_NOT_FOUND,
+                   "library '{}' is not next to the manifest ({}) and the system library search found none: {}",
+                   opened, library_path_, why != nullptr ? why : "unknown error");
+    }
     return Error(ACCEL_ERROR_BACKEND_UNAVAILABLE, "dlopen failed: {}", why != nullptr ? why : "unknown error");
   }
+  if (search) {
+    // Found on the system search path: the file it found must pass the same
+    // trust check (docs/loader.md, "Trust").
+    const link_map* map = nullptr;
+    if (dlinfo(library_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
+      return Error(ACCEL_ERROR_INTERNAL, "library '{}': dlinfo cannot say which file was loaded", opened);
+    }
+    library_path_ = map->l_name;
+    report->library_path = library_path_;
+    return CheckFileTrusted(library_path_, "library");
+  }
+  return Status::Ok();
+}
+
+Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings, LoadReport* report) {
+  Status opened = OpenLibrary(candidate, report);
+  if (!opened.ok()) return opened;
   dlerror();
   void* symbol = dlsym(library_, ACCEL_BACKEND_ENTRY_POINT_NAME);
   if (symbol == nullptr) {

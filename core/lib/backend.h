@@ -86,6 +86,9 @@ class Backend : public Object {
   Backend() = default;
   Status FailedSlot(const char* slot_name, accel_status_t status) const;
   Status Open(const Candidate& candidate, const LoaderSettings& settings, LoadReport* report);
+  // dlopen of the candidate's library, or of its bare name through the
+  // system library search when no such file is next to the manifest.
+  Status OpenLibrary(const Candidate& candidate, LoadReport* report);
 
   struct HostContext {
     const Logger* log = nullptr;

@@ -99,8 +99,17 @@ std::optional<std::string> DeselectionReason(const std::optional<std::string>& s
 
 namespace {
 
-Candidate FromFile(const std::string& file) {
+// `file` made absolute against the current folder, so that what the
+// candidate names does not change meaning with the folder dlopen searches.
+std::string AbsolutePath(const std::string& file) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(file, ec);
+  return (ec ? fs::path(file) : absolute).lexically_normal().string();
+}
+
+Candidate FromFile(const std::string& given) {
   Candidate c;
+  const std::string file = AbsolutePath(given);
   if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0) {
     c.manifest_path = file;
     Status trust = CheckFileTrusted(file, "manifest");
@@ -115,8 +124,9 @@ Candidate FromFile(const std::string& file) {
     }
     c.name = manifest->name;
     c.library_path = manifest->library_path;
+    c.library_search_name = manifest->library_search_name;
   } else {
-    c.library_path = fs::path(file).lexically_normal().string();
+    c.library_path = file;
   }
   return c;
 }

@@ -28,8 +28,9 @@ struct LoaderSettings {
 
 // One backend the loader will consider. Plain value.
 struct Candidate {
-  std::string manifest_path;  // "" for a library named directly
-  std::string library_path;
+  std::string manifest_path;  // absolute; "" for a library named directly
+  std::string library_path;   // absolute
+  std::string library_search_name;  // a bare library_path: tried on the system search path when library_path is missing
   std::string name;      // from the manifest; "" until the library says
   Status error;          // set: FAILED before opening
   bool skipped = false;  // deselected or duplicate; `error` holds the reason text

@@ -60,8 +60,18 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
     return Error(ACCEL_ERROR_INVALID_ARGUMENT,
                  "manifest {}: 'backend.library_path' is missing or not a non-empty string", path);
   }
-  std::filesystem::path lib(library->get<std::string>());
-  if (lib.is_relative()) lib = std::filesystem::path(path).parent_path() / lib;
+  // A relative library_path is relative to the manifest's folder, whatever
+  // the current folder; a bare file name may also come from the system
+  // library search (docs/loader.md, "Manifests").
+  const std::string given = library->get<std::string>();
+  std::filesystem::path lib(given);
+  if (lib.is_relative()) {
+    std::error_code ec;
+    std::filesystem::path manifest = std::filesystem::absolute(path, ec);
+    if (ec) manifest = path;
+    lib = manifest.parent_path() / lib;
+    if (given.find('/') == std::string::npos) out.library_search_name = given;
+  }
   out.library_path = lib.lexically_normal().string();
   auto abi = backend->find("abi_major");
   if (abi == backend->end() || !abi->is_number_integer()) {

@@ -14,13 +14,17 @@ struct Manifest {
   std::string path;          // the manifest file
   std::string name;          // backend.name
   std::string library_path;  // backend.library_path resolved against the manifest's folder
+  // backend.library_path when it is a bare file name (no '/'): the name the
+  // system library search tries when no such file is next to the manifest.
+  std::string library_search_name;
   int abi_major = 0;
 };
 
 // The manifest format this core reads: major 1, any minor.
 inline constexpr int kManifestFormatMajor = 1;
 
-// Parses `text` as the manifest at `path`. INVALID_ARGUMENT for malformed
+// Parses `text` as the manifest at `path` (absolute, or relative to the
+// current folder: it is made absolute before library_path is resolved). INVALID_ARGUMENT for malformed
 // content (naming the field or byte offset), INCOMPATIBLE_VERSION for a file
 // format or ABI major this core cannot read.
 Expected<Manifest> ParseManifest(const std::string& path, const std::string& text);

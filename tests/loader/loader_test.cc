@@ -124,8 +124,90 @@ TEST_F(LoaderTest, RejectsManifestDeclaringOtherAbiMajor) {
 }
 
 TEST_F(LoaderTest, RejectsManifestPointingAtMissingLibrary) {
+  ExpectRefused(dir_.Write("missing.json", ManifestJson("gone", "./libaccel_backend_gone.so")), ACCEL_ERROR_NOT_FOUND,
+                (dir_.path() / "libaccel_backend_gone.so").string() + " does not exist");
+}
+
+// A bare file name: next to the manifest, else the system library search;
+// the reason names both places.
+TEST_F(LoaderTest, BareLibraryNameMissingEverywhereSaysWhereItLooked) {
   ExpectRefused(dir_.Write("missing.json", ManifestJson("gone", "libaccel_backend_gone.so")), ACCEL_ERROR_NOT_FOUND,
-                "libaccel_backend_gone.so does not exist");
+                "library 'libaccel_backend_gone.so' is not next to the manifest (" +
+                    (dir_.path() / "libaccel_backend_gone.so").string() +
+                    ") and the system library search found none: libaccel_backend_gone.so: cannot open shared object "
+                    "file");
+}
+
+// A bare name found only by the system search (libm is on every machine):
+// the report names the file that was loaded, which then fails as any library
+// without the entry point does.
+TEST_F(LoaderTest, BareLibraryNameFallsBackToTheSystemSearch) {
+  const std::string manifest = dir_.Write("libm.json", ManifestJson("libm", "libm.so.6"));
+  ExpectRefused(manifest, ACCEL_ERROR_NOT_FOUND, "does not export accel_backend_get_api");
+  accel_instance_desc_t desc = ScopedInstance::Files(manifest);
+  ScopedInstance instance(&desc);
+  std::optional<accel_loader_entry_t> e = Find(instance.Report(), manifest);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(fs::path(e->library_path).is_absolute()) << e->library_path;
+  EXPECT_EQ(fs::path(e->library_path).filename(), "libm.so.6") << e->library_path;
+  EXPECT_NE(fs::path(e->library_path).parent_path(), dir_.path()) << e->library_path;
+}
+
+// Runs in `dir` and goes back to the folder it started in.
+class ScopedCurrentDir {
+ public:
+  explicit ScopedCurrentDir(const fs::path& dir) : previous_(fs::current_path()) { fs::current_path(dir); }
+  ~ScopedCurrentDir() { fs::current_path(previous_); }
+  ScopedCurrentDir(const ScopedCurrentDir&) = delete;
+  ScopedCurrentDir& operator=(const ScopedCurrentDir&) = delete;
+
+ private:
+  fs::path previous_;
+};
+
+// What an outside vendor does first: manifest and library in the current
+// folder, named by relative paths (issue 22). Each relative path resolves
+// against its manifest's folder, made absolute first, so the library is
+// found whatever the current folder.
+TEST_F(LoaderTest, RelativeManifestPathsResolveAgainstTheManifestsFolder) {
+  fs::copy_file(ACCEL_TEST_HOST_LIBRARY, dir_.path() / "libaccel_backend_outside.so");
+  fs::create_directory(dir_.path() / "sub");
+  dir_.Write("outside.json", ManifestJson("host", "libaccel_backend_outside.so"));
+  dir_.Write("sub/o2.json", ManifestJson("host", "../libaccel_backend_outside.so"));
+  const std::string library = (dir_.path() / "libaccel_backend_outside.so").string();
+  ScopedCurrentDir here(dir_.path());
+  for (const std::string manifest : {"outside.json", "sub/o2.json", "./sub/../outside.json"}) {
+    SCOPED_TRACE(manifest);
+    accel_instance_desc_t desc = ScopedInstance::Files(manifest);
+    ScopedInstance instance(&desc);
+    auto report = instance.Report();
+    ASSERT_EQ(report.size(), 1u);
+    EXPECT_EQ(report[0].state, ACCEL_LOADER_STATE_LOADED) << report[0].reason;
+    EXPECT_EQ(std::string(report[0].manifest_path), (dir_.path() / manifest).lexically_normal().string());
+    EXPECT_EQ(std::string(report[0].library_path), library);
+    ExpectHostWorks(instance);
+  }
+  // From another folder, the same manifest by a relative path that goes up.
+  ScopedCurrentDir sub(dir_.path() / "sub");
+  accel_instance_desc_t desc = ScopedInstance::Files("../outside.json:o2.json");
+  ScopedInstance instance(&desc);
+  auto report = instance.Report();
+  ASSERT_EQ(report.size(), 2u);
+  EXPECT_EQ(report[0].state, ACCEL_LOADER_STATE_LOADED) << report[0].reason;
+  EXPECT_EQ(std::string(report[0].library_path), library);
+  EXPECT_EQ(report[1].state, ACCEL_LOADER_STATE_SKIPPED) << "the same backend twice";
+}
+
+TEST_F(LoaderTest, RelativeLibraryNamedDirectlyIsRelativeToTheCurrentFolder) {
+  fs::copy_file(ACCEL_TEST_HOST_LIBRARY, dir_.path() / "libaccel_backend_outside.so");
+  ScopedCurrentDir here(dir_.path());
+  accel_instance_desc_t desc = ScopedInstance::Files("libaccel_backend_outside.so");
+  ScopedInstance instance(&desc);
+  auto report = instance.Report();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].state, ACCEL_LOADER_STATE_LOADED) << report[0].reason;
+  EXPECT_EQ(std::string(report[0].library_path), (dir_.path() / "libaccel_backend_outside.so").string());
+  ExpectHostWorks(instance);
 }
 
 TEST_F(LoaderTest, RefusesLibraryWritableByOthers) {
@@ -288,7 +370,10 @@ TEST_F(LoaderTest, AccelInfoLoaderDebugPrintsEachReason) {
        "required slot 'device_get_capabilities' is NULL"},
       {dir_.Write("d.json", ManifestJson("fake_init_fail", TestBackend("fake_init_fail"))), "/dev/fake0 is missing"},
       {dir_.Write("e.json", "{ broken"), "malformed JSON"},
-      {dir_.Write("f.json", ManifestJson("gone", "libaccel_backend_gone.so")), "does not exist"},
+      {dir_.Write("f.json", ManifestJson("gone", "gone/libaccel_backend_gone.so")), "does not exist"},
+      {dir_.Write("g.json", ManifestJson("gone2", "libaccel_backend_gone2.so")),
+       "is not next to the manifest (" + (dir_.path() / "libaccel_backend_gone2.so").string() +
+           ") and the system library search found none"},
   };
   std::string files = ACCEL_TEST_HOST_MANIFEST;
   for (const auto& [path, reason] : cases) files += ":" + path;

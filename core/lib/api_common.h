@@ -34,6 +34,16 @@ accel_status_t Guarded(const char* function, F&& body) noexcept {
   }
 }
 
+// Passes `status` through; on failure sets each handle, pointer or address
+// output that is not NULL to NULL or 0, whatever failed, so a failed call
+// never leaves a value that looks live (docs/errors.md, "Outputs on
+// failure"). Used as `return NullOnFailure(Guarded(...), out_x);`.
+template <typename... Outputs>
+accel_status_t NullOnFailure(accel_status_t status, Outputs*... outputs) noexcept {
+  if (status < 0) ((outputs != nullptr ? void(*outputs = {}) : void()), ...);
+  return status;
+}
+
 // Checks an output struct's header: non-NULL, its stype, a size that holds
 // at least the header.
 template <typename T>

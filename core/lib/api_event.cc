@@ -16,10 +16,9 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_event_create(accel_device_t device, const accel_event_desc_t* desc,
                                             accel_event_t* out_event) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(out_event);
-    *out_event = nullptr;
     accel_event_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
     d.struct_size = sizeof(d);
@@ -36,7 +35,7 @@ ACCEL_API accel_status_t accel_event_create(accel_device_t device, const accel_e
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, event_create, dev->bk, &d, &event->bk)));
     *out_event = ToHandle<accel_event_t>(InstanceOf(*dev).Adopt(HandleType::kEvent, event));
     return Status::Ok();
-  });
+  }), out_event);
 }
 
 ACCEL_API accel_status_t accel_event_destroy(accel_event_t event) {

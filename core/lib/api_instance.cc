@@ -1,14 +1,14 @@
 // C entry points: instances and the loader report.
 #include "api_common.h"
+#include "host_callback.h"
 
 using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
 extern "C" {
 
 ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc, accel_instance_t* out_instance) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_NOT_NULL(out_instance);
-    *out_instance = nullptr;
     accel_instance_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
     d.struct_size = sizeof(d);
@@ -22,12 +22,16 @@ ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc
     std::shared_ptr<Instance> instance = std::move(created.value());
     *out_instance = ToHandle<accel_instance_t>(HandleTable::Get().Insert(HandleType::kInstance, instance));
     return Status::Ok();
-  });
+  }), out_instance);
 }
 
 ACCEL_API accel_status_t accel_instance_destroy(accel_instance_t instance) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Instance, instance);
+    ACCEL_REQUIRE(!InCallbackOf(self.get()), ACCEL_ERROR_FAILED_PRECONDITION,
+                  "'instance' is running this host callback on one of its streams: an instance cannot be destroyed "
+                  "from a callback of its own streams (destroy it from another thread); the instance is left as it "
+                  "was");
     HandleTable::Get().Remove(self->handle());
     self->Destroy();
     return Status::Ok();

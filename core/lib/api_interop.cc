@@ -40,11 +40,10 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_buffer_import(accel_device_t device, const accel_buffer_import_desc_t* desc,
                                              accel_buffer_t* out_buffer) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(desc);
     ACCEL_NOT_NULL(out_buffer);
-    *out_buffer = nullptr;
     accel_buffer_import_desc_t d{};
     ACCEL_TRY(ReadInStruct(desc, ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC, "desc", &d));
     ACCEL_REQUIRE(KnownType(d.type), ACCEL_ERROR_INVALID_ENUM, "'desc->type' {} is not an accel_external_memory_type_t",
@@ -69,7 +68,7 @@ ACCEL_API accel_status_t accel_buffer_import(accel_device_t device, const accel_
         *dev, NameType(ACCEL_SLOT(*dev->backend, buffer_import, dev->bk, &d, &buffer->bk), "desc->type", d.type)));
     *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
     return Status::Ok();
-  });
+  }), out_buffer);
 }
 
 ACCEL_API accel_status_t accel_buffer_export(accel_buffer_t buffer, accel_external_memory_type_t type,
@@ -91,22 +90,20 @@ ACCEL_API accel_status_t accel_buffer_export(accel_buffer_t buffer, accel_extern
 }
 
 ACCEL_API accel_status_t accel_buffer_get_host_address(accel_buffer_t buffer, void** out_address) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     ACCEL_NOT_NULL(out_address);
-    *out_address = nullptr;
     void* address = nullptr;
     ACCEL_TRY(OnDevice(*self->device, ACCEL_SLOT(*self->device->backend, buffer_get_host_address, self->bk, &address)));
     *out_address = address;
     return Status::Ok();
-  });
+  }), out_address);
 }
 
 ACCEL_API accel_status_t accel_buffer_get_device_address(accel_buffer_t buffer, uint64_t* out_address) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     ACCEL_NOT_NULL(out_address);
-    *out_address = 0;
     const Device& dev = *self->device;
     ACCEL_REQUIRE((dev.caps.features & ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES) != 0, ACCEL_ERROR_UNSUPPORTED,
                   "{} has no device addresses (ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES)", dev.label);
@@ -114,7 +111,7 @@ ACCEL_API accel_status_t accel_buffer_get_device_address(accel_buffer_t buffer, 
     ACCEL_TRY(OnDevice(dev, ACCEL_SLOT(*dev.backend, buffer_get_device_address, self->bk, &address)));
     *out_address = address;
     return Status::Ok();
-  });
+  }), out_address);
 }
 
 }  // extern "C"

@@ -34,11 +34,10 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_buffer_desc_t* desc,
                                              accel_buffer_t* out_buffer) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(desc);
     ACCEL_NOT_NULL(out_buffer);
-    *out_buffer = nullptr;
     accel_buffer_desc_t d{};
     ACCEL_TRY(ReadInStruct(desc, ACCEL_STRUCTURE_TYPE_BUFFER_DESC, "desc", &d));
     ACCEL_REQUIRE(d.size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->size' is 0");
@@ -59,7 +58,7 @@ ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, buffer_create, dev->bk, &d, &buffer->bk)));
     *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
     return Status::Ok();
-  });
+  }), out_buffer);
 }
 
 ACCEL_API accel_status_t accel_buffer_destroy(accel_buffer_t buffer) {
@@ -93,10 +92,9 @@ ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer, acce
 
 ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
                                           void** out_ptr) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     ACCEL_NOT_NULL(out_ptr);
-    *out_ptr = nullptr;
     ACCEL_REQUIRE((flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE)) == 0, ACCEL_ERROR_INVALID_ARGUMENT,
                   "'flags' has bits 0x{:x} outside ACCEL_MAP_READ | ACCEL_MAP_WRITE",
                   flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE));
@@ -114,7 +112,7 @@ ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset
     self->mapped = true;
     *out_ptr = p;
     return Status::Ok();
-  });
+  }), out_ptr);
 }
 
 ACCEL_API accel_status_t accel_buffer_unmap(accel_buffer_t buffer) {

@@ -1,5 +1,6 @@
 // C entry points: streams.
 #include "api_common.h"
+#include "host_callback.h"
 
 using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
@@ -37,10 +38,9 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_stream_create(accel_device_t device, const accel_stream_desc_t* desc,
                                              accel_stream_t* out_stream) {
-  return Guarded(__func__, [&]() -> Status {
+  return NullOnFailure(Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(out_stream);
-    *out_stream = nullptr;
     accel_stream_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_STREAM_DESC;
     d.struct_size = sizeof(d);
@@ -51,12 +51,16 @@ ACCEL_API accel_status_t accel_stream_create(accel_device_t device, const accel_
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, stream_create, dev->bk, &d, &stream->bk)));
     *out_stream = ToHandle<accel_stream_t>(InstanceOf(*dev).Adopt(HandleType::kStream, stream));
     return Status::Ok();
-  });
+  }), out_stream);
 }
 
 ACCEL_API accel_status_t accel_stream_destroy(accel_stream_t stream) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Stream, stream);
+    ACCEL_REQUIRE(!InCallbackOf(self.get()), ACCEL_ERROR_FAILED_PRECONDITION,
+                  "{} is running this host callback: a stream cannot be destroyed from its own callback (destroy it "
+                  "from another thread, or after the callback returns); the stream is left as it was",
+                  StreamLabel(*self));
     std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
     ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
                   "'stream' is a stale stream handle (already destroyed)");
@@ -140,8 +144,17 @@ ACCEL_API accel_status_t accel_stream_enqueue_host_callback(accel_stream_t strea
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Stream, stream);
     ACCEL_NOT_NULL(callback);
-    return OnStream(*self,
-                    ACCEL_SLOT(*self->device->backend, stream_enqueue_host_callback, self->bk, callback, user_data));
+    // The backend runs the core's trampoline, which marks the stream as
+    // running a callback on that thread (host_callback.h).
+    auto record = std::make_unique<HostCallback>();
+    record->callback = callback;
+    record->user_data = user_data;
+    record->stream = self.get();
+    record->instance = self->device->instance;
+    Status s = OnStream(*self, ACCEL_SLOT(*self->device->backend, stream_enqueue_host_callback, self->bk,
+                                          &RunHostCallback, record.get()));
+    if (s.ok()) (void)record.release();  // the backend runs it exactly once; RunHostCallback frees it
+    return s;
   });
 }
 
@@ -198,6 +211,10 @@ ACCEL_API accel_status_t accel_stream_query(accel_stream_t stream) {
 ACCEL_API accel_status_t accel_stream_synchronize(accel_stream_t stream, uint64_t timeout_ns) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_RESOLVE(self, Stream, stream);
+    ACCEL_REQUIRE(!InCallbackOf(self.get()), ACCEL_ERROR_FAILED_PRECONDITION,
+                  "{} is running this host callback: synchronizing a stream from its own callback would wait for "
+                  "itself",
+                  StreamLabel(*self));
     return OnStream(*self, ACCEL_SLOT(*self->device->backend, stream_synchronize, self->bk, timeout_ns));
   });
 }

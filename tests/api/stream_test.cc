@@ -254,4 +254,87 @@ TEST_F(StreamTest, DestroyWaitsForPendingWork) {
   EXPECT_EQ(accel_stream_query(stream), ACCEL_ERROR_INVALID_HANDLE);
 }
 
+// A callback that destroys its own stream (issue 22, item 7) is refused with
+// FAILED_PRECONDITION; the stream keeps working and is destroyed normally
+// afterwards (LeakSanitizer checks that nothing leaked). A callback may
+// destroy another stream; it may not destroy its instance.
+struct DestroyFromCallback {
+  accel_stream_t target = nullptr;
+  accel_instance_t instance = nullptr;
+  accel_status_t status = ACCEL_SUCCESS;
+  accel_status_t instance_status = ACCEL_SUCCESS;
+  accel_status_t sync_status = ACCEL_SUCCESS;
+  std::string message;
+  std::string sync_message;
+  std::string instance_message;
+  static accel_status_t Run(void* p, accel_status_t) {
+    auto* self = static_cast<DestroyFromCallback*>(p);
+    if (self->instance != nullptr) {
+      self->sync_status = accel_stream_synchronize(self->target, ACCEL_TIMEOUT_INFINITE);
+      self->sync_message = accel_last_error();
+    }
+    self->status = accel_stream_destroy(self->target);
+    self->message = accel_last_error();
+    if (self->instance != nullptr) {
+      self->instance_status = accel_instance_destroy(self->instance);
+      self->instance_message = accel_last_error();
+    }
+    return ACCEL_SUCCESS;
+  }
+};
+
+TEST_F(StreamTest, DestroyFromItsOwnCallbackIsRefusedAndTheStreamKeepsWorking) {
+  accel_stream_t stream = NewStream();
+  DestroyFromCallback call;
+  call.target = stream;
+  call.instance = instance_.get();
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &DestroyFromCallback::Run, &call), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(call.status, ACCEL_ERROR_FAILED_PRECONDITION) << call.message;
+  EXPECT_NE(call.message.find("accel_stream_destroy: 'stream' on device 0 (host"), std::string::npos) << call.message;
+  EXPECT_NE(call.message.find("is running this host callback: a stream cannot be destroyed from its own callback"),
+            std::string::npos)
+      << call.message;
+  EXPECT_EQ(call.sync_status, ACCEL_ERROR_FAILED_PRECONDITION) << call.sync_message;
+  EXPECT_NE(call.sync_message.find("synchronizing a stream from its own callback would wait for itself"),
+            std::string::npos)
+      << call.sync_message;
+  EXPECT_EQ(call.instance_status, ACCEL_ERROR_FAILED_PRECONDITION) << call.instance_message;
+  EXPECT_NE(call.instance_message.find("an instance cannot be destroyed from a callback of its own streams"),
+            std::string::npos)
+      << call.instance_message;
+  // Still a live stream, and the instance still works.
+  accel_buffer_desc_t desc = BufferDesc(16);
+  accel_buffer_t buffer = nullptr;
+  ASSERT_EQ(accel_buffer_create(device_, &desc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+  const char in[16] = "still works";
+  char out[16] = {};
+  EXPECT_EQ(accel_stream_copy_host_to_buffer(stream, in, buffer, 0, sizeof(in)), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_copy_buffer_to_host(stream, buffer, 0, out, sizeof(out)), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_STREQ(out, "still works");
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_query(stream), ACCEL_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(StreamTest, CallbackMayDestroyAnotherStream) {
+  accel_stream_t stream = NewStream();
+  accel_stream_t other = NewStream();
+  std::atomic<bool> ran{false};
+  auto mark = [](void* p, accel_status_t) -> accel_status_t {
+    static_cast<std::atomic<bool>*>(p)->store(true);
+    return ACCEL_SUCCESS;
+  };
+  ASSERT_EQ(accel_stream_enqueue_host_callback(other, mark, &ran), ACCEL_SUCCESS);
+  DestroyFromCallback call;
+  call.target = other;
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &DestroyFromCallback::Run, &call), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(call.status, ACCEL_SUCCESS) << call.message;
+  EXPECT_TRUE(ran.load()) << "destroying the other stream waited for its callback";
+  EXPECT_EQ(accel_stream_query(other), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+}
+
 }  // namespace

@@ -1,7 +1,9 @@
 /*
  * Accel application C API, ABI 1.0.
  *
- * Rules that apply to every function here are stated once, in docs/:
+ * Rules that apply to every function here are stated once, in docs/. A
+ * docs/<name>.md named in this header is in Accel's source tree and installed
+ * as <prefix>/share/doc/accel/<name>.md:
  *   - docs/abi.md        versioning, the struct header, extension chains
  *   - docs/errors.md     status codes, the thread-local last-error message
  *   - docs/ownership.md  who frees what, how long returned pointers live
@@ -142,6 +144,14 @@ typedef struct accel_struct_header_t {
   const void* next;
 } accel_struct_header_t;
 
+/* Whether the struct at `ptr`, of type `type` as this header declares it,
+ * holds `field` by the struct_size its sender set: a struct from an older
+ * peer is smaller (read only the fields it has; default the others), one
+ * from a newer peer larger (ignore the tail). `ptr` is evaluated once; C99
+ * and C++ (docs/abi.md). */
+#define ACCEL_STRUCT_HAS_FIELD(ptr, type, field) \
+  (offsetof(type, field) + sizeof(((type*)NULL)->field) <= (size_t)(ptr)->struct_size)
+
 typedef enum accel_log_level_t {
   ACCEL_LOG_LEVEL_OFF = 0,
   ACCEL_LOG_LEVEL_ERROR = 1,
@@ -227,7 +237,9 @@ ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc
  * drained, buffers and events freed, backends shut down and unloaded. Every
  * handle of the instance becomes stale. Must not race other calls on objects
  * of the same instance.
- * Returns ACCEL_ERROR_INVALID_HANDLE when `instance` is not a live instance. */
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `instance` is not a live instance,
+ *         ACCEL_ERROR_FAILED_PRECONDITION when called from a host callback
+ *         running on one of its streams (nothing is destroyed). */
 ACCEL_API accel_status_t accel_instance_destroy(accel_instance_t instance);
 
 /*===----------------------------------------------------------------------===*/
@@ -721,7 +733,10 @@ ACCEL_API accel_status_t accel_stream_create(accel_device_t device,
                                              accel_stream_t* out_stream);     /* [out] */
 
 /* Releases the stream after its enqueued work completes (this call waits for
- * it). Returns ACCEL_ERROR_INVALID_HANDLE. */
+ * it). Returns ACCEL_ERROR_INVALID_HANDLE,
+ *         ACCEL_ERROR_FAILED_PRECONDITION when called from a host callback
+ *         running on `stream` itself (the stream is left as it was; destroy it
+ *         from another thread or after the callback returns). */
 ACCEL_API accel_status_t accel_stream_destroy(accel_stream_t stream);
 
 /* Enqueues a copy from host memory. `src` must stay valid until the copy
@@ -770,8 +785,9 @@ ACCEL_API accel_status_t accel_stream_wait_event(accel_stream_t stream, accel_ev
 ACCEL_API accel_status_t accel_stream_query(accel_stream_t stream);
 
 /* Waits for all enqueued work. Returns ACCEL_SUCCESS, the stream's
- * asynchronous error, ACCEL_ERROR_TIMEOUT when `timeout_ns` passed first, or
- * ACCEL_ERROR_INVALID_HANDLE. */
+ * asynchronous error, ACCEL_ERROR_TIMEOUT when `timeout_ns` passed first,
+ * ACCEL_ERROR_INVALID_HANDLE, or ACCEL_ERROR_FAILED_PRECONDITION when called
+ * from a host callback running on `stream` (it would wait for itself). */
 ACCEL_API accel_status_t accel_stream_synchronize(accel_stream_t stream, uint64_t timeout_ns);
 
 /* After an asynchronous error, work enqueued later on the stream is skipped
@@ -1027,7 +1043,13 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
 /* native-host kernels (docs/kernels.md)                                      */
 /*===----------------------------------------------------------------------===*/
 
-/* What a native-host kernel is told about its work-group. */
+/* What a native-host kernel is told about its work-group. Each call gets a
+ * local-memory block of its own, private to the work-group while it runs:
+ * not zeroed, not kept from one call to the next, NULL when
+ * local_memory_size is 0. The kernel's static part comes first, then each
+ * LOCAL_MEMORY argument's region in argument order (the host and sim
+ * backends start each region on a 64-byte boundary; local_memory_size
+ * counts the padding). */
 typedef struct accel_native_work_group_t {
   uint32_t group_id[3];   /* this work-group's index in the grid */
   uint32_t group_size[3]; /* the launch's block */
@@ -1053,13 +1075,19 @@ typedef struct accel_native_arg_t {
 typedef accel_status_t (*accel_native_kernel_fn)(const accel_native_work_group_t* group,
                                                  const accel_native_arg_t* args);
 
+/* One kernel of a native-host module. `arguments` holds argument_count
+ * entries at a stride of arguments[0].struct_size; every entry has that
+ * struct_size and stype ACCEL_STRUCTURE_TYPE_KERNEL_ARGUMENT_INFO
+ * (ACCEL_KERNEL_ARGUMENT_INFO_INIT sets both). A table that breaks a rule
+ * here fails accel_module_create with ACCEL_ERROR_INVALID_ARGUMENT naming
+ * the field. */
 typedef struct accel_native_kernel_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_NATIVE_KERNEL_DESC */
   uint32_t struct_size;
   const void* next;
-  const char* name;
-  accel_native_kernel_fn function;
-  const accel_kernel_argument_info_t* arguments; /* argument_count entries */
+  const char* name;                              /* non-empty, unique in the module */
+  accel_native_kernel_fn function;               /* non-NULL */
+  const accel_kernel_argument_info_t* arguments; /* argument_count entries, stride arguments[0].struct_size */
   uint32_t argument_count;
   uint32_t max_work_group_size;         /* 0: the device's */
   uint32_t required_work_group_size[3]; /* all 0: any */
@@ -1068,12 +1096,15 @@ typedef struct accel_native_kernel_desc_t {
 } accel_native_kernel_desc_t;
 
 /* The blob of a native-host module source. Must stay valid, with the
- * functions it names, until the module is destroyed and its launches ran. */
+ * functions it names, until the module is destroyed and its launches ran.
+ * `kernels` holds kernel_count entries at a stride of kernels[0].struct_size;
+ * every entry has that struct_size and stype
+ * ACCEL_STRUCTURE_TYPE_NATIVE_KERNEL_DESC. */
 typedef struct accel_native_module_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_NATIVE_MODULE */
   uint32_t struct_size;
   const void* next;
-  const accel_native_kernel_desc_t* kernels;
+  const accel_native_kernel_desc_t* kernels; /* kernel_count entries, stride kernels[0].struct_size */
   uint32_t kernel_count;
   uint32_t reserved0;
 } accel_native_module_t;

@@ -10,7 +10,8 @@
 // an owner that outlives its Instance is harmless (its handle is stale and the
 // C call rejects it). The C rules (docs/ownership.md, docs/threading.md,
 // docs/errors.md) apply unchanged; `handle()` and `release()` hand a raw
-// handle to C code.
+// handle to C code. A docs/<name>.md named here is in Accel's source tree and
+// installed as <prefix>/share/doc/accel/<name>.md.
 #ifndef ACCEL_ACCEL_HPP_
 #define ACCEL_ACCEL_HPP_
 

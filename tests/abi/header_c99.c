@@ -74,6 +74,18 @@ int main(int argc, char** argv) {
     printf("FAIL negotiation through the header's types\n");
     ++failures;
   }
+  /* ACCEL_STRUCT_HAS_FIELD: the full struct holds out_api; a prefix cut
+   * before it (an older peer's struct) does not, but still holds host. */
+  if (!ACCEL_STRUCT_HAS_FIELD(&args, accel_backend_get_api_args_t, out_api)) {
+    printf("FAIL ACCEL_STRUCT_HAS_FIELD on a full struct\n");
+    ++failures;
+  }
+  args.struct_size = (uint32_t)offsetof(accel_backend_get_api_args_t, out_api);
+  if (ACCEL_STRUCT_HAS_FIELD(&args, accel_backend_get_api_args_t, out_api) ||
+      !ACCEL_STRUCT_HAS_FIELD(&args, accel_backend_get_api_args_t, host)) {
+    printf("FAIL ACCEL_STRUCT_HAS_FIELD on a shorter struct\n");
+    ++failures;
+  }
   memset(&caps, 0, sizeof caps);
   caps.numeric_formats = ACCEL_NUMERIC_FORMAT_FP32 | ACCEL_NUMERIC_FORMAT_BF16;
   if (sizeof caps.name != ACCEL_NAME_SIZE || (caps.numeric_formats & ACCEL_NUMERIC_FORMAT_FP64) != 0) {

@@ -88,6 +88,19 @@ int main(int argc, char** argv) {
     ++failures;
   }
 
+  // ACCEL_STRUCT_HAS_FIELD: the full struct holds out_api; a prefix cut before
+  // it (an older peer's struct) does not, but still holds host.
+  if (!ACCEL_STRUCT_HAS_FIELD(&args, accel_backend_get_api_args_t, out_api)) {
+    std::printf("FAIL ACCEL_STRUCT_HAS_FIELD on a full struct\n");
+    ++failures;
+  }
+  args.struct_size = static_cast<uint32_t>(offsetof(accel_backend_get_api_args_t, out_api));
+  if (ACCEL_STRUCT_HAS_FIELD(&args, accel_backend_get_api_args_t, out_api) ||
+      !ACCEL_STRUCT_HAS_FIELD(&args, accel_backend_get_api_args_t, host)) {
+    std::printf("FAIL ACCEL_STRUCT_HAS_FIELD on a shorter struct\n");
+    ++failures;
+  }
+
   std::printf("C++17: %u ABI pins checked, %u failed\n", static_cast<unsigned>(sizeof kPins / sizeof kPins[0]),
               failures);
   return failures == 0 ? 0 : 1;

@@ -109,7 +109,9 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kStreams, events, pending_until_prior_work_complet
   EXPECT_EQ(accel_event_query(event.get()), ACCEL_NOT_READY) << "the event completed before the work before it";
   EXPECT_EQ(accel_event_synchronize(event.get(), 2000000), ACCEL_ERROR_TIMEOUT)
       << "event_synchronize returned while the work before it was pending";
-  EXPECT_EQ(accel_stream_query(stream.get()), ACCEL_NOT_READY);
+  EXPECT_EQ(accel_stream_query(stream.get()), ACCEL_NOT_READY)
+      << "stream_query while a host callback was running and an event record was queued behind it: both are "
+         "pending; return ACCEL_NOT_READY (docs/streams.md)";
   gate.Open();
   ACCEL_EXPECT_OK(accel_event_synchronize(event.get(), ACCEL_TIMEOUT_INFINITE));
   EXPECT_EQ(accel_event_query(event.get()), ACCEL_SUCCESS);
@@ -192,11 +194,17 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kStreams, errors, propagate_to_events_and_callback
 }
 
 ACCEL_CONFORMANCE_DEVICE_CASE(kStreams, sync, timeout_then_completion) {
+  // Checked once the gate runs, so the verdict never depends on when the
+  // worker picks it up: work that has started but not completed is pending.
   Stream stream(dut);
   Gate gate;
   ACCEL_ASSERT_OK(gate.EnqueueOn(stream.get()));
+  ASSERT_TRUE(gate.WaitUntilEntered(std::chrono::seconds(10)))
+      << "a host callback enqueued on an idle stream did not start within 10 s";
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(accel_stream_synchronize(stream.get(), 5000000), ACCEL_ERROR_TIMEOUT);
+  EXPECT_EQ(accel_stream_synchronize(stream.get(), 5000000), ACCEL_ERROR_TIMEOUT)
+      << "stream_synchronize(5 ms) while a host callback was running: it is pending; return ACCEL_ERROR_TIMEOUT "
+         "(docs/streams.md)";
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4)) << "a 5 ms timeout returned early";
   EXPECT_EQ(accel_stream_synchronize(stream.get(), 0), ACCEL_ERROR_TIMEOUT) << "a zero timeout polls";
   gate.Open();

@@ -10,6 +10,10 @@
 //   INVALID_HANDLE  importing a file descriptor succeeds whatever its value
 //   PEER_CORRUPT    a copy between two devices flips one byte of the result
 //   EARLY_EVENTS    events report completion while their work is pending
+//   RUNNING_IDLE    stream_query and stream_clear_error count only queued work:
+//                   a host callback that is running, with nothing queued behind
+//                   it, reads as complete (SUCCESS), and clear_error succeeds
+//                   (stream_synchronize still waits for it)
 //
 // Everything else is the wrapped backend's behaviour, unchanged.
 #include <accel_backend.h>
@@ -219,6 +223,119 @@ accel_status_t Synchronize(accel_bk_event_t event, uint64_t /*timeout_ns*/) { re
 void Install() {
   g_api.event_query = Query;
   g_api.event_synchronize = Synchronize;
+}
+
+#elif defined(FAULTY_MODE_RUNNING_IDLE)
+// Per stream: how many operations were enqueued, and the enqueue number of the
+// host callback running now (0: none). In order, a running operation has
+// nothing queued before it, so the work queued behind it is the difference.
+struct StreamState {
+  uint64_t enqueued = 0;
+  uint64_t running = 0;
+};
+std::mutex g_mutex;
+std::map<accel_bk_stream_t, StreamState> g_streams;
+
+struct Call {
+  accel_bk_stream_t stream;
+  uint64_t number;
+  accel_host_callback_t callback;
+  void* user_data;
+};
+
+accel_status_t Trampoline(void* user, accel_status_t status) {
+  auto* call = static_cast<Call*>(user);
+  {
+    std::lock_guard lock(g_mutex);
+    g_streams[call->stream].running = call->number;
+  }
+  const accel_status_t result = call->callback(call->user_data, status);
+  {
+    std::lock_guard lock(g_mutex);
+    g_streams[call->stream].running = 0;
+  }
+  delete call;
+  return result;
+}
+
+// True when the only pending work is a host callback that is running: the
+// state this backend gets wrong.
+bool OnlyRunning(accel_bk_stream_t stream) {
+  std::lock_guard lock(g_mutex);
+  auto it = g_streams.find(stream);
+  return it != g_streams.end() && it->second.running != 0 && it->second.running == it->second.enqueued;
+}
+
+// Every enqueue counts (under the lock, so a callback's number is known before
+// it can start).
+#define FAULTY_COUNTING(slot, params, args)                    \
+  accel_status_t slot params {                                 \
+    std::lock_guard lock(g_mutex);                             \
+    const accel_status_t status = g_inner->slot args;          \
+    if (status == ACCEL_SUCCESS) ++g_streams[stream].enqueued; \
+    return status;                                             \
+  }
+FAULTY_COUNTING(stream_copy_host_to_buffer,
+                (accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst, uint64_t offset, uint64_t size),
+                (stream, src, dst, offset, size))
+FAULTY_COUNTING(stream_copy_buffer_to_host,
+                (accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t offset, void* dst, uint64_t size),
+                (stream, src, offset, dst, size))
+FAULTY_COUNTING(stream_copy_buffer,
+                (accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t so, accel_bk_buffer_t dst, uint64_t dof,
+                 uint64_t size),
+                (stream, src, so, dst, dof, size))
+FAULTY_COUNTING(stream_fill_buffer,
+                (accel_bk_stream_t stream, accel_bk_buffer_t b, uint64_t o, uint64_t s, const void* p, uint32_t ps),
+                (stream, b, o, s, p, ps))
+FAULTY_COUNTING(stream_free_buffer, (accel_bk_stream_t stream, accel_bk_buffer_t b), (stream, b))
+FAULTY_COUNTING(stream_record_event, (accel_bk_stream_t stream, accel_bk_event_t e), (stream, e))
+FAULTY_COUNTING(stream_wait_event, (accel_bk_stream_t stream, accel_bk_event_t e), (stream, e))
+FAULTY_COUNTING(stream_launch_kernel, (accel_bk_stream_t stream, accel_bk_kernel_t k, const accel_bk_launch_t* l),
+                (stream, k, l))
+
+accel_status_t EnqueueHostCallback(accel_bk_stream_t stream, accel_host_callback_t callback, void* user_data) {
+  std::lock_guard lock(g_mutex);
+  StreamState& state = g_streams[stream];
+  auto* call = new Call{stream, state.enqueued + 1, callback, user_data};
+  const accel_status_t s = g_inner->stream_enqueue_host_callback(stream, Trampoline, call);
+  if (s != ACCEL_SUCCESS) {
+    delete call;
+    return s;
+  }
+  ++state.enqueued;
+  return s;
+}
+
+accel_status_t Query(accel_bk_stream_t stream) {
+  const accel_status_t s = g_inner->stream_query(stream);
+  return s == ACCEL_NOT_READY && OnlyRunning(stream) ? ACCEL_SUCCESS : s;  // the fault
+}
+
+accel_status_t ClearError(accel_bk_stream_t stream) {
+  const accel_status_t s = g_inner->stream_clear_error(stream);
+  return s == ACCEL_ERROR_FAILED_PRECONDITION && OnlyRunning(stream) ? ACCEL_SUCCESS : s;  // the fault
+}
+
+void StreamDestroy(accel_bk_stream_t stream) {
+  g_inner->stream_destroy(stream);  // waits for the work
+  std::lock_guard lock(g_mutex);
+  g_streams.erase(stream);
+}
+
+void Install() {
+  g_api.stream_copy_host_to_buffer = stream_copy_host_to_buffer;
+  g_api.stream_copy_buffer_to_host = stream_copy_buffer_to_host;
+  g_api.stream_copy_buffer = stream_copy_buffer;
+  g_api.stream_fill_buffer = stream_fill_buffer;
+  g_api.stream_enqueue_host_callback = EnqueueHostCallback;
+  g_api.stream_free_buffer = stream_free_buffer;
+  g_api.stream_record_event = stream_record_event;
+  g_api.stream_wait_event = stream_wait_event;
+  g_api.stream_launch_kernel = stream_launch_kernel;
+  g_api.stream_query = Query;
+  g_api.stream_clear_error = ClearError;
+  g_api.stream_destroy = StreamDestroy;
 }
 
 #else

@@ -4,7 +4,8 @@ wrote: the exit code, the JSON certificate and the JUnit XML.
 
   certify     the backend passes the profile: rc 0, a complete certificate,
               zero skips and expected failures in `execution`
-  faulty      the backend fails exactly the given stable ids (rc 1)
+  faulty      the backend fails exactly the given stable ids (rc 1), and the
+              output holds each --expect-message text (what to fix)
   rejects     an expectations file with an `unsupported` entry for a
               capability the device has is refused with a clear message
   xfails      expected failures: not run by default, an unexpected pass fails
@@ -120,7 +121,11 @@ def faulty(args, tmp):
     if failed != want:
         fail(f"failed {sorted(failed)}, expected exactly {sorted(want)} "
              f"(missing {sorted(want - failed)}, unexpected {sorted(failed - want)})")
-    print(f"PASS: the faulty backend fails exactly {sorted(want)}")
+    for text in args.expect_message or []:
+        if text not in p.stdout:
+            fail(f"no failure message says {text!r}")
+    said = f", saying {len(args.expect_message)} expected texts" if args.expect_message else ""
+    print(f"PASS: the faulty backend fails exactly {sorted(want)}{said}")
 
 
 def rejects(args, tmp):
@@ -209,6 +214,8 @@ def main():
     ap.add_argument("--profile", default="streams")
     ap.add_argument("--expectations")
     ap.add_argument("--expect-fail")
+    ap.add_argument("--expect-message", action="append",
+                    help="faulty: a text the runner's output must hold (repeatable)")
     ap.add_argument("--max-skips", type=int)
     ap.add_argument("--present-capability", default="feature:host-mapped-memory")
     ap.add_argument("--failing-backend")

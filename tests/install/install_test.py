@@ -16,7 +16,17 @@ tree only:
     the installed template, which builds as its own CMake project
     (find_package(Accel COMPONENTS backend_kit)), loads into the installed
     accel-info and passes the streams profile (with abi, query and memory) of
-    the installed accel-conformance.
+    the installed accel-conformance;
+  - builds backends without CMake, by running the command blocks marked
+    `install-test` in the installed docs/backend-checklist.md ("Without CMake"):
+    the installed template with g++ (loaded, and certified at streams) and a
+    one-device C99 backend with gcc (loaded); both export only the entry point;
+    pkg-config accel-backend names the same include folders and version script;
+  - checks that every article of docs/ and the ABI's manifest schema and
+    changelog are installed in share/doc/accel and that every relative link of
+    the installed articles resolves there;
+  - compiles <accel/accel_backend.h> from the moved prefix as C99 with
+    -Wall -Wextra -Werror -pedantic.
 
 Usage: install_test.py --cmake CMAKE --build-dir DIR --source-dir DIR
                        --consumer DIR --work-dir DIR --cc CC [--cxx CXX] [--flags FLAGS]
@@ -28,12 +38,15 @@ every backend loaded into one).
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+DOC_DIR = "share/doc/accel"
+KIT_DIR = "share/accel/backend-kit"
 
 
 class Failure(Exception):
@@ -88,7 +101,8 @@ def check_layout(moved):
         "lib/accel/backends/libaccel_backend_sim.so", "share/accel/backends.d/sim.json",
         "share/accel/sim/profiles/h100-sxm-8.json", "bin/accel-backend-new",
         "share/accel/backend-kit/template/CMakeLists.txt", "share/accel/backend-kit/template/README.md",
-        "share/accel/backend-kit/template/expectations.json",
+        "share/accel/backend-kit/template/expectations.json", "share/accel/backend-kit/backend.map",
+        "lib/pkgconfig/accel-backend.pc",
     ]
     missing = [p for p in expected if not os.path.exists(os.path.join(moved, p))]
     check(not missing, f"the installed tree lacks {missing}")
@@ -97,7 +111,7 @@ def check_layout(moved):
 
 def check_no_foreign_paths(moved, forbidden):
     scanned = 0
-    for folder in ("lib/cmake", "lib/pkgconfig", "share/accel"):
+    for folder in ("lib/cmake", "lib/pkgconfig", "share/accel", DOC_DIR):
         for root, _, files in os.walk(os.path.join(moved, folder)):
             for name in files:
                 path = os.path.join(root, name)
@@ -230,16 +244,7 @@ def backend_kit(args, work, moved):
     print("backend kit: find_package(Accel COMPONENTS backend_kit) works, an unknown component fails")
 
     # (a) The moved accel-info loads it, alone.
-    doc = json.loads(run([os.path.join(moved, "bin/accel-info"), "--json"],
-                         env=clean_env({"ACCEL_BACKEND_FILES": manifest}),
-                         what="installed accel-info --json with the generated backend"))
-    loaded = [e for e in doc["loader"] if e["state"] == "loaded"]
-    check([e["backend"] for e in loaded] == ["acme"], f"accel-info did not load only 'acme': {doc['loader']}")
-    paths = [p for d in doc["physical_devices"] for p in d["access_paths"]]
-    check(any(p["backend"] == "acme" and p["name"] == "Acme device" for p in paths),
-          f"accel-info lists no 'Acme device' of backend acme: {doc['physical_devices']}")
-    check(any(p["capabilities"].get("vendor") == "Acme Corp" for p in paths),
-          f"the generated device's vendor is not 'Acme Corp': {paths}")
+    check_backend_loads(moved, manifest, "acme", "Acme device", vendor="Acme Corp")
     print("backend kit: the moved accel-info lists 'Acme device' (backend acme)")
 
     # (b) It passes the streams profile of the moved accel-conformance.
@@ -250,6 +255,26 @@ def backend_kit(args, work, moved):
     run([conformance, "--backend", manifest, "--profile", "streams", "--expectations",
          os.path.join(src, "expectations.json"), "--json", cert, "--junit", junit],
         what="installed accel-conformance --profile streams on the generated backend")
+    check_streams_certificate(cert, junit)
+    print("backend kit: the generated backend passes the streams profile of the moved accel-conformance")
+
+
+def check_backend_loads(moved, manifest, name, device, vendor=None):
+    """The moved accel-info, given only `manifest`, loads backend `name` alone and lists its `device`."""
+    doc = json.loads(run([os.path.join(moved, "bin/accel-info"), "--json"],
+                         env=clean_env({"ACCEL_BACKEND_FILES": manifest}),
+                         what=f"installed accel-info --json with backend {name}"))
+    loaded = [e for e in doc["loader"] if e["state"] == "loaded"]
+    check([e["backend"] for e in loaded] == [name], f"accel-info did not load only {name!r}: {doc['loader']}")
+    paths = [p for d in doc["physical_devices"] for p in d["access_paths"]]
+    check(any(p["backend"] == name and p["name"] == device for p in paths),
+          f"accel-info lists no {device!r} of backend {name}: {doc['physical_devices']}")
+    if vendor is not None:
+        check(any(p["capabilities"].get("vendor") == vendor for p in paths),
+              f"the device's vendor is not {vendor!r}: {paths}")
+
+
+def check_streams_certificate(cert, junit):
     with open(cert, encoding="utf-8") as f:
         certificate = json.load(f)
     check(certificate.get("result") == "pass", f"certificate result is {certificate.get('result')!r}, not 'pass'")
@@ -258,7 +283,130 @@ def backend_kit(args, work, moved):
     check(certificate["counts"]["streams"]["failed"] == 0 and certificate["counts"]["streams"]["passed"] > 0,
           f"the streams profile did not pass: {certificate['counts']}")
     check(os.path.isfile(junit), f"accel-conformance wrote no {junit}")
-    print("backend kit: the generated backend passes the streams profile of the moved accel-conformance")
+
+
+def check_exports_only_entry_point(library):
+    out = run(["nm", "-D", "--defined-only", library], what=f"nm -D --defined-only {library}")
+    symbols = [ln.split()[-1] for ln in out.splitlines() if ln.strip()]
+    check(symbols == ["accel_backend_get_api"], f"{library} exports {symbols}, not only accel_backend_get_api")
+
+
+def checklist_blocks(moved):
+    """The command blocks of the installed backend-checklist.md marked `<!-- install-test: NAME -->`, by NAME."""
+    path = os.path.join(moved, DOC_DIR, "backend-checklist.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    blocks = dict(re.findall(r"<!-- install-test: ([a-z-]+) -->\n```sh\n(.*?)\n```", text, re.S))
+    for name in ("build-cxx", "build-c", "manifest", "check", "certify"):
+        check(name in blocks, f"{path} has no command block marked 'install-test: {name}'")
+    return blocks
+
+
+def run_checklist_blocks(args, moved, blocks, names, folder, backend):
+    """Runs the blocks `names`, as written, with bash in `folder`: ACCEL is the moved prefix, NAME `backend`, the
+    moved bin/ first on PATH. g++ and gcc are this build's compilers with --flags (the sanitizers); gcc also gets
+    -Wall -Wextra -Werror -pedantic, so the C backend proves the header is clean C99."""
+    prelude = ('g++() { command "$KIT_TEST_CXX" $KIT_TEST_FLAGS "$@"; }\n'
+               'gcc() { command "$KIT_TEST_CC" $KIT_TEST_FLAGS -Wall -Wextra -Werror -pedantic "$@"; }\n')
+    env = clean_env({"ACCEL": moved, "NAME": backend, "KIT_TEST_CXX": args.cxx or "g++", "KIT_TEST_CC": args.cc,
+                     "KIT_TEST_FLAGS": args.flags,
+                     "PATH": os.path.join(moved, "bin") + os.pathsep + os.environ.get("PATH", "")})
+    for name in names:
+        out = run(["bash", "-euo", "pipefail", "-c", prelude + blocks[name]], cwd=folder, env=env,
+                  what=f"backend-checklist.md block '{name}' for {backend} in {folder}")
+        if name == "check":
+            check("accel_backend_get_api" in out and backend in out,
+                  f"block 'check' printed neither the entry point nor {backend}:\n{out}")
+
+
+def plain_compiler_backends(args, work, moved):
+    """Backends built without CMake, from the moved prefix only, by the installed checklist's own commands."""
+    blocks = checklist_blocks(moved)
+    plain = os.path.join(work, "plain")
+    os.makedirs(plain)
+
+    # The installed template with g++: loads, and passes the streams profile.
+    src = os.path.join(plain, "template")
+    shutil.copytree(os.path.join(moved, KIT_DIR, "template"), src)
+    run_checklist_blocks(args, moved, blocks, ["build-cxx", "manifest", "check", "certify"], src, "template")
+    check_exports_only_entry_point(os.path.join(src, "libaccel_backend_template.so"))
+    check_backend_loads(moved, os.path.join(src, "template.json"), "template", "Template device")
+    check_streams_certificate(os.path.join(src, "cert.json"), os.path.join(src, "results.xml"))
+    print("no CMake: the installed template, built with g++ by the checklist's commands, exports only the entry "
+          "point, loads and passes the streams profile")
+
+    # A one-device C99 backend with gcc: loads.
+    src = os.path.join(plain, "outside")
+    os.makedirs(src)
+    shutil.copy(os.path.join(args.consumer, "outside_backend.c"), os.path.join(src, "backend.c"))
+    run_checklist_blocks(args, moved, blocks, ["build-c", "manifest", "check"], src, "outside")
+    check_exports_only_entry_point(os.path.join(src, "libaccel_backend_outside.so"))
+    check_backend_loads(moved, os.path.join(src, "outside.json"), "outside", "Outside kit device")
+    print("no CMake: a C99 backend built with gcc by the checklist's commands exports only the entry point and loads")
+
+    # pkg-config accel-backend: the same include folders and version script, in the moved prefix.
+    env = clean_env({"PKG_CONFIG_PATH": os.path.join(moved, "lib/pkgconfig")})
+    real = os.path.realpath
+    cflags = shlex.split(run(["pkg-config", "--cflags", "accel-backend"], env=env,
+                             what="pkg-config --cflags accel-backend"))
+    includes = {real(w[2:]) for w in cflags if w.startswith("-I")}
+    check(includes == {real(os.path.join(moved, "include")), real(os.path.join(moved, "include/accel"))}
+          and "-fvisibility=hidden" in cflags, f"pkg-config --cflags accel-backend: {cflags}")
+    script = shlex.split(run(["pkg-config", "--variable=version_script", "accel-backend"], env=env,
+                             what="pkg-config --variable=version_script accel-backend"))
+    check(len(script) == 1 and real(script[0]) == real(os.path.join(moved, KIT_DIR, "backend.map")),
+          f"pkg-config --variable=version_script accel-backend: {script}")
+    libs = shlex.split(run(["pkg-config", "--libs", "accel-backend"], env=env, what="pkg-config --libs accel-backend"))
+    check(any(w.startswith("-Wl,") and {"--version-script", "--no-undefined"} <= set(w.split(","))
+              and real(w.split("--version-script,", 1)[1]) == real(script[0]) for w in libs),
+          f"pkg-config --libs accel-backend does not give --no-undefined and the version script: {libs}")
+    for variable, path in (("templatedir", os.path.join(KIT_DIR, "template")), ("docdir", DOC_DIR)):
+        value = shlex.split(run(["pkg-config", f"--variable={variable}", "accel-backend"], env=env,
+                                what=f"pkg-config --variable={variable} accel-backend"))
+        check(len(value) == 1 and real(value[0]) == real(os.path.join(moved, path)),
+              f"pkg-config --variable={variable} accel-backend: {value}")
+    print("no CMake: pkg-config accel-backend names the moved include folders, version script, template and docs")
+
+
+def check_installed_docs(args, moved):
+    """docs/*.md and *.json, and the ABI's manifest schema and changelog, are in share/doc/accel; every relative link
+    of the installed articles resolves inside it."""
+    docdir = os.path.join(moved, DOC_DIR)
+    source_docs = os.path.join(args.source_dir, "docs")
+    expected = sorted(n for n in os.listdir(source_docs) if n.endswith((".md", ".json")))
+    expected += ["abi/manifest.schema.json", "abi/CHANGELOG.md"]
+    missing = [n for n in expected if not os.path.isfile(os.path.join(docdir, n))]
+    check(not missing, f"{docdir} lacks {missing}")
+    links = 0
+    for name in sorted(os.listdir(docdir)):
+        if not name.endswith(".md"):
+            continue
+        with open(os.path.join(docdir, name), encoding="utf-8") as f:
+            text = f.read()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            resolved = os.path.normpath(os.path.join(docdir, target.split("#", 1)[0]))
+            check(resolved.startswith(docdir + os.sep) and os.path.exists(resolved),
+                  f"{DOC_DIR}/{name}: the link {target!r} does not resolve in the installed docs ({resolved})")
+            links += 1
+    check(links >= 10, f"only {links} relative links found in the installed docs")
+    print(f"docs: {len(expected)} files in {DOC_DIR}, {links} relative links resolve there")
+
+
+def c99_backend_header(args, work, moved):
+    """<accel/accel_backend.h> from the moved prefix compiles as strict C99."""
+    folder = os.path.join(work, "c99")
+    os.makedirs(folder)
+    source = os.path.join(folder, "entry.c")
+    with open(source, "w", encoding="utf-8") as f:
+        f.write("#include <accel/accel_backend.h>\n\n"
+                "ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backend_get_api_args_t* args) {\n"
+                "  return args == NULL ? ACCEL_ERROR_INVALID_ARGUMENT : ACCEL_ERROR_INCOMPATIBLE_VERSION;\n}\n")
+    run([args.cc, *shlex.split(args.flags), "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+         "-I" + os.path.join(moved, "include"), "-c", source, "-o", os.path.join(folder, "entry.o")],
+        what="gcc -std=c99 -Wall -Wextra -Werror -pedantic with <accel/accel_backend.h>")
+    print("C99: <accel/accel_backend.h> from the moved prefix compiles with -std=c99 -Wall -Wextra -Werror -pedantic")
 
 
 def main():
@@ -276,6 +424,9 @@ def main():
         cmake_consumer(args, work, moved)
         make_consumer(args, work, moved)
         backend_kit(args, work, moved)
+        check_installed_docs(args, moved)
+        c99_backend_header(args, work, moved)
+        plain_compiler_backends(args, work, moved)
     except Failure as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1

@@ -34,13 +34,14 @@ accel_status_t Guarded(const char* function, F&& body) noexcept {
   }
 }
 
-// Passes `status` through; on failure sets each handle, pointer or address
-// output that is not NULL to NULL or 0, whatever failed, so a failed call
-// never leaves a value that looks live (docs/errors.md, "Outputs on
-// failure"). Used as `return NullOnFailure(Guarded(...), out_x);`.
-template <typename... Outputs>
-accel_status_t NullOnFailure(accel_status_t status, Outputs*... outputs) noexcept {
-  if (status < 0) ((outputs != nullptr ? void(*outputs = {}) : void()), ...);
+// Guarded, for an entry point with a handle, pointer or address output: on
+// failure sets `*output` (when `output` is not NULL) to NULL or 0, whatever
+// failed, so a failed call never leaves a value that looks live
+// (docs/errors.md, "Outputs on failure").
+template <typename T, typename F>
+accel_status_t GuardedOutput(const char* function, T* output, F&& body) noexcept {
+  const accel_status_t status = Guarded(function, std::forward<F>(body));
+  if (status < 0 && output != nullptr) *output = T{};
   return status;
 }
 

@@ -121,7 +121,7 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_device_info_key_describe(accel_device_info_key_t key, const char** out_name,
                                                         accel_value_type_t* out_type) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_name, [&]() -> Status {
     const KeyInfo* k = FindKey(key);
     ACCEL_REQUIRE(k != nullptr, ACCEL_ERROR_INVALID_ENUM, "'key' {} is not a registered accel_device_info_key_t",
                   static_cast<int>(key));
@@ -130,7 +130,7 @@ ACCEL_API accel_status_t accel_device_info_key_describe(accel_device_info_key_t 
     if (out_name != nullptr) *out_name = k->name;
     if (out_type != nullptr) *out_type = k->type;
     return Status::Ok();
-  }), out_name);
+  });
 }
 
 ACCEL_API accel_status_t accel_device_get_info(accel_device_t device, accel_device_info_key_t key, size_t size,
@@ -185,12 +185,12 @@ ACCEL_API accel_status_t accel_instance_enumerate_devices(accel_instance_t insta
 }
 
 ACCEL_API accel_status_t accel_device_get_backend(accel_device_t device, accel_backend_t* out_backend) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_backend, [&]() -> Status {
     ACCEL_RESOLVE(self, Device, device);
     ACCEL_NOT_NULL(out_backend);
     *out_backend = ToHandle<accel_backend_t>(self->backend->handle());
     return Status::Ok();
-  }), out_backend);
+  });
 }
 
 ACCEL_API accel_status_t accel_instance_enumerate_physical_devices(accel_instance_t instance, uint32_t* inout_count,
@@ -221,12 +221,12 @@ ACCEL_API accel_status_t accel_physical_device_enumerate_devices(accel_physical_
 
 ACCEL_API accel_status_t accel_device_get_physical_device(accel_device_t device,
                                                           accel_physical_device_t* out_physical_device) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_physical_device, [&]() -> Status {
     ACCEL_RESOLVE(self, Device, device);
     ACCEL_NOT_NULL(out_physical_device);
     *out_physical_device = ToHandle<accel_physical_device_t>(self->physical->handle());
     return Status::Ok();
-  }), out_physical_device);
+  });
 }
 
 }  // extern "C"

@@ -16,7 +16,7 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_event_create(accel_device_t device, const accel_event_desc_t* desc,
                                             accel_event_t* out_event) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_event, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(out_event);
     accel_event_desc_t d{};
@@ -35,7 +35,7 @@ ACCEL_API accel_status_t accel_event_create(accel_device_t device, const accel_e
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, event_create, dev->bk, &d, &event->bk)));
     *out_event = ToHandle<accel_event_t>(InstanceOf(*dev).Adopt(HandleType::kEvent, event));
     return Status::Ok();
-  }), out_event);
+  });
 }
 
 ACCEL_API accel_status_t accel_event_destroy(accel_event_t event) {

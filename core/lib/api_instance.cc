@@ -7,7 +7,7 @@ using namespace accel::core;  // NOLINT(google-build-using-namespace)
 extern "C" {
 
 ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc, accel_instance_t* out_instance) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_instance, [&]() -> Status {
     ACCEL_NOT_NULL(out_instance);
     accel_instance_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
@@ -22,7 +22,7 @@ ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc
     std::shared_ptr<Instance> instance = std::move(created.value());
     *out_instance = ToHandle<accel_instance_t>(HandleTable::Get().Insert(HandleType::kInstance, instance));
     return Status::Ok();
-  }), out_instance);
+  });
 }
 
 ACCEL_API accel_status_t accel_instance_destroy(accel_instance_t instance) {
@@ -67,6 +67,34 @@ ACCEL_API accel_status_t accel_instance_get_loader_entry(accel_instance_t instan
     e.backend_abi_version = r.backend_abi_version;
     e.device_count = r.device_count;
     FillOutStruct(out_entry, e);
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_instance_get_loader_warning_count(accel_instance_t instance, uint32_t* out_count) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Instance, instance);
+    ACCEL_NOT_NULL(out_count);
+    *out_count = static_cast<uint32_t>(self->warnings().size());
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_instance_get_loader_warning(accel_instance_t instance, uint32_t index,
+                                                           accel_loader_warning_t* out_warning) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Instance, instance);
+    ACCEL_TRY(CheckOutStruct(out_warning, ACCEL_STRUCTURE_TYPE_LOADER_WARNING, "out_warning"));
+    const auto& warnings = self->warnings();
+    ACCEL_REQUIRE(index < warnings.size(), ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'index' {} is out of range: there are {} setting warnings", index, warnings.size());
+    const SettingWarning& w = warnings[index];
+    accel_loader_warning_t out{};
+    out.setting = w.setting.c_str();
+    out.value = w.value.c_str();
+    out.item = w.item.c_str();
+    out.message = w.message.c_str();
+    FillOutStruct(out_warning, out);
     return Status::Ok();
   });
 }

@@ -40,7 +40,7 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_buffer_import(accel_device_t device, const accel_buffer_import_desc_t* desc,
                                              accel_buffer_t* out_buffer) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_buffer, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(desc);
     ACCEL_NOT_NULL(out_buffer);
@@ -68,7 +68,7 @@ ACCEL_API accel_status_t accel_buffer_import(accel_device_t device, const accel_
         *dev, NameType(ACCEL_SLOT(*dev->backend, buffer_import, dev->bk, &d, &buffer->bk), "desc->type", d.type)));
     *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
     return Status::Ok();
-  }), out_buffer);
+  });
 }
 
 ACCEL_API accel_status_t accel_buffer_export(accel_buffer_t buffer, accel_external_memory_type_t type,
@@ -90,18 +90,18 @@ ACCEL_API accel_status_t accel_buffer_export(accel_buffer_t buffer, accel_extern
 }
 
 ACCEL_API accel_status_t accel_buffer_get_host_address(accel_buffer_t buffer, void** out_address) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_address, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     ACCEL_NOT_NULL(out_address);
     void* address = nullptr;
     ACCEL_TRY(OnDevice(*self->device, ACCEL_SLOT(*self->device->backend, buffer_get_host_address, self->bk, &address)));
     *out_address = address;
     return Status::Ok();
-  }), out_address);
+  });
 }
 
 ACCEL_API accel_status_t accel_buffer_get_device_address(accel_buffer_t buffer, uint64_t* out_address) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_address, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     ACCEL_NOT_NULL(out_address);
     const Device& dev = *self->device;
@@ -111,7 +111,7 @@ ACCEL_API accel_status_t accel_buffer_get_device_address(accel_buffer_t buffer, 
     ACCEL_TRY(OnDevice(dev, ACCEL_SLOT(*dev.backend, buffer_get_device_address, self->bk, &address)));
     *out_address = address;
     return Status::Ok();
-  }), out_address);
+  });
 }
 
 }  // extern "C"

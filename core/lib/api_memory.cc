@@ -34,7 +34,7 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_buffer_desc_t* desc,
                                              accel_buffer_t* out_buffer) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_buffer, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(desc);
     ACCEL_NOT_NULL(out_buffer);
@@ -58,7 +58,7 @@ ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, buffer_create, dev->bk, &d, &buffer->bk)));
     *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
     return Status::Ok();
-  }), out_buffer);
+  });
 }
 
 ACCEL_API accel_status_t accel_buffer_destroy(accel_buffer_t buffer) {
@@ -92,7 +92,7 @@ ACCEL_API accel_status_t accel_buffer_get_properties(accel_buffer_t buffer, acce
 
 ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
                                           void** out_ptr) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_ptr, [&]() -> Status {
     ACCEL_RESOLVE(self, Buffer, buffer);
     ACCEL_NOT_NULL(out_ptr);
     ACCEL_REQUIRE((flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE)) == 0, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -112,7 +112,7 @@ ACCEL_API accel_status_t accel_buffer_map(accel_buffer_t buffer, uint64_t offset
     self->mapped = true;
     *out_ptr = p;
     return Status::Ok();
-  }), out_ptr);
+  });
 }
 
 ACCEL_API accel_status_t accel_buffer_unmap(accel_buffer_t buffer) {

@@ -80,7 +80,7 @@ ACCEL_API const char* accel_kernel_format_name(accel_kernel_formats_t format) {
 
 ACCEL_API accel_status_t accel_module_create(accel_device_t device, const accel_module_desc_t* desc,
                                              accel_module_t* out_module) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_module, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(desc);
     ACCEL_NOT_NULL(out_module);
@@ -134,7 +134,7 @@ ACCEL_API accel_status_t accel_module_create(accel_device_t device, const accel_
     for (const char* name : names) module->kernel_names.emplace_back(name != nullptr ? name : "");
     *out_module = ToHandle<accel_module_t>(InstanceOf(*dev).Adopt(HandleType::kModule, module));
     return Status::Ok();
-  }), out_module);
+  });
 }
 
 ACCEL_API accel_status_t accel_module_destroy(accel_module_t module) {
@@ -172,18 +172,18 @@ ACCEL_API accel_status_t accel_module_get_properties(accel_module_t module, acce
 }
 
 ACCEL_API accel_status_t accel_module_get_kernel_name(accel_module_t module, uint32_t index, const char** out_name) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_name, [&]() -> Status {
     ACCEL_RESOLVE(self, Module, module);
     ACCEL_NOT_NULL(out_name);
     ACCEL_REQUIRE(index < self->kernel_names.size(), ACCEL_ERROR_INVALID_ARGUMENT,
                   "'index' {} is out of range: the module has {} kernel(s)", index, self->kernel_names.size());
     *out_name = self->kernel_names[index].c_str();
     return Status::Ok();
-  }), out_name);
+  });
 }
 
 ACCEL_API accel_status_t accel_module_get_kernel(accel_module_t module, const char* name, accel_kernel_t* out_kernel) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_kernel, [&]() -> Status {
     ACCEL_RESOLVE(self, Module, module);
     ACCEL_NOT_NULL(name);
     ACCEL_NOT_NULL(out_kernel);
@@ -235,7 +235,7 @@ ACCEL_API accel_status_t accel_module_get_kernel(accel_module_t module, const ch
     self->kernels.emplace(name, handle);
     *out_kernel = ToHandle<accel_kernel_t>(handle);
     return Status::Ok();
-  }), out_kernel);
+  });
 }
 
 ACCEL_API accel_status_t accel_kernel_get_properties(accel_kernel_t kernel, accel_kernel_properties_t* out_properties) {

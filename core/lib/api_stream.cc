@@ -38,7 +38,7 @@ extern "C" {
 
 ACCEL_API accel_status_t accel_stream_create(accel_device_t device, const accel_stream_desc_t* desc,
                                              accel_stream_t* out_stream) {
-  return NullOnFailure(Guarded(__func__, [&]() -> Status {
+  return GuardedOutput(__func__, out_stream, [&]() -> Status {
     ACCEL_RESOLVE(dev, Device, device);
     ACCEL_NOT_NULL(out_stream);
     accel_stream_desc_t d{};
@@ -51,7 +51,7 @@ ACCEL_API accel_status_t accel_stream_create(accel_device_t device, const accel_
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, stream_create, dev->bk, &d, &stream->bk)));
     *out_stream = ToHandle<accel_stream_t>(InstanceOf(*dev).Adopt(HandleType::kStream, stream));
     return Status::Ok();
-  }), out_stream);
+  });
 }
 
 ACCEL_API accel_status_t accel_stream_destroy(accel_stream_t stream) {

@@ -130,8 +130,8 @@ Status Backend::OpenLibrary(const Candidate& candidate, LoadReport* report) {
     const char* why = dlerror();
     if (search) {
       return Error(ACCEL_ERROR_NOT_FOUND,
-                   "library '{}' is not next to the manifest ({}) and the system library search found none: {}",
-                   opened, library_path_, why != nullptr ? why : "unknown error");
+                   "library '{}' is not next to the manifest ({}) and the system library search found none: {}", opened,
+                   library_path_, why != nullptr ? why : "unknown error");
     }
     return Error(ACCEL_ERROR_BACKEND_UNAVAILABLE, "dlopen failed: {}", why != nullptr ? why : "unknown error");
   }

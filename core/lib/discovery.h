@@ -4,6 +4,7 @@
 #ifndef ACCEL_CORE_DISCOVERY_H_
 #define ACCEL_CORE_DISCOVERY_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,16 +25,24 @@ struct LoaderSettings {
   std::optional<std::string> topology_domains;  // ACCEL_TOPOLOGY_DOMAINS: "rack=r12,block=b3"
   bool privileged = false;                      // environment ignored because the process is setuid or similar
   bool use_environment = false;                 // ACCEL_* variables may be read (host services' get_setting)
+  // Where a setting's value came from, by variable: "desc->backends" when the
+  // instance description gave it; absent when the environment did.
+  std::map<std::string, std::string> origin;
+  // The name a warning about `variable` gives its setting.
+  std::string SettingName(const std::string& variable) const {
+    auto it = origin.find(variable);
+    return it != origin.end() ? it->second : variable;
+  }
 };
 
 // One backend the loader will consider. Plain value.
 struct Candidate {
-  std::string manifest_path;  // absolute; "" for a library named directly
-  std::string library_path;   // absolute
+  std::string manifest_path;        // absolute; "" for a library named directly
+  std::string library_path;         // absolute
   std::string library_search_name;  // a bare library_path: tried on the system search path when library_path is missing
-  std::string name;      // from the manifest; "" until the library says
-  Status error;          // set: FAILED before opening
-  bool skipped = false;  // deselected or duplicate; `error` holds the reason text
+  std::string name;                 // from the manifest; "" until the library says
+  Status error;                     // set: FAILED before opening
+  bool skipped = false;             // deselected or duplicate; `error` holds the reason text
 };
 
 // True when the process must not trust its environment (setuid, setgid,

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "identity.h"
@@ -87,8 +90,12 @@ Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t
   std::shared_ptr<Instance> instance(new Instance());
   const bool privileged = ProcessIsPrivileged();
   const bool use_env = (desc.flags & ACCEL_INSTANCE_FLAG_IGNORE_ENVIRONMENT) == 0 && !privileged;
-  auto pick = [&](const char* field, const char* variable) -> std::optional<std::string> {
-    if (field != nullptr) return std::string(field);
+  LoaderSettings settings;
+  auto pick = [&](const char* field, const char* variable, const char* field_name) -> std::optional<std::string> {
+    if (field != nullptr) {
+      settings.origin[variable] = std::string("desc->") + field_name;
+      return std::string(field);
+    }
     if (use_env) {
       const char* value = std::getenv(variable);
       if (value != nullptr) return std::string(value);
@@ -97,31 +104,95 @@ Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t
   };
 
   accel_log_level_t level = desc.log_level;
-  if (level == ACCEL_LOG_LEVEL_OFF && use_env) level = Logger::ParseLevel(std::getenv("ACCEL_LOG"), level);
+  const std::optional<std::string> log_setting = pick(nullptr, "ACCEL_LOG", "");
+  const bool log_unknown = log_setting && !log_setting->empty() &&
+                           Logger::ParseLevel(log_setting->c_str(), static_cast<accel_log_level_t>(-1)) ==
+                               static_cast<accel_log_level_t>(-1);
+  if (level == ACCEL_LOG_LEVEL_OFF && log_setting) level = Logger::ParseLevel(log_setting->c_str(), level);
   instance->log_ = Logger(level, desc.log_callback, desc.log_user_data);
   if (privileged) {
     instance->log_.Log(ACCEL_LOG_LEVEL_WARN, "loader: privileged process: ACCEL_* environment variables are ignored");
   }
-
-  LoaderSettings settings;
-  settings.privileged = privileged;
-  settings.use_environment = use_env;
-  settings.backend_files = pick(desc.backend_files, "ACCEL_BACKEND_FILES");
-  settings.add_backend_files = pick(desc.add_backend_files, "ACCEL_ADD_BACKEND_FILES");
-  settings.backends = pick(desc.backends, "ACCEL_BACKENDS");
-  settings.visible_devices = pick(desc.visible_devices, "ACCEL_VISIBLE_DEVICES");
-  settings.cache_dir = pick(nullptr, "ACCEL_CACHE_DIR");
-  settings.topology_domains = pick(nullptr, "ACCEL_TOPOLOGY_DOMAINS");
-  // Domains above the node: the machine's files, then the environment's levels over them.
-  const std::string domain_dir = pick(nullptr, "ACCEL_TOPOLOGY_CONFIG_DIR").value_or("/etc/accel/topology.d");
-  instance->domains_ = ReadDomainFiles(domain_dir, instance->log_);
-  if (settings.topology_domains) {
-    instance->domains_ = MergeDomains(instance->domains_, ParseDomains(*settings.topology_domains, instance->log_));
+  if (log_unknown) {
+    instance->Warn(settings, "ACCEL_LOG", *log_setting, "",
+                   fmt::format("'{}' is not a log level (off, error, warn, info, debug): logging stays {}",
+                               *log_setting, level == ACCEL_LOG_LEVEL_OFF ? "off" : "at the description's level"));
   }
 
+  settings.privileged = privileged;
+  settings.use_environment = use_env;
+  settings.backend_files = pick(desc.backend_files, "ACCEL_BACKEND_FILES", "backend_files");
+  settings.add_backend_files = pick(desc.add_backend_files, "ACCEL_ADD_BACKEND_FILES", "add_backend_files");
+  settings.backends = pick(desc.backends, "ACCEL_BACKENDS", "backends");
+  settings.visible_devices = pick(desc.visible_devices, "ACCEL_VISIBLE_DEVICES", "visible_devices");
+  settings.cache_dir = pick(nullptr, "ACCEL_CACHE_DIR", "");
+  settings.topology_domains = pick(nullptr, "ACCEL_TOPOLOGY_DOMAINS", "");
+  // Domains above the node: the machine's files, then the environment's levels over them.
+  const std::string domain_dir = pick(nullptr, "ACCEL_TOPOLOGY_CONFIG_DIR", "").value_or("/etc/accel/topology.d");
+  instance->domains_ = ReadDomainFiles(domain_dir, instance->log_);
+  if (settings.topology_domains) {
+    std::vector<std::pair<std::string, std::string>> ignored;
+    instance->domains_ = MergeDomains(instance->domains_, ParseDomains(*settings.topology_domains, &ignored));
+    for (auto& [entry, why] : ignored) {
+      instance->Warn(settings, "ACCEL_TOPOLOGY_DOMAINS", *settings.topology_domains, entry, std::move(why));
+    }
+  }
+
+  instance->CheckFileSettings(settings);
   instance->LoadBackends(settings);
+  instance->CheckBackendSelection(settings);
   instance->BuildRegistry(settings);
   return instance;
+}
+
+void Instance::Warn(const LoaderSettings& settings, const std::string& variable, const std::string& value,
+                    std::string item, std::string message) {
+  SettingWarning w{settings.SettingName(variable), value, std::move(item), std::move(message)};
+  log_.Log(ACCEL_LOG_LEVEL_WARN, "loader: {}={}: {}", w.setting, w.value, w.message);
+  warnings_.push_back(std::move(w));
+}
+
+void Instance::CheckFileSettings(const LoaderSettings& settings) {
+  const std::pair<const char*, const std::optional<std::string>*> lists[] = {
+      {"ACCEL_BACKEND_FILES", &settings.backend_files}, {"ACCEL_ADD_BACKEND_FILES", &settings.add_backend_files}};
+  for (const auto& [variable, list] : lists) {
+    if (!*list) continue;
+    const std::vector<std::string> files = SplitList(**list, ':');
+    if (files.empty() && std::string(variable) == "ACCEL_BACKEND_FILES") {
+      Warn(settings, variable, **list, "", "names no file: nothing is searched for and no backend is loaded");
+    }
+    for (const std::string& file : files) {
+      std::error_code ec;
+      const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+      if (!ec && !std::filesystem::exists(absolute, ec)) {
+        Warn(settings, variable, **list, file,
+             fmt::format("'{}' does not exist ({})", file, absolute.lexically_normal().string()));
+      }
+    }
+  }
+}
+
+void Instance::CheckBackendSelection(const LoaderSettings& settings) {
+  if (!settings.backends) return;
+  std::set<std::string> found;
+  for (const LoadReport& r : reports_) {
+    if (!r.backend_name.empty()) found.insert(r.backend_name);
+  }
+  std::string found_list;
+  for (const std::string& name : found) found_list += (found_list.empty() ? "" : ", ") + name;
+  static const std::regex kName(R"(^[a-z][a-z0-9_]{0,30}$)");
+  for (const std::string& item : SplitList(*settings.backends, ',')) {
+    const std::string name = !item.empty() && item[0] == '-' ? item.substr(1) : item;
+    if (!std::regex_match(name, kName)) {
+      Warn(settings, "ACCEL_BACKENDS", *settings.backends, item,
+           fmt::format("'{}' is not a backend name (1-31 lowercase letters, digits or '_', starting with a letter)",
+                       name));
+    } else if (found.count(name) == 0) {
+      Warn(settings, "ACCEL_BACKENDS", *settings.backends, item,
+           fmt::format("'{}' names no backend that was found ({})", name,
+                       found.empty() ? "none was found" : "found: " + found_list));
+    }
+  }
 }
 
 void Instance::LoadBackends(const LoaderSettings& settings) {
@@ -250,8 +321,9 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
     for (const std::string& token : SplitList(*settings.visible_devices, ',')) {
       bool matched = false;
       if (AllDigits(token)) {
-        size_t index = std::stoul(token);
-        if (index < ordered.size()) {
+        size_t index = 0;
+        const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), index);
+        if (error == std::errc() && end == token.data() + token.size() && index < ordered.size()) {
           group_visible[index] = true;
           matched = true;
         }
@@ -270,7 +342,14 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
         }
       }
       if (!matched) {
-        log_.Log(ACCEL_LOG_LEVEL_WARN, "registry: ACCEL_VISIBLE_DEVICES entry '{}' matches no device", token);
+        const size_t n = ordered.size();
+        Warn(settings, "ACCEL_VISIBLE_DEVICES", *settings.visible_devices, token,
+             fmt::format("'{}' matches no device: {} (or a physical or access-path stable id, as accel-info lists "
+                         "them)",
+                         token,
+                         n == 0   ? std::string("no device was found")
+                         : n == 1 ? std::string("there is 1 physical device, index 0")
+                                  : fmt::format("there are {} physical devices, indices 0 to {}", n, n - 1)));
       }
     }
   }

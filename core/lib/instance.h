@@ -17,6 +17,16 @@
 
 namespace accel::core {
 
+// An override the loader could not fully use: part of a setting that names
+// nothing or cannot be parsed (docs/loader.md, "Setting warnings"). The
+// instance is created anyway. Plain value.
+struct SettingWarning {
+  std::string setting;  // "ACCEL_BACKENDS", or "desc->backends" when the description gave it
+  std::string value;    // the setting's whole value
+  std::string item;     // the part that is wrong; "" when it is the whole value
+  std::string message;  // what is wrong and what was there instead
+};
+
 // Owns everything created under one accel_instance_t. Thread-safe: the
 // registry is immutable after Create; the set of children is under
 // `children_mutex_` (taken before the handle table's lock, never after).
@@ -33,6 +43,7 @@ class Instance : public Object {
 
   const Logger& log() const { return log_; }
   const std::vector<LoadReport>& reports() const { return reports_; }
+  const std::vector<SettingWarning>& warnings() const { return warnings_; }
   const std::vector<std::shared_ptr<Backend>>& backends() const { return backends_; }
   const std::vector<std::shared_ptr<Device>>& devices() const { return devices_; }
   const std::vector<std::shared_ptr<PhysicalDevice>>& physical_devices() const { return physical_devices_; }
@@ -63,9 +74,16 @@ class Instance : public Object {
   Instance() = default;
   void LoadBackends(const LoaderSettings& settings);
   void BuildRegistry(const LoaderSettings& settings);
+  // Records a setting warning and logs it at warn level.
+  void Warn(const LoaderSettings& settings, const std::string& variable, const std::string& value, std::string item,
+            std::string message);
+  // The checks of the file lists and of ACCEL_BACKENDS against what was found.
+  void CheckFileSettings(const LoaderSettings& settings);
+  void CheckBackendSelection(const LoaderSettings& settings);
 
   Logger log_;
   std::vector<LoadReport> reports_;
+  std::vector<SettingWarning> warnings_;
   std::vector<std::shared_ptr<Backend>> backends_;
   std::vector<std::shared_ptr<Device>> devices_;
   std::vector<std::shared_ptr<PhysicalDevice>> physical_devices_;

@@ -268,7 +268,8 @@ std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger
   return out;
 }
 
-std::vector<accel_domain_t> ParseDomains(const std::string& text, const Logger& log) {
+std::vector<accel_domain_t> ParseDomains(const std::string& text,
+                                         std::vector<std::pair<std::string, std::string>>* ignored) {
   std::map<int, accel_domain_t> by_level;
   size_t start = 0;
   while (start <= text.size()) {
@@ -283,10 +284,9 @@ std::vector<accel_domain_t> ParseDomains(const std::string& text, const Logger& 
     const auto* known =
         std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return level == l.first; });
     if (known == std::end(kLevels) || id.empty() || id.size() >= ACCEL_SHORT_STRING_SIZE) {
-      log.Log(ACCEL_LOG_LEVEL_WARN,
-              "topology: ACCEL_TOPOLOGY_DOMAINS entry '{}' ignored: expected <level>=<id> with level rack, block, "
-              "slice or zone and an id of 1 to {} characters",
-              entry, ACCEL_SHORT_STRING_SIZE - 1);
+      ignored->emplace_back(entry, fmt::format("'{}' is ignored: expected <level>=<id> with level rack, block, slice "
+                                               "or zone and an id of 1 to {} characters",
+                                               entry, ACCEL_SHORT_STRING_SIZE - 1));
       continue;
     }
     by_level[static_cast<int>(known->second)] = Domain(known->second, id);

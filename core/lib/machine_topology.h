@@ -64,8 +64,10 @@ class MachineTopology {
 };
 
 // Parses "rack=r12,block=b3" into domains, innermost level first. Entries
-// with an unknown level or an empty id are logged and ignored.
-std::vector<accel_domain_t> ParseDomains(const std::string& text, const Logger& log);
+// with an unknown level or an empty id are ignored, each appended to
+// `ignored` with the reason (entry, reason).
+std::vector<accel_domain_t> ParseDomains(const std::string& text,
+                                         std::vector<std::pair<std::string, std::string>>* ignored);
 
 // The domains of the files `<dir>/*.json` (docs/topology.md, "Domains above the
 // node"), read in name order, a later file's level replacing an earlier one's:

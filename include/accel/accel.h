@@ -47,7 +47,7 @@ extern "C" {
 
 /* The ABI this header describes. */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 0
+#define ACCEL_ABI_VERSION_MINOR 1
 #define ACCEL_ABI_VERSION ACCEL_MAKE_VERSION(ACCEL_ABI_VERSION_MAJOR, ACCEL_ABI_VERSION_MINOR, 0)
 
 /* Waits with this timeout never time out. */
@@ -133,6 +133,7 @@ typedef enum accel_structure_type_t {
   ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC = 24,
   ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY = 25,
   ACCEL_STRUCTURE_TYPE_COPY_STATISTICS = 26,
+  ACCEL_STRUCTURE_TYPE_LOADER_WARNING = 27, /* 1.1 */
   /* 1000..1999: the backend plugin ABI (abi/accel_backend.h). */
   ACCEL_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_structure_type_t;
@@ -229,7 +230,9 @@ typedef struct accel_instance_desc_t {
  *         a wrong stype or struct_size, or unknown flag bits,
  *         ACCEL_ERROR_INVALID_ENUM for an unknown log level,
  *         ACCEL_ERROR_RESOURCE_EXHAUSTED when host memory runs out.
- * Selection entries that match nothing are logged, not errors. */
+ * Overrides that name nothing (a selection entry matching no backend, a
+ * visible-device entry matching no device, a missing file) are not errors:
+ * they are kept as setting warnings (accel_instance_get_loader_warning). */
 ACCEL_API accel_status_t accel_instance_create(const accel_instance_desc_t* desc, /* [in][optional] NULL: defaults */
                                                accel_instance_t* out_instance);   /* [out] */
 
@@ -283,6 +286,39 @@ ACCEL_API accel_status_t accel_instance_get_loader_entry_count(accel_instance_t 
  *         `out_entry` is NULL or too small. */
 ACCEL_API accel_status_t accel_instance_get_loader_entry(accel_instance_t instance, uint32_t index,
                                                          accel_loader_entry_t* out_entry); /* [out] */
+
+/* Setting warnings (ABI 1.1): the parts of the overrides the instance was
+ * created with that name nothing or cannot be parsed -- an ACCEL_BACKENDS
+ * name no manifest or library has, an ACCEL_VISIBLE_DEVICES entry that
+ * matches no device, a file in ACCEL_BACKEND_FILES that does not exist, an
+ * unknown ACCEL_LOG level, an ACCEL_TOPOLOGY_DOMAINS entry ignored. The
+ * instance is created all the same; each warning is also logged at warn
+ * level (docs/loader.md, "Setting warnings"). Strings are owned by the
+ * instance. */
+typedef struct accel_loader_warning_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_LOADER_WARNING */
+  uint32_t struct_size;
+  const void* next;
+  const char* setting; /* "ACCEL_BACKENDS", or "desc->backends" when the instance description gave it */
+  const char* value;   /* the setting's whole value */
+  const char* item;    /* the part that is wrong ("h0st"); "" when it is the whole value */
+  const char* message; /* what is wrong: "'h0st' names no backend that was found (found: host, sim)" */
+} accel_loader_warning_t;
+
+/* Writes the number of setting warnings (0 when every override was used).
+ * Thread-safe. ABI 1.1.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `instance` is not live,
+ *         ACCEL_ERROR_INVALID_ARGUMENT when `out_count` is NULL. */
+ACCEL_API accel_status_t accel_instance_get_loader_warning_count(accel_instance_t instance,
+                                                                 uint32_t* out_count); /* [out] */
+
+/* Fills warning `index` (caller sets stype and struct_size). Thread-safe.
+ * ABI 1.1.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `instance` is not live,
+ *         ACCEL_ERROR_INVALID_ARGUMENT when `index` is out of range or
+ *         `out_warning` is NULL or too small. */
+ACCEL_API accel_status_t accel_instance_get_loader_warning(accel_instance_t instance, uint32_t index,
+                                                           accel_loader_warning_t* out_warning); /* [out] */
 
 /*===----------------------------------------------------------------------===*/
 /* Backends                                                                   */

@@ -184,6 +184,15 @@ struct LoaderEntry {
   uint32_t device_count = 0;
 };
 
+// An override that named nothing or could not be parsed
+// (accel_loader_warning_t, ABI 1.1).
+struct LoaderWarning {
+  std::string setting;  // "ACCEL_BACKENDS", or "desc->backends"
+  std::string value;
+  std::string item;  // the part that is wrong; "" when it is the whole value
+  std::string message;
+};
+
 // A loaded backend's properties (accel_backend_properties_t).
 struct BackendInfo {
   std::string name;
@@ -532,6 +541,22 @@ class Instance : public detail::Owner<accel_instance_t, accel_instance_destroy> 
                         entry.status, entry.negotiated_abi_version, entry.backend_abi_version, entry.device_count});
     }
     return report;
+  }
+
+  // The overrides that named nothing or could not be parsed (docs/loader.md,
+  // "Setting warnings"); empty when every setting was used.
+  std::vector<LoaderWarning> loader_warnings() const {
+    uint32_t count = 0;
+    check(accel_instance_get_loader_warning_count(handle(), &count));
+    std::vector<LoaderWarning> warnings;
+    warnings.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      auto w = detail::sized<accel_loader_warning_t>(ACCEL_STRUCTURE_TYPE_LOADER_WARNING);
+      check(accel_instance_get_loader_warning(handle(), i, &w));
+      warnings.push_back({detail::to_string(w.setting), detail::to_string(w.value), detail::to_string(w.item),
+                          detail::to_string(w.message)});
+    }
+    return warnings;
   }
 
  private:

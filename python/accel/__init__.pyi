@@ -327,3 +327,7 @@ def nics() -> list[dict[str, Any]]:
 def loader_report() -> list[dict[str, Any]]:
     """Each backend the loader considered: backend, manifest, library, state ("loaded", "skipped", "failed"),
     status, status_name, reason, negotiated_abi_version, backend_abi_version, device_count (docs/loader.md)."""
+
+def loader_warnings() -> list[dict[str, Any]]:
+    """The overrides that named nothing or could not be parsed: setting ("ACCEL_BACKENDS"), value, item (the part that
+    is wrong), message (docs/loader.md, "Setting warnings")."""

@@ -102,6 +102,24 @@ py::list loader_report() {
   return out;
 }
 
+py::list loader_warnings() {
+  auto inst = instance();
+  uint32_t count = 0;
+  check(accel_instance_get_loader_warning_count(inst->handle, &count));
+  py::list out;
+  for (uint32_t i = 0; i < count; ++i) {
+    auto w = accel::detail::sized<accel_loader_warning_t>(ACCEL_STRUCTURE_TYPE_LOADER_WARNING);
+    check(accel_instance_get_loader_warning(inst->handle, i, &w));
+    py::dict d;
+    d["setting"] = std::string(w.setting != nullptr ? w.setting : "");
+    d["value"] = std::string(w.value != nullptr ? w.value : "");
+    d["item"] = std::string(w.item != nullptr ? w.item : "");
+    d["message"] = std::string(w.message != nullptr ? w.message : "");
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 void init_topology(py::module_& m, py::class_<Device>& device) {
@@ -130,6 +148,8 @@ void init_topology(py::module_& m, py::class_<Device>& device) {
   m.def("nics", &nics, "The machine's NICs (index, name, kind, pci_bus_id, pcie_root, numa_node).");
   m.def("loader_report", &loader_report,
         "Each backend the loader considered: whether it loaded, was skipped or failed, and why.");
+  m.def("loader_warnings", &loader_warnings,
+        "The overrides (ACCEL_BACKENDS, ACCEL_VISIBLE_DEVICES, ...) that named nothing or could not be parsed.");
 }
 
 }  // namespace accelpy

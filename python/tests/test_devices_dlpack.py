@@ -142,3 +142,23 @@ def test_sim_out_of_memory_and_topology(run_python):
         **SIM,
     )
     assert "ok" in out
+
+
+def test_loader_warnings_name_the_override_that_matched_nothing(run_python):
+    out = run_python(
+        """
+        import accel
+        warnings = accel.loader_warnings()
+        assert [w["item"] for w in warnings] == ["h0st", "9"], warnings
+        assert warnings[0]["setting"] == "ACCEL_BACKENDS" and warnings[0]["value"] == "host,h0st", warnings
+        assert "'h0st' names no backend that was found" in warnings[0]["message"], warnings
+        assert warnings[1]["setting"] == "ACCEL_VISIBLE_DEVICES", warnings
+        assert "'9' matches no device" in warnings[1]["message"], warnings
+        assert len(accel.devices()) == 1  # the instance works with the rest of the settings
+        print("ok")
+        """,
+        ACCEL_BACKENDS="host,h0st",
+        ACCEL_VISIBLE_DEVICES="0,9",
+        ACCEL_LOG="off",
+    )
+    assert "ok" in out

@@ -129,6 +129,15 @@ ACCEL_PIN_OFFSET(accel_loader_entry_t, backend_abi_version, 60)
 ACCEL_PIN_OFFSET(accel_loader_entry_t, device_count, 64)
 ACCEL_PIN_OFFSET(accel_loader_entry_t, reserved0, 68)
 
+ACCEL_PIN_SIZE(accel_loader_warning_t, 48) /* 1.1 */
+ACCEL_PIN_OFFSET(accel_loader_warning_t, stype, 0)
+ACCEL_PIN_OFFSET(accel_loader_warning_t, struct_size, 4)
+ACCEL_PIN_OFFSET(accel_loader_warning_t, next, 8)
+ACCEL_PIN_OFFSET(accel_loader_warning_t, setting, 16)
+ACCEL_PIN_OFFSET(accel_loader_warning_t, value, 24)
+ACCEL_PIN_OFFSET(accel_loader_warning_t, item, 32)
+ACCEL_PIN_OFFSET(accel_loader_warning_t, message, 40)
+
 ACCEL_PIN_SIZE(accel_backend_properties_t, 48)
 ACCEL_PIN_OFFSET(accel_backend_properties_t, stype, 0)
 ACCEL_PIN_OFFSET(accel_backend_properties_t, struct_size, 4)
@@ -440,7 +449,6 @@ ACCEL_PIN_OFFSET(accel_bk_launch_t, arg_count, 48)
 ACCEL_PIN_OFFSET(accel_bk_launch_t, reserved0, 52)
 ACCEL_PIN_OFFSET(accel_bk_launch_t, dynamic_local_memory_size, 56)
 
-
 ACCEL_PIN_SIZE(accel_host_services_t, 80)
 ACCEL_PIN_OFFSET(accel_host_services_t, stype, 0)
 ACCEL_PIN_OFFSET(accel_host_services_t, struct_size, 4)
@@ -576,6 +584,7 @@ ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_DOMAIN, 23)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC, 24)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY, 25)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_COPY_STATISTICS, 26)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_LOADER_WARNING, 27)
 
 ACCEL_PIN_ENUM(accel_log_level_t, ACCEL_LOG_LEVEL_FORCE32)
 ACCEL_PIN_VALUE(ACCEL_LOG_LEVEL_OFF, 0)
@@ -688,8 +697,8 @@ ACCEL_PIN_VALUE(ACCEL_DOMAIN_LEVEL_ZONE, 6)
 /*===--- constants --------------------------------------------------------===*/
 
 ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MAJOR, 1)
-ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MINOR, 0)
-ACCEL_PIN_VALUE(ACCEL_ABI_VERSION, 0x00400000u)
+ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MINOR, 1)
+ACCEL_PIN_VALUE(ACCEL_ABI_VERSION, 0x00401000u)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MAJOR, 1)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MINOR, 0)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION, 0x00400000u)

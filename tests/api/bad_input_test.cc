@@ -656,6 +656,35 @@ std::vector<Row> MakeTable() {
     rows.push_back(b.Build());
   }
 
+  rows.push_back(RowBuilder("accel_instance_get_loader_warning_count")
+                     .Handle<accel_instance_t>("instance",
+                                               [](Fixture&, accel_instance_t i) {
+                                                 uint32_t n = 0;
+                                                 return accel_instance_get_loader_warning_count(i, &n);
+                                               })
+                     .Expect(Kind::kNull, "NULL 'out_count'", ACCEL_ERROR_INVALID_ARGUMENT, "out_count",
+                             [](Fixture& f) { return accel_instance_get_loader_warning_count(f.instance, nullptr); })
+                     .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range")
+                     .Build());
+
+  {
+    RowBuilder b("accel_instance_get_loader_warning");
+    b.Handle<accel_instance_t>("instance", [](Fixture&, accel_instance_t i) {
+      auto w = OutStruct<accel_loader_warning_t>(ACCEL_STRUCTURE_TYPE_LOADER_WARNING);
+      return accel_instance_get_loader_warning(i, 0, &w);
+    });
+    OutStructCases<accel_loader_warning_t>(
+        b, "out_warning", ACCEL_STRUCTURE_TYPE_LOADER_WARNING,
+        [](Fixture& f, accel_loader_warning_t* w) { return accel_instance_get_loader_warning(f.instance, 0, w); });
+    b.Expect(Kind::kOutOfRange, "'index' == the warning count", ACCEL_ERROR_INVALID_ARGUMENT, "index", [](Fixture& f) {
+      uint32_t n = 0;
+      EXPECT_EQ(accel_instance_get_loader_warning_count(f.instance, &n), ACCEL_SUCCESS);
+      auto w = OutStruct<accel_loader_warning_t>(ACCEL_STRUCTURE_TYPE_LOADER_WARNING);
+      return accel_instance_get_loader_warning(f.instance, n, &w);
+    });
+    rows.push_back(b.Build());
+  }
+
   // ---- Enumerations ----
   {
     RowBuilder b("accel_instance_enumerate_backends");

@@ -58,8 +58,8 @@ Row Output(const std::string& function, std::vector<std::pair<accel_status_t, Fa
             for (size_t i = 0; i < ways.size(); ++i) {
               T out = Sentinel<T>();
               const accel_status_t s = ways[i].second(o, &out);
-              EXPECT_EQ(s, ways[i].first) << function << " way " << i << ": " << accel_status_name(s) << ": "
-                                          << accel_last_error();
+              EXPECT_EQ(s, ways[i].first)
+                  << function << " way " << i << ": " << accel_status_name(s) << ": " << accel_last_error();
               EXPECT_EQ(out, T{}) << function << " way " << i << " (" << accel_last_error()
                                   << ") left its output as it was, not NULL";
             }
@@ -73,111 +73,107 @@ accel_module_desc_t ModuleOf(const accel_module_source_t* source) {
 std::vector<Row> Rows() {
   static const accel_module_source_t kNative = accel_test::NativeSource(accel_test::TestModule());
   std::vector<Row> rows;
-  rows.push_back(Output<accel_instance_t>(
-      "accel_instance_create", {{ACCEL_ERROR_INVALID_ARGUMENT, [](const Objects&, accel_instance_t* out) {
-                                   accel_instance_desc_t d{};
-                                   d.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;  // wrong stype
-                                   d.struct_size = sizeof(d);
-                                   return accel_instance_create(&d, out);
-                                 }},
-                                {ACCEL_ERROR_INVALID_ENUM, [](const Objects&, accel_instance_t* out) {
-                                   accel_instance_desc_t d{};
-                                   d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-                                   d.struct_size = sizeof(d);
-                                   d.log_level = static_cast<accel_log_level_t>(99);
-                                   return accel_instance_create(&d, out);
-                                 }}}));
-  rows.push_back(Output<const char*>(
-      "accel_device_info_key_describe",
-      {{ACCEL_ERROR_INVALID_ENUM, [](const Objects&, const char** out) {
-          accel_value_type_t type = ACCEL_VALUE_TYPE_UINT32;
-          return accel_device_info_key_describe(static_cast<accel_device_info_key_t>(100000), out, &type);
-        }}}));
-  rows.push_back(Output<accel_backend_t>(
-      "accel_device_get_backend", {{ACCEL_ERROR_INVALID_HANDLE, [](const Objects& o, accel_backend_t* out) {
-                                      return accel_device_get_backend(o.garbage_device, out);
-                                    }}}));
-  rows.push_back(Output<accel_physical_device_t>(
-      "accel_device_get_physical_device",
-      {{ACCEL_ERROR_INVALID_HANDLE, [](const Objects& o, accel_physical_device_t* out) {
-          return accel_device_get_physical_device(o.garbage_device, out);
-        }}}));
+  rows.push_back(Output<accel_instance_t>("accel_instance_create",
+                                          {{ACCEL_ERROR_INVALID_ARGUMENT,
+                                            [](const Objects&, accel_instance_t* out) {
+                                              accel_instance_desc_t d{};
+                                              d.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;  // wrong stype
+                                              d.struct_size = sizeof(d);
+                                              return accel_instance_create(&d, out);
+                                            }},
+                                           {ACCEL_ERROR_INVALID_ENUM, [](const Objects&, accel_instance_t* out) {
+                                              accel_instance_desc_t d{};
+                                              d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+                                              d.struct_size = sizeof(d);
+                                              d.log_level = static_cast<accel_log_level_t>(99);
+                                              return accel_instance_create(&d, out);
+                                            }}}));
+  rows.push_back(Output<const char*>("accel_device_info_key_describe",
+                                     {{ACCEL_ERROR_INVALID_ENUM, [](const Objects&, const char** out) {
+                                         accel_value_type_t type = ACCEL_VALUE_TYPE_UINT32;
+                                         return accel_device_info_key_describe(
+                                             static_cast<accel_device_info_key_t>(100000), out, &type);
+                                       }}}));
+  rows.push_back(Output<accel_backend_t>("accel_device_get_backend",
+                                         {{ACCEL_ERROR_INVALID_HANDLE, [](const Objects& o, accel_backend_t* out) {
+                                             return accel_device_get_backend(o.garbage_device, out);
+                                           }}}));
+  rows.push_back(
+      Output<accel_physical_device_t>("accel_device_get_physical_device",
+                                      {{ACCEL_ERROR_INVALID_HANDLE, [](const Objects& o, accel_physical_device_t* out) {
+                                          return accel_device_get_physical_device(o.garbage_device, out);
+                                        }}}));
+  rows.push_back(Output<accel_buffer_t>("accel_buffer_create",
+                                        {{ACCEL_ERROR_INVALID_HANDLE,
+                                          [](const Objects& o, accel_buffer_t* out) {
+                                            const accel_buffer_desc_t d = BufferDesc(64);
+                                            return accel_buffer_create(o.garbage_device, &d, out);
+                                          }},
+                                         {ACCEL_ERROR_RESOURCE_EXHAUSTED, [](const Objects& o, accel_buffer_t* out) {
+                                            const accel_buffer_desc_t d = BufferDesc(uint64_t{1} << 60);
+                                            return accel_buffer_create(o.device, &d, out);
+                                          }}}));
   rows.push_back(Output<accel_buffer_t>(
-      "accel_buffer_create", {{ACCEL_ERROR_INVALID_HANDLE,
-                               [](const Objects& o, accel_buffer_t* out) {
-                                 const accel_buffer_desc_t d = BufferDesc(64);
-                                 return accel_buffer_create(o.garbage_device, &d, out);
-                               }},
-                              {ACCEL_ERROR_RESOURCE_EXHAUSTED, [](const Objects& o, accel_buffer_t* out) {
-                                 const accel_buffer_desc_t d = BufferDesc(uint64_t{1} << 60);
-                                 return accel_buffer_create(o.device, &d, out);
-                               }}}));
-  rows.push_back(Output<accel_buffer_t>(
-      "accel_buffer_import", {{ACCEL_ERROR_INVALID_HANDLE,
-                               [](const Objects& o, accel_buffer_t* out) {
-                                 return accel_buffer_import(o.garbage_device, nullptr, out);
-                               }},
-                              {ACCEL_ERROR_INVALID_ENUM, [](const Objects& o, accel_buffer_t* out) {
-                                 accel_buffer_import_desc_t d{};
-                                 d.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
-                                 d.struct_size = sizeof(d);  // type 0: no memory type
-                                 return accel_buffer_import(o.device, &d, out);
-                               }}}));
-  rows.push_back(Output<void*>("accel_buffer_map",
-                               {{ACCEL_ERROR_INVALID_HANDLE,
-                                 [](const Objects& o, void** out) {
-                                   return accel_buffer_map(o.stale_buffer, 0, 16, ACCEL_MAP_READ, out);
-                                 }},
-                                {ACCEL_ERROR_INVALID_ARGUMENT, [](const Objects& o, void** out) {
-                                   return accel_buffer_map(o.buffer, 0, 16, uint64_t{1} << 40, out);
-                                 }}}));
+      "accel_buffer_import",
+      {{ACCEL_ERROR_INVALID_HANDLE,
+        [](const Objects& o, accel_buffer_t* out) { return accel_buffer_import(o.garbage_device, nullptr, out); }},
+       {ACCEL_ERROR_INVALID_ENUM, [](const Objects& o, accel_buffer_t* out) {
+          accel_buffer_import_desc_t d{};
+          d.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
+          d.struct_size = sizeof(d);  // type 0: no memory type
+          return accel_buffer_import(o.device, &d, out);
+        }}}));
   rows.push_back(Output<void*>(
-      "accel_buffer_get_host_address",
+      "accel_buffer_map",
       {{ACCEL_ERROR_INVALID_HANDLE,
-        [](const Objects& o, void** out) { return accel_buffer_get_host_address(o.stale_buffer, out); }}}));
-  rows.push_back(Output<uint64_t>(
-      "accel_buffer_get_device_address",
-      {{ACCEL_ERROR_INVALID_HANDLE,
-        [](const Objects& o, uint64_t* out) { return accel_buffer_get_device_address(o.stale_buffer, out); }}}));
+        [](const Objects& o, void** out) { return accel_buffer_map(o.stale_buffer, 0, 16, ACCEL_MAP_READ, out); }},
+       {ACCEL_ERROR_INVALID_ARGUMENT,
+        [](const Objects& o, void** out) { return accel_buffer_map(o.buffer, 0, 16, uint64_t{1} << 40, out); }}}));
+  rows.push_back(
+      Output<void*>("accel_buffer_get_host_address", {{ACCEL_ERROR_INVALID_HANDLE, [](const Objects& o, void** out) {
+                                                         return accel_buffer_get_host_address(o.stale_buffer, out);
+                                                       }}}));
+  rows.push_back(Output<uint64_t>("accel_buffer_get_device_address",
+                                  {{ACCEL_ERROR_INVALID_HANDLE, [](const Objects& o, uint64_t* out) {
+                                      return accel_buffer_get_device_address(o.stale_buffer, out);
+                                    }}}));
   rows.push_back(Output<accel_stream_t>(
-      "accel_stream_create", {{ACCEL_ERROR_INVALID_HANDLE,
-                               [](const Objects& o, accel_stream_t* out) {
-                                 return accel_stream_create(o.garbage_device, nullptr, out);
-                               }},
-                              {ACCEL_ERROR_INVALID_ARGUMENT, [](const Objects& o, accel_stream_t* out) {
-                                 accel_stream_desc_t d{};
-                                 d.stype = ACCEL_STRUCTURE_TYPE_STREAM_DESC;
-                                 d.struct_size = sizeof(d);
-                                 d.flags = uint64_t{1} << 63;
-                                 return accel_stream_create(o.device, &d, out);
-                               }}}));
+      "accel_stream_create",
+      {{ACCEL_ERROR_INVALID_HANDLE,
+        [](const Objects& o, accel_stream_t* out) { return accel_stream_create(o.garbage_device, nullptr, out); }},
+       {ACCEL_ERROR_INVALID_ARGUMENT, [](const Objects& o, accel_stream_t* out) {
+          accel_stream_desc_t d{};
+          d.stype = ACCEL_STRUCTURE_TYPE_STREAM_DESC;
+          d.struct_size = sizeof(d);
+          d.flags = uint64_t{1} << 63;
+          return accel_stream_create(o.device, &d, out);
+        }}}));
   rows.push_back(Output<accel_event_t>(
-      "accel_event_create", {{ACCEL_ERROR_INVALID_HANDLE,
-                              [](const Objects& o, accel_event_t* out) {
-                                return accel_event_create(o.garbage_device, nullptr, out);
-                              }},
-                             {ACCEL_ERROR_INVALID_ARGUMENT, [](const Objects& o, accel_event_t* out) {
-                                accel_event_desc_t d{};
-                                d.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
-                                d.struct_size = sizeof(d);
-                                d.flags = uint64_t{1} << 63;
-                                return accel_event_create(o.device, &d, out);
-                              }}}));
-  rows.push_back(Output<accel_module_t>(
-      "accel_module_create", {{ACCEL_ERROR_INVALID_HANDLE,
-                               [](const Objects& o, accel_module_t* out) {
-                                 const accel_module_desc_t d = ModuleOf(&kNative);
-                                 return accel_module_create(o.garbage_device, &d, out);
-                               }},
-                              {ACCEL_ERROR_UNSUPPORTED, [](const Objects& o, accel_module_t* out) {
-                                 const char blob[] = "not a module";
-                                 accel_module_source_t s = kNative;
-                                 s.format = ACCEL_KERNEL_FORMAT_HSACO;
-                                 s.data = blob;
-                                 s.size = sizeof(blob);
-                                 const accel_module_desc_t d = ModuleOf(&s);
-                                 return accel_module_create(o.device, &d, out);
-                               }}}));
+      "accel_event_create",
+      {{ACCEL_ERROR_INVALID_HANDLE,
+        [](const Objects& o, accel_event_t* out) { return accel_event_create(o.garbage_device, nullptr, out); }},
+       {ACCEL_ERROR_INVALID_ARGUMENT, [](const Objects& o, accel_event_t* out) {
+          accel_event_desc_t d{};
+          d.stype = ACCEL_STRUCTURE_TYPE_EVENT_DESC;
+          d.struct_size = sizeof(d);
+          d.flags = uint64_t{1} << 63;
+          return accel_event_create(o.device, &d, out);
+        }}}));
+  rows.push_back(Output<accel_module_t>("accel_module_create",
+                                        {{ACCEL_ERROR_INVALID_HANDLE,
+                                          [](const Objects& o, accel_module_t* out) {
+                                            const accel_module_desc_t d = ModuleOf(&kNative);
+                                            return accel_module_create(o.garbage_device, &d, out);
+                                          }},
+                                         {ACCEL_ERROR_UNSUPPORTED, [](const Objects& o, accel_module_t* out) {
+                                            const char blob[] = "not a module";
+                                            accel_module_source_t s = kNative;
+                                            s.format = ACCEL_KERNEL_FORMAT_HSACO;
+                                            s.data = blob;
+                                            s.size = sizeof(blob);
+                                            const accel_module_desc_t d = ModuleOf(&s);
+                                            return accel_module_create(o.device, &d, out);
+                                          }}}));
   rows.push_back(Output<const char*>(
       "accel_module_get_kernel_name",
       {{ACCEL_ERROR_INVALID_HANDLE,
@@ -265,7 +261,8 @@ TEST_F(Outputs, EveryFunctionWithSuchAnOutputHasARow) {
   const std::string header = std::regex_replace(text.str(), std::regex(R"(/\*[\s\S]*?\*/)"), " ");
   const std::regex declaration(R"(ACCEL_API\s+[\w\s\*]+?\b(accel_\w+)\s*\(([^;]*)\)\s*;)");
   // accel_<object>_t* out_x, void** out_x, const char** out_x, uint64_t* out_address.
-  const std::regex output(R"(\b(accel_(?!value_type|copy_statistics)\w+_t\s*\*\s*out_\w+|void\s*\*\*\s*out_\w+|const char\s*\*\*\s*out_\w+|uint64_t\s*\*\s*out_address))");
+  const std::regex output(
+      R"(\b(accel_(?!value_type|copy_statistics)\w+_t\s*\*\s*out_\w+|void\s*\*\*\s*out_\w+|const char\s*\*\*\s*out_\w+|uint64_t\s*\*\s*out_address))");
   std::set<std::string> rows;
   for (const Row& row : Rows()) rows.insert(row.function);
   std::set<std::string> found;

@@ -191,8 +191,21 @@ TEST(Topology, DomainsAreTheNodeThenTheEnvironmentsLevelsInnermostFirst) {
   EXPECT_STREQ(block.id, "b3");
   EXPECT_STREQ(accel_domain_level_name(block.level), "block");
   int warnings = 0;
-  for (const std::string& m : logged) warnings += m.find("ACCEL_TOPOLOGY_DOMAINS entry") != std::string::npos;
-  EXPECT_EQ(warnings, 2) << "'bogus=x' and 'zone=' are each reported";
+  for (const std::string& m : logged) {
+    warnings += m.find("ACCEL_TOPOLOGY_DOMAINS=block=b3,rack=r12,bogus=x,zone=: '") != std::string::npos &&
+                m.find("' is ignored: expected <level>=<id>") != std::string::npos;
+  }
+  EXPECT_EQ(warnings, 2) << "'bogus=x' and 'zone=' are each logged";
+  // ... and kept as setting warnings (docs/loader.md).
+  uint32_t kept = 0;
+  ASSERT_EQ(accel_instance_get_loader_warning_count(instance.get(), &kept), ACCEL_SUCCESS);
+  ASSERT_EQ(kept, 2u);
+  accel_loader_warning_t w{};
+  w.stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
+  w.struct_size = sizeof(w);
+  ASSERT_EQ(accel_instance_get_loader_warning(instance.get(), 1, &w), ACCEL_SUCCESS);
+  EXPECT_STREQ(w.setting, "ACCEL_TOPOLOGY_DOMAINS");
+  EXPECT_STREQ(w.item, "zone=");
   accel_domain_t d{};
   d.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
   d.struct_size = sizeof(d);

@@ -360,7 +360,149 @@ TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
   ExpectHostWorks(instance);
 }
 
+// Setting warnings (issue 22, item 9): overrides that name nothing are kept
+// in the loader report, with the setting, the wrong part and the reason;
+// the instance is created all the same.
+std::vector<accel_loader_warning_t> Warnings(const ScopedInstance& instance) {
+  uint32_t n = 0;
+  EXPECT_EQ(accel_instance_get_loader_warning_count(instance.get(), &n), ACCEL_SUCCESS) << accel_last_error();
+  std::vector<accel_loader_warning_t> out(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i].stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
+    out[i].struct_size = sizeof(out[i]);
+    EXPECT_EQ(accel_instance_get_loader_warning(instance.get(), i, &out[i]), ACCEL_SUCCESS) << accel_last_error();
+  }
+  return out;
+}
+
+std::string Describe(const std::vector<accel_loader_warning_t>& warnings) {
+  std::string text;
+  for (const auto& w : warnings)
+    text += std::string(w.setting) + "=" + w.value + " [" + w.item + "]: " + w.message + "\n";
+  return text;
+}
+
+TEST_F(LoaderTest, JunkOverridesBecomeSettingWarningsAndTheInstanceWorks) {
+  const std::string missing = (dir_.path() / "nope.json").string();
+  accel_instance_desc_t desc = ScopedInstance::Files(std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + missing);
+  desc.backends = "host,h0st,-Bad!";
+  desc.visible_devices = "0,7,no-such-id,99999999999999999999999";
+  ScopedInstance instance(&desc);
+  ASSERT_EQ(instance.status(), ACCEL_SUCCESS);
+  ExpectHostWorks(instance);
+  const auto warnings = Warnings(instance);
+  ASSERT_EQ(warnings.size(), 6u) << Describe(warnings);
+  auto expect = [&](size_t i, const char* setting, const char* value, const char* item, const std::string& message) {
+    SCOPED_TRACE(i);
+    EXPECT_STREQ(warnings[i].setting, setting);
+    EXPECT_STREQ(warnings[i].value, value);
+    EXPECT_STREQ(warnings[i].item, item);
+    EXPECT_EQ(std::string(warnings[i].message), message);
+  };
+  const std::string files = std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + missing;
+  expect(0, "desc->backend_files", files.c_str(), missing.c_str(),
+         "'" + missing + "' does not exist (" + missing + ")");
+  expect(1, "desc->backends", "host,h0st,-Bad!", "h0st", "'h0st' names no backend that was found (found: host)");
+  expect(2, "desc->backends", "host,h0st,-Bad!", "-Bad!",
+         "'Bad!' is not a backend name (1-31 lowercase letters, digits or '_', starting with a letter)");
+  const std::string devices = "0,7,no-such-id,99999999999999999999999";
+  const std::string tail =
+      " matches no device: there is 1 physical device, index 0 (or a physical or access-path stable id, as "
+      "accel-info lists them)";
+  expect(3, "desc->visible_devices", devices.c_str(), "7", "'7'" + tail);
+  expect(4, "desc->visible_devices", devices.c_str(), "no-such-id", "'no-such-id'" + tail);
+  expect(5, "desc->visible_devices", devices.c_str(), "99999999999999999999999", "'99999999999999999999999'" + tail);
+  // The missing manifest is also a FAILED loader entry, as before.
+  std::optional<accel_loader_entry_t> e = Find(instance.Report(), missing);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->state, ACCEL_LOADER_STATE_FAILED);
+  // A warning is read like every output struct: wrong stype and index refused.
+  accel_loader_warning_t w{};
+  w.stype = ACCEL_STRUCTURE_TYPE_LOADER_ENTRY;
+  w.struct_size = sizeof(w);
+  EXPECT_EQ(accel_instance_get_loader_warning(instance.get(), 0, &w), ACCEL_ERROR_INVALID_ARGUMENT);
+  w.stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
+  EXPECT_EQ(accel_instance_get_loader_warning(instance.get(), 6, &w), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'index' 6 is out of range: there are 6 setting warnings"),
+            std::string::npos)
+      << accel_last_error();
+}
+
+TEST_F(LoaderTest, SettingsThatAreUsedGiveNoWarnings) {
+  accel_instance_desc_t desc = ScopedInstance::Files(ACCEL_TEST_HOST_MANIFEST);
+  desc.backends = "host,-sim";  // 'sim' is not found: a name to drop that is absent is still worth saying
+  desc.visible_devices = "0";
+  ScopedInstance instance(&desc);
+  const auto warnings = Warnings(instance);
+  ASSERT_EQ(warnings.size(), 1u) << Describe(warnings);
+  EXPECT_STREQ(warnings[0].item, "-sim");
+  desc.backends = "host";
+  ScopedInstance clean(&desc);
+  EXPECT_TRUE(Warnings(clean).empty()) << Describe(Warnings(clean));
+}
+
+TEST_F(LoaderTest, EnvironmentSettingWarningsNameTheVariable) {
+  ASSERT_EQ(setenv("ACCEL_BACKENDS", "host,h0st", 1), 0);
+  ASSERT_EQ(setenv("ACCEL_LOG", "verbose", 1), 0);
+  ASSERT_EQ(setenv("ACCEL_TOPOLOGY_DOMAINS", "rack=r1,shelf=s2", 1), 0);
+  ASSERT_EQ(setenv("ACCEL_BACKEND_FILES", "", 1), 0);
+  std::vector<accel_loader_warning_t> warnings;
+  std::string text;
+  {
+    accel_instance_desc_t desc{};
+    desc.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+    desc.struct_size = sizeof(desc);
+    desc.log_callback = [](void*, accel_log_level_t, const char*) {};  // the warnings are logged too: keep them quiet
+    ScopedInstance instance(&desc);
+    warnings = Warnings(instance);
+    text = Describe(warnings);
+  }
+  unsetenv("ACCEL_LOG");
+  unsetenv("ACCEL_TOPOLOGY_DOMAINS");
+  unsetenv("ACCEL_BACKEND_FILES");
+  setenv("ACCEL_BACKENDS", "host", 1);
+  EXPECT_NE(text.find("ACCEL_LOG=verbose []: 'verbose' is not a log level (off, error, warn, info, debug)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ACCEL_TOPOLOGY_DOMAINS=rack=r1,shelf=s2 [shelf=s2]: 'shelf=s2' is ignored: expected "
+                      "<level>=<id> with level rack, block, slice or zone"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ACCEL_BACKEND_FILES= []: names no file: nothing is searched for and no backend is loaded"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ACCEL_BACKENDS=host,h0st [h0st]: 'h0st' names no backend that was found (none was found)"),
+            std::string::npos)
+      << text;
+}
+
 #ifdef ACCEL_TEST_ACCEL_INFO
+TEST_F(LoaderTest, AccelInfoPrintsEachSettingWarningOnOneLine) {
+  std::string output;
+  const int rc = accel_test::RunCommand(
+      "env ACCEL_BACKENDS=host,h0st ACCEL_VISIBLE_DEVICES=0,5 " + std::string(ACCEL_TEST_ACCEL_INFO), &output);
+  EXPECT_EQ(rc, 0) << output;
+  EXPECT_NE(output.find("accel-info: warning: ACCEL_BACKENDS=host,h0st: 'h0st' names no backend that was found "
+                        "(found: "),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("accel-info: warning: ACCEL_VISIBLE_DEVICES=0,5: '5' matches no device: there is 1 "
+                        "physical device, index 0"),
+            std::string::npos)
+      << output;
+  // With good settings, no warning line.
+  output.clear();
+  ASSERT_EQ(accel_test::RunCommand("env ACCEL_BACKENDS=host " + std::string(ACCEL_TEST_ACCEL_INFO), &output), 0);
+  EXPECT_EQ(output.find("warning"), std::string::npos) << output;
+  // --loader-debug lists them after the entries.
+  output.clear();
+  ASSERT_EQ(accel_test::RunCommand(
+                "env ACCEL_BACKENDS=host,h0st " + std::string(ACCEL_TEST_ACCEL_INFO) + " --loader-debug", &output),
+            0);
+  EXPECT_NE(output.find("Setting warnings: 1\n  ACCEL_BACKENDS=host,h0st: 'h0st' names no backend"), std::string::npos)
+      << output;
+}
+
 TEST_F(LoaderTest, AccelInfoLoaderDebugPrintsEachReason) {
   std::vector<std::pair<std::string, std::string>> cases = {
       {dir_.Write("a.json", ManifestJson("no_entry", TestBackend("no_entry"))),

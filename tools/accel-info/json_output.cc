@@ -97,6 +97,10 @@ void PrintJson(const Report& report, const json& topology) {
   for (const PhysicalDevice& d : report.physical_devices) devices.push_back(PhysicalDeviceJson(d));
   json loader = json::array();
   for (const LoaderEntry& e : report.loader) loader.push_back(LoaderEntryJson(e));
+  json warnings = json::array();
+  for (const LoaderWarning& w : report.warnings) {
+    warnings.push_back({{"setting", w.setting}, {"value", w.value}, {"item", w.item}, {"message", w.message}});
+  }
 
   const json doc = {
       {"schema_version", kSchemaVersion},
@@ -111,6 +115,7 @@ void PrintJson(const Report& report, const json& topology) {
       {"backends", std::move(backends)},
       {"physical_devices", std::move(devices)},
       {"loader", std::move(loader)},
+      {"loader_warnings", std::move(warnings)},
       {"topology", topology},
   };
   // Names come from drivers: replace invalid UTF-8 rather than fail.

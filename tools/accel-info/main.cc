@@ -92,6 +92,7 @@ int Run(const Options& options) {
     return kExitQueryFailed;
   }
   InstancePtr instance(raw);
+  PrintSettingWarnings(CollectWarnings(instance.get()));
 
   if (options.topo) {
     const TopoReport topo = CollectTopology(instance.get());

@@ -18,7 +18,11 @@ void PrintTable(const Report& report, bool hint_loader_debug);
 // -v: every physical device, each access path, and every capability key.
 void PrintVerbose(const Report& report, bool hint_loader_debug);
 
-// --loader-debug: one block per loader entry.
+// One line on stderr per setting warning ("accel-info: warning: ACCEL_BACKENDS=h0st: ..."), whatever the output
+// format: an override that named nothing is visible without ACCEL_LOG.
+void PrintSettingWarnings(const std::vector<LoaderWarning>& warnings);
+
+// --loader-debug: one block per loader entry, then the setting warnings.
 void PrintLoaderReport(const Report& report);
 
 // --json: one JSON document (docs/accel-info.schema.json), with `topology`

@@ -145,6 +145,20 @@ accel_version_info_t GetVersion() {
   return v;
 }
 
+std::vector<LoaderWarning> CollectWarnings(accel_instance_t instance) {
+  std::vector<LoaderWarning> out;
+  uint32_t count = 0;
+  Check(accel_instance_get_loader_warning_count(instance, &count), "accel_instance_get_loader_warning_count");
+  for (uint32_t i = 0; i < count; ++i) {
+    accel_loader_warning_t w{};
+    w.stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
+    w.struct_size = sizeof(w);
+    Check(accel_instance_get_loader_warning(instance, i, &w), "accel_instance_get_loader_warning");
+    out.push_back({Str(w.setting), Str(w.value), Str(w.item), Str(w.message)});
+  }
+  return out;
+}
+
 Report Collect(accel_instance_t instance) {
   Report report;
   const accel_version_info_t v = GetVersion();
@@ -187,6 +201,7 @@ Report Collect(accel_instance_t instance) {
     report.loader.push_back({Str(e.backend_name), Str(e.manifest_path), Str(e.library_path), Str(e.reason), e.state,
                              e.status, e.negotiated_abi_version, e.backend_abi_version, e.device_count});
   }
+  report.warnings = CollectWarnings(instance);
   return report;
 }
 

@@ -79,6 +79,13 @@ struct LoaderEntry {
   uint32_t device_count = 0;
 };
 
+struct LoaderWarning {
+  std::string setting;
+  std::string value;
+  std::string item;
+  std::string message;
+};
+
 struct Report {
   uint32_t library_version = 0;
   uint32_t abi_version = 0;
@@ -89,6 +96,7 @@ struct Report {
   std::vector<Backend> backends;
   std::vector<PhysicalDevice> physical_devices;
   std::vector<LoaderEntry> loader;
+  std::vector<LoaderWarning> warnings;  // setting warnings (accel_instance_get_loader_warning)
 };
 
 // Reads the library version (no instance needed). Throws QueryError.
@@ -96,6 +104,9 @@ accel_version_info_t GetVersion();
 
 // Reads everything from `instance`. Throws QueryError when a call fails.
 Report Collect(accel_instance_t instance);
+
+// The instance's setting warnings. Throws QueryError when a call fails.
+std::vector<LoaderWarning> CollectWarnings(accel_instance_t instance);
 
 // One visible access path, as `accel-info topo` shows it (docs/topology.md).
 struct TopoDevice {

@@ -110,6 +110,12 @@ void PrintTable(const Report& report, bool hint_loader_debug) {
   }
 }
 
+void PrintSettingWarnings(const std::vector<LoaderWarning>& warnings) {
+  for (const LoaderWarning& w : warnings) {
+    fmt::print(stderr, "accel-info: warning: {}={}: {}\n", w.setting, w.value, w.message);
+  }
+}
+
 void PrintLoaderReport(const Report& report) {
   fmt::print("Loader report: {} entr{}\n", report.loader.size(), report.loader.size() == 1 ? "y" : "ies");
   auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
@@ -124,6 +130,10 @@ void PrintLoaderReport(const Report& report) {
                abi_or_dash(e.backend_abi_version));
     fmt::print("      devices  : {}\n", e.device_count);
     fmt::print("      reason   : {}\n", or_dash(e.reason));
+  }
+  fmt::print("Setting warnings: {}\n", report.warnings.size());
+  for (const LoaderWarning& w : report.warnings) {
+    fmt::print("  {}={}: {}\n", w.setting, w.value, w.message);
   }
 }
 

@@ -12,7 +12,11 @@
  * speaks and its host services; the backend answers with the highest version
  * both speak and a pointer to its function table (docs/abi.md,
  * docs/backend-abi.md). A docs/<name>.md named here is in Accel's source tree
- * and installed as <prefix>/share/doc/accel/<name>.md.
+ * and installed as <prefix>/share/doc/accel/<name>.md; the manifest schema
+ * (abi/manifest.schema.json) as <prefix>/share/doc/accel/abi/, and the
+ * linker version script that exports only the entry point as
+ * <prefix>/share/accel/backend-kit/backend.map (docs/backend-checklist.md
+ * builds a backend with or without CMake).
  *
  * Rules, stated once; each slot's comment adds its own contract:
  *   - The table only grows at its end. The core treats every slot past the

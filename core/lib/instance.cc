@@ -11,8 +11,10 @@
 #include <regex>
 #include <set>
 
+#include "capabilities.h"
 #include "identity.h"
 #include "objects.h"
+#include "selector.h"
 
 namespace accel::core {
 namespace {
@@ -82,6 +84,13 @@ void MergeAccessPaths(std::vector<std::shared_ptr<Device>>& all) {
     }
   }
   for (size_t i = 0; i < all.size(); ++i) all[i]->physical_id = chosen[find(i)].first;
+}
+
+// Whether an ACCEL_VISIBLE_DEVICES value is a selector rather than a list of
+// indices and ids (docs/selectors.md): it starts with "sel:" or contains a
+// character no index or stable id has.
+bool IsSelectorMask(std::string_view value) {
+  return value.rfind("sel:", 0) == 0 || value.find_first_of("=<>!&|():\"'") != std::string_view::npos;
 }
 
 }  // namespace
@@ -312,11 +321,47 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
   std::sort(ordered.begin(), ordered.end(),
             [](const Group& a, const Group& b) { return a.key < b.key || (a.key == b.key && a.id < b.id); });
 
-  // 3. ACCEL_VISIBLE_DEVICES: physical indices in the stable order, or ids.
+  // 3. ACCEL_VISIBLE_DEVICES: physical indices in the stable order, or ids;
+  // or a capability selector (docs/selectors.md), evaluated against each
+  // physical device's union of access paths. A selector that does not parse
+  // shows nothing (the mask fails closed, as a list that matches nothing does).
   std::vector<bool> group_visible(ordered.size(), true);
   std::set<std::string> visible_paths;
   bool mask = settings.visible_devices.has_value();
-  if (mask) {
+  const bool by_selector = mask && IsSelectorMask(*settings.visible_devices);
+  if (by_selector) {
+    std::fill(group_visible.begin(), group_visible.end(), false);
+    std::string_view text = *settings.visible_devices;
+    const size_t offset = text.rfind("sel:", 0) == 0 ? 4 : 0;
+    text.remove_prefix(offset);
+    auto parsed = selector::Parse(text);
+    if (!parsed) {
+      selector::ParseError e = parsed.error();
+      e.position += offset;
+      Warn(settings, "ACCEL_VISIBLE_DEVICES", *settings.visible_devices, "",
+           fmt::format("the selector does not parse, so no device is visible: {}", e.ToString()));
+    } else {
+      size_t matched = 0;
+      for (size_t g = 0; g < ordered.size(); ++g) {
+        const auto& paths = ordered[g].paths;
+        selector::MapAttributes attributes = selector::CapabilityAttributes(paths[0]->caps);
+        for (size_t p = 1; p < paths.size(); ++p) selector::MergeAccessPath(attributes, paths[p]->caps);
+        attributes.Set("stable_id", ordered[g].id);
+        attributes.Set("physical_device_id", ordered[g].id);
+        const accel_device_capabilities_t& first = paths[0]->caps;
+        if (first.kind == ACCEL_DEVICE_KIND_CPU && (first.flags & ACCEL_DEVICE_FLAG_SIMULATED) == 0) {
+          attributes.Set("memory_total", HostMemoryBytes());
+          attributes.Set("compute_units", uint64_t{HostCpuCount()});
+        }
+        group_visible[g] = parsed->Matches(attributes);
+        if (group_visible[g]) ++matched;
+      }
+      if (matched == 0) {
+        Warn(settings, "ACCEL_VISIBLE_DEVICES", *settings.visible_devices, "",
+             fmt::format("the selector matches none of the {} physical device(s)", ordered.size()));
+      }
+    }
+  } else if (mask) {
     std::fill(group_visible.begin(), group_visible.end(), false);
     for (const std::string& token : SplitList(*settings.visible_devices, ',')) {
       bool matched = false;

@@ -8,11 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "capabilities.h"
 #include "identity.h"
+#include "manifest.h"
 #include "objects.h"
 #include "selector.h"
 
@@ -84,6 +84,23 @@ void MergeAccessPaths(std::vector<std::shared_ptr<Device>>& all) {
     }
   }
   for (size_t i = 0; i < all.size(); ++i) all[i]->physical_id = chosen[find(i)].first;
+}
+
+// The physical device's own memory and compute units over `paths` (one
+// chip): the largest any path reports, and for the host's CPU the host's
+// figures, not each API's self-imposed limits (docs/devices.md).
+std::pair<uint64_t, uint32_t> PhysicalFigures(const std::vector<std::shared_ptr<Device>>& paths) {
+  const accel_device_capabilities_t& first = paths[0]->caps;
+  if (first.kind == ACCEL_DEVICE_KIND_CPU && (first.flags & ACCEL_DEVICE_FLAG_SIMULATED) == 0) {
+    return {HostMemoryBytes(), HostCpuCount()};
+  }
+  uint64_t memory = 0;
+  uint32_t compute_units = 0;
+  for (const auto& p : paths) {
+    memory = std::max(memory, p->caps.memory_total);
+    compute_units = std::max(compute_units, p->caps.compute_units);
+  }
+  return {memory, compute_units};
 }
 
 // Whether an ACCEL_VISIBLE_DEVICES value is a selector rather than a list of
@@ -189,10 +206,9 @@ void Instance::CheckBackendSelection(const LoaderSettings& settings) {
   }
   std::string found_list;
   for (const std::string& name : found) found_list += (found_list.empty() ? "" : ", ") + name;
-  static const std::regex kName(R"(^[a-z][a-z0-9_]{0,30}$)");
   for (const std::string& item : SplitList(*settings.backends, ',')) {
     const std::string name = !item.empty() && item[0] == '-' ? item.substr(1) : item;
-    if (!std::regex_match(name, kName)) {
+    if (!IsBackendName(name)) {
       Warn(settings, "ACCEL_BACKENDS", *settings.backends, item,
            fmt::format("'{}' is not a backend name (1-31 lowercase letters, digits or '_', starting with a letter)",
                        name));
@@ -348,11 +364,9 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
         for (size_t p = 1; p < paths.size(); ++p) selector::MergeAccessPath(attributes, paths[p]->caps);
         attributes.Set("stable_id", ordered[g].id);
         attributes.Set("physical_device_id", ordered[g].id);
-        const accel_device_capabilities_t& first = paths[0]->caps;
-        if (first.kind == ACCEL_DEVICE_KIND_CPU && (first.flags & ACCEL_DEVICE_FLAG_SIMULATED) == 0) {
-          attributes.Set("memory_total", HostMemoryBytes());
-          attributes.Set("compute_units", uint64_t{HostCpuCount()});
-        }
+        const auto [memory, compute_units] = PhysicalFigures(paths);
+        attributes.Set("memory_total", memory);
+        attributes.Set("compute_units", uint64_t{compute_units});
         group_visible[g] = parsed->Matches(attributes);
         if (group_visible[g]) ++matched;
       }
@@ -421,16 +435,9 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
     CopyString(props.name, sizeof(props.name), FieldString(first.name, sizeof(first.name)));
     CopyString(props.stable_id, sizeof(props.stable_id), ordered[g].id);
     CopyString(props.pci_bus_id, sizeof(props.pci_bus_id), FieldString(first.pci_bus_id, sizeof(first.pci_bus_id)));
-    const bool host_cpu = first.kind == ACCEL_DEVICE_KIND_CPU && (first.flags & ACCEL_DEVICE_FLAG_SIMULATED) == 0;
+    std::tie(props.memory_total, props.compute_units) = PhysicalFigures(paths);
     for (const auto& p : paths) {
-      props.memory_total = std::max(props.memory_total, p->caps.memory_total);
-      props.compute_units = std::max(props.compute_units, p->caps.compute_units);
       if (p->caps.numa_node != props.numa_node) props.numa_node = -1;
-    }
-    if (host_cpu) {
-      // Counted once, with the host's own figures, not each API's limits.
-      props.memory_total = HostMemoryBytes();
-      props.compute_units = HostCpuCount();
     }
     for (const auto& p : paths) {
       p->physical = physical.get();

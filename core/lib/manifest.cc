@@ -10,6 +10,11 @@
 
 namespace accel::core {
 
+bool IsBackendName(const std::string& name) {
+  static const std::regex kName(R"(^[a-z][a-z0-9_]{0,30}$)");
+  return std::regex_match(name, kName);
+}
+
 Expected<Manifest> ParseManifest(const std::string& path, const std::string& text) {
   using nlohmann::json;
   json doc;
@@ -48,8 +53,7 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend.name' is missing or not a string", path);
   }
   out.name = name->get<std::string>();
-  static const std::regex kName(R"(^[a-z][a-z0-9_]{0,30}$)");
-  if (!std::regex_match(out.name, kName)) {
+  if (!IsBackendName(out.name)) {
     return Error(ACCEL_ERROR_INVALID_ARGUMENT,
                  "manifest {}: 'backend.name' \"{}\" must be 1-31 lowercase letters, digits or '_', starting with a "
                  "letter",

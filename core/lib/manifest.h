@@ -20,6 +20,10 @@ struct Manifest {
   int abi_major = 0;
 };
 
+// Whether `name` is a backend name: 1-31 lowercase letters, digits or '_',
+// starting with a letter (manifests and ACCEL_BACKENDS).
+bool IsBackendName(const std::string& name);
+
 // The manifest format this core reads: major 1, any minor.
 inline constexpr int kManifestFormatMajor = 1;
 

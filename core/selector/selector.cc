@@ -370,9 +370,30 @@ class Parser {
     return Combine(Node::Op::kAnd, std::move(children));
   }
 
+  // Each '!' and '(' nests one level; past kMaxNesting the selector is
+  // refused, so no input can exhaust the stack (of the parser, or of the
+  // evaluation and destruction of the tree it would build).
+  static constexpr size_t kMaxNesting = 128;
+  class Nesting {
+   public:
+    explicit Nesting(size_t* depth) : depth_(depth) { ++*depth_; }
+    ~Nesting() { --*depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    size_t* depth_;
+  };
+  std::nullptr_t TooDeep(const Token& t) {
+    return FailAt(t.pos, "at most " + std::to_string(kMaxNesting) + " nested '!' and '('", Found(t),
+                  fmt::format("the selector nests '!' and '(' deeper than {} levels", kMaxNesting));
+  }
+
   NodePtr ParseUnary(const std::string& context) {
     if (IsOp(Peek(), "!")) {
-      Take();
+      const Token& bang = Take();
+      Nesting nesting(&depth_);
+      if (depth_ > kMaxNesting) return TooDeep(bang);
       auto child = ParseUnary("after '!'");
       if (!child) return nullptr;
       auto n = std::make_shared<Node>();
@@ -387,6 +408,8 @@ class Parser {
     const Token& t = Peek();
     if (IsOp(t, "(")) {
       const Token& open = Take();
+      Nesting nesting(&depth_);
+      if (depth_ > kMaxNesting) return TooDeep(open);
       auto inner = ParseOr("after '('");
       if (!inner) return nullptr;
       if (!IsOp(Peek(), ")")) {
@@ -661,6 +684,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t next_ = 0;
   std::optional<ParseError> error_;
+  size_t depth_ = 0;  // nesting of the term being parsed (kMaxNesting)
 };
 
 ParseResult Parse(std::string_view text) { return Parser(text).Run(); }

@@ -193,6 +193,18 @@ TEST(SelectorError, TrailingTokens) {
   EXPECT_EQ(Error("fp8 fp16"), "column 5: expected '&&', '||' or the end of the selector, found 'fp16'");
 }
 
+// Nesting is bounded, so no input exhausts the stack (120,000 characters of
+// '!' and '(' overflowed it before the bound).
+TEST(SelectorError, NestingDeeperThanTheBoundIsRefused) {
+  const std::string ok = std::string(64, '!') + std::string(64, '(') + "fp8" + std::string(64, ')');
+  EXPECT_TRUE(Parse(ok).ok()) << Error(ok);
+  EXPECT_EQ(Error(std::string(129, '(') + "fp8" + std::string(129, ')')),
+            "column 129: the selector nests '!' and '(' deeper than 128 levels");
+  EXPECT_EQ(Error(std::string(200, '!') + "fp8"), "column 129: the selector nests '!' and '(' deeper than 128 levels");
+  const std::string huge = std::string(60000, '!') + std::string(30000, '(') + "fp8" + std::string(30000, ')');
+  EXPECT_EQ(Error(huge), "column 129: the selector nests '!' and '(' deeper than 128 levels");
+}
+
 TEST(SelectorError, SingleAmpersandOrBar) {
   EXPECT_EQ(Error("fp8 & fp16"), "column 5: expected '&&', found '&'");
   EXPECT_EQ(Error("fp8 | fp16"), "column 5: expected '||', found '|'");

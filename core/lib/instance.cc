@@ -112,6 +112,17 @@ bool IsSelectorMask(std::string_view value) {
 
 }  // namespace
 
+selector::MapAttributes PhysicalAttributes(const std::vector<std::shared_ptr<Device>>& paths, const std::string& id) {
+  selector::MapAttributes attributes = selector::CapabilityAttributes(paths[0]->caps);
+  for (size_t p = 1; p < paths.size(); ++p) selector::MergeAccessPath(attributes, paths[p]->caps);
+  attributes.Set("stable_id", id);
+  attributes.Set("physical_device_id", id);
+  const auto [memory, compute_units] = PhysicalFigures(paths);
+  attributes.Set("memory_total", memory);
+  attributes.Set("compute_units", uint64_t{compute_units});
+  return attributes;
+}
+
 Expected<std::shared_ptr<Instance>> Instance::Create(const accel_instance_desc_t& desc) {
   std::shared_ptr<Instance> instance(new Instance());
   const bool privileged = ProcessIsPrivileged();
@@ -359,15 +370,7 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
     } else {
       size_t matched = 0;
       for (size_t g = 0; g < ordered.size(); ++g) {
-        const auto& paths = ordered[g].paths;
-        selector::MapAttributes attributes = selector::CapabilityAttributes(paths[0]->caps);
-        for (size_t p = 1; p < paths.size(); ++p) selector::MergeAccessPath(attributes, paths[p]->caps);
-        attributes.Set("stable_id", ordered[g].id);
-        attributes.Set("physical_device_id", ordered[g].id);
-        const auto [memory, compute_units] = PhysicalFigures(paths);
-        attributes.Set("memory_total", memory);
-        attributes.Set("compute_units", uint64_t{compute_units});
-        group_visible[g] = parsed->Matches(attributes);
+        group_visible[g] = parsed->Matches(PhysicalAttributes(ordered[g].paths, ordered[g].id));
         if (group_visible[g]) ++matched;
       }
       if (matched == 0) {

@@ -14,6 +14,7 @@
 #include "discovery.h"
 #include "log.h"
 #include "machine_topology.h"
+#include "selector.h"
 
 namespace accel::core {
 
@@ -26,6 +27,11 @@ struct SettingWarning {
   std::string item;     // the part that is wrong; "" when it is the whole value
   std::string message;  // what is wrong and what was there instead
 };
+
+// What a capability selector sees of one physical device (docs/selectors.md,
+// "Physical devices"): the union of `paths` (one chip's access paths), the
+// physical device's own memory and compute units, and its id.
+selector::MapAttributes PhysicalAttributes(const std::vector<std::shared_ptr<Device>>& paths, const std::string& id);
 
 // Owns everything created under one accel_instance_t. Thread-safe: the
 // registry is immutable after Create; the set of children is under

@@ -581,6 +581,48 @@ ACCEL_API accel_status_t accel_device_get_physical_device(accel_device_t device,
                                                           accel_physical_device_t* out_physical_device);
 
 /*===----------------------------------------------------------------------===*/
+/* Capability selectors (docs/selectors.md), ABI 1.1                         */
+/*===----------------------------------------------------------------------===*/
+
+/* A selector picks devices by capability, never by vendor:
+ * "kind==gpu && mem>=40GiB && fp8 && format:spirv-vulkan". Selectors are
+ * passed as text; each call parses and type-checks it against the registered
+ * capability keys. A physical device is seen as the union of its visible
+ * access paths, with its own memory and compute units. */
+
+/* Checks that `selector` parses. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_ARGUMENT when it is NULL or does not parse:
+ *         the message names the column and what was expected ("'selector'
+ *         column 20: expected a value after '>=', found ')'"), and
+ *         `*out_error_column` (when given) receives that 1-based column; it
+ *         is 0 after a success. */
+ACCEL_API accel_status_t accel_selector_check(const char* selector,        /* [in] */
+                                              uint32_t* out_error_column); /* [out][optional] */
+
+/* Writes 1 to `*out_matches` when `physical_device` matches `selector`, else
+ * 0. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `physical_device` is not live,
+ *         ACCEL_ERROR_INVALID_ARGUMENT when `out_matches` is NULL or the
+ *         selector is NULL or does not parse (as accel_selector_check). */
+ACCEL_API accel_status_t accel_physical_device_matches(accel_physical_device_t physical_device,
+                                                       const char* selector,   /* [in] */
+                                                       uint32_t* out_matches); /* [out] */
+
+/* Why `physical_device` does not match `selector`: each part that decides
+ * the miss with the device's value, "; "-separated ("mem >= 80GiB: the device
+ * has 23.5 GiB"); "" when it matches. Follows accel_device_get_info's
+ * pattern: `*out_size` receives the bytes needed (with the NUL); with
+ * `out_text` non-NULL, `size` must hold them. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `physical_device` is not live,
+ *         ACCEL_ERROR_INVALID_ARGUMENT when `out_text` and `out_size` are
+ *         both NULL, `size` is too small, or the selector is NULL or does not
+ *         parse. */
+ACCEL_API accel_status_t accel_physical_device_explain(accel_physical_device_t physical_device,
+                                                       const char* selector,        /* [in] */
+                                                       size_t size, char* out_text, /* [out][optional] */
+                                                       size_t* out_size);           /* [out][optional] */
+
+/*===----------------------------------------------------------------------===*/
 /* Memory (docs/ownership.md: stream-ordered free)                            */
 /*===----------------------------------------------------------------------===*/
 

@@ -98,6 +98,10 @@ class PhysicalDevice:
     @property
     def devices(self) -> list[Device]:
         """The access paths (backend devices) of this physical device."""
+    def matches(self, selector: str) -> bool:
+        """Whether this device matches a capability selector (docs/selectors.md)."""
+    def explain(self, selector: str) -> str:
+        """Why this device does not match a selector; '' when it does."""
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 

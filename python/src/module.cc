@@ -927,6 +927,25 @@ PYBIND11_MODULE(_accel, m) {
                                for (auto h : handles) out.push_back(device_of(p.inst, h));
                                return out;
                              })
+      .def(
+          "matches",
+          [](const PhysicalDevice& p, const std::string& selector) {
+            uint32_t matches = 0;
+            check(accel_physical_device_matches(p.handle, selector.c_str(), &matches));
+            return matches != 0;
+          },
+          py::arg("selector"), "Whether this device matches a capability selector (docs/selectors.md).")
+      .def(
+          "explain",
+          [](const PhysicalDevice& p, const std::string& selector) {
+            size_t size = 0;
+            check(accel_physical_device_explain(p.handle, selector.c_str(), 0, nullptr, &size));
+            std::string text(size, '\0');
+            check(accel_physical_device_explain(p.handle, selector.c_str(), text.size(), text.data(), nullptr));
+            text.resize(size - 1);
+            return text;
+          },
+          py::arg("selector"), "Why this device does not match a selector; '' when it does.")
       .def("__eq__",
            [](const PhysicalDevice& a, py::object b) {
              return py::isinstance<PhysicalDevice>(b) && a.handle == b.cast<PhysicalDevice>().handle;

@@ -162,3 +162,26 @@ def test_loader_warnings_name_the_override_that_matched_nothing(run_python):
         ACCEL_LOG="off",
     )
     assert "ok" in out
+
+
+def test_physical_devices_match_capability_selectors(run_python):
+    out = run_python(
+        """
+        import accel
+        phys = accel.physical_devices()
+        assert len(phys) == 8
+        assert all(p.matches("kind==gpu && mem>=79GiB && fp8") for p in phys)
+        assert [p.properties["index"] for p in phys if p.matches("numa_node == 1")] == [4, 5, 6, 7]
+        why = phys[0].explain("mem >= 100GiB")
+        assert why.startswith("mem >= 100GiB: the device has 79.6 GiB"), why
+        assert phys[0].explain("fp8") == ""
+        try:
+            phys[0].matches("mem >=")
+            raise SystemExit("a bad selector was accepted")
+        except accel.AccelError as e:
+            assert e.status_name == "ACCEL_ERROR_INVALID_ARGUMENT" and "column 7" in str(e), e
+        print("ok")
+        """,
+        **SIM,
+    )
+    assert "ok" in out

@@ -810,6 +810,46 @@ std::vector<Row> MakeTable() {
                   })
           .Build());
 
+  rows.push_back(RowBuilder("accel_selector_check")
+                     .Expect(Kind::kNull, "NULL 'selector'", ACCEL_ERROR_INVALID_ARGUMENT, "selector",
+                             [](Fixture&) { return accel_selector_check(nullptr, nullptr); })
+                     .NoHandle()
+                     .Expect(Kind::kOutOfRange, "a selector missing a value", ACCEL_ERROR_INVALID_ARGUMENT, "selector",
+                             [](Fixture&) {
+                               uint32_t column = 0;
+                               return accel_selector_check("kind==gpu && (mem>=)", &column);
+                             })
+                     .Build());
+  rows.push_back(RowBuilder("accel_physical_device_matches")
+                     .Handle<accel_physical_device_t>("physical_device",
+                                                      [](Fixture&, accel_physical_device_t h) {
+                                                        uint32_t matches = 0;
+                                                        return accel_physical_device_matches(h, "fp32", &matches);
+                                                      })
+                     .Expect(Kind::kNull, "NULL 'out_matches'", ACCEL_ERROR_INVALID_ARGUMENT, "out_matches",
+                             [](Fixture& f) { return accel_physical_device_matches(f.physical, "fp32", nullptr); })
+                     .Expect(Kind::kOutOfRange, "an unknown key", ACCEL_ERROR_INVALID_ARGUMENT, "selector",
+                             [](Fixture& f) {
+                               uint32_t matches = 0;
+                               return accel_physical_device_matches(f.physical, "memroy >= 1GiB", &matches);
+                             })
+                     .Build());
+  rows.push_back(
+      RowBuilder("accel_physical_device_explain")
+          .Handle<accel_physical_device_t>("physical_device",
+                                           [](Fixture&, accel_physical_device_t h) {
+                                             size_t size = 0;
+                                             return accel_physical_device_explain(h, "fp32", 0, nullptr, &size);
+                                           })
+          .Expect(Kind::kNull, "'out_text' and 'out_size' both NULL", ACCEL_ERROR_INVALID_ARGUMENT, "out_text",
+                  [](Fixture& f) { return accel_physical_device_explain(f.physical, "fp32", 0, nullptr, nullptr); })
+          .Expect(Kind::kOutOfRange, "'size' too small for the explanation", ACCEL_ERROR_INVALID_ARGUMENT, "size",
+                  [](Fixture& f) {
+                    char text[2];
+                    return accel_physical_device_explain(f.physical, "kind==tpu", sizeof(text), text, nullptr);
+                  })
+          .Build());
+
   rows.push_back(
       RowBuilder("accel_device_get_info")
           .Handle<accel_device_t>("device",

@@ -476,4 +476,61 @@ TEST(SelectorVisibleDevices, SelectorMatchingNothingWarns) {
                             "ACCEL_VISIBLE_DEVICES=kind==tpu: the selector matches none of the 4 physical device(s)"}));
 }
 
+// ------------------------------------------------------------ the C API (accel.h, ABI 1.1)
+
+TEST(SelectorCApi, CheckNamesTheColumn) {
+  uint32_t column = 77;
+  EXPECT_EQ(accel_selector_check("kind==gpu && mem>=40GiB", &column), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(column, 0u);
+  EXPECT_EQ(accel_selector_check("kind==gpu && (mem>=)", &column), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(column, 20u);
+  EXPECT_STREQ(accel_last_error(),
+               "accel_selector_check: 'selector' column 20: expected a value after '>=', found ')'");
+  EXPECT_EQ(accel_selector_check(nullptr, nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(accel_last_error(), "accel_selector_check: 'selector' is NULL");
+}
+
+TEST(SelectorCApi, PhysicalDevicesMatchAndExplain) {
+  setenv("ACCEL_SIM_PROFILE", "mixed-vendor", 1);
+  accel_instance_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  d.struct_size = sizeof(d);
+  d.backends = "sim";
+  ScopedInstance instance(&d);
+  uint32_t n = 0;
+  ASSERT_EQ(accel_instance_enumerate_physical_devices(instance.get(), &n, nullptr), ACCEL_SUCCESS);
+  std::vector<accel_physical_device_t> physical(n);
+  ASSERT_EQ(accel_instance_enumerate_physical_devices(instance.get(), &n, physical.data()), ACCEL_SUCCESS);
+  ASSERT_EQ(n, 4u);
+  std::vector<uint32_t> amd;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t matches = 7;
+    ASSERT_EQ(accel_physical_device_matches(physical[i], "vendor==amd", &matches), ACCEL_SUCCESS) << accel_last_error();
+    if (matches == 1) amd.push_back(i);
+    EXPECT_TRUE(matches == 0 || matches == 1);
+  }
+  EXPECT_EQ(amd, (std::vector<uint32_t>{2, 3}));
+  // Explain: the size first, then the text; "" for a match.
+  size_t size = 0;
+  ASSERT_EQ(accel_physical_device_explain(physical[0], "vendor==amd", 0, nullptr, &size), ACCEL_SUCCESS);
+  std::string text(size, '\0');
+  ASSERT_EQ(accel_physical_device_explain(physical[0], "vendor==amd", size, text.data(), nullptr), ACCEL_SUCCESS);
+  text.resize(size - 1);
+  EXPECT_EQ(text, "vendor==amd: the device's vendor is \"NVIDIA\"");
+  ASSERT_EQ(accel_physical_device_explain(physical[2], "vendor==amd", 0, nullptr, &size), ACCEL_SUCCESS);
+  EXPECT_EQ(size, 1u) << "a match explains nothing";
+  char small[4];
+  EXPECT_EQ(accel_physical_device_explain(physical[0], "vendor==amd", sizeof(small), small, &size),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_GT(size, sizeof(small)) << "the size needed is written back";
+  // Bad selectors and handles.
+  uint32_t matches = 0;
+  EXPECT_EQ(accel_physical_device_matches(physical[0], "mem >=", &matches), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'selector' column 7: expected a value after '>='"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(
+      accel_physical_device_matches(reinterpret_cast<accel_physical_device_t>(uintptr_t{0x1234}), "fp8", &matches),
+      ACCEL_ERROR_INVALID_HANDLE);
+}
+
 }  // namespace

@@ -1,0 +1,109 @@
+#include "cluster.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace accel::planner {
+namespace {
+
+// Interns domain ids of one level.
+class Interner {
+ public:
+  explicit Interner(std::vector<Domain>* domains) : domains_(domains) {}
+  uint32_t Get(const std::string& id) {
+    auto [it, inserted] = index_.try_emplace(id, static_cast<uint32_t>(domains_->size()));
+    if (inserted) domains_->push_back(Domain{id, {}, {}});
+    return it->second;
+  }
+
+ private:
+  std::vector<Domain>* domains_;
+  std::unordered_map<std::string, uint32_t> index_;
+};
+
+void AddChild(Domain& parent, uint32_t child) {
+  if (std::find(parent.children.begin(), parent.children.end(), child) == parent.children.end()) {
+    parent.children.push_back(child);
+  }
+}
+
+}  // namespace
+
+Expected<Cluster> Cluster::Build(std::vector<NodeSpec> nodes) {
+  Cluster c;
+  std::unordered_map<std::string, size_t> node_ids;
+  std::map<std::string, std::pair<std::string, size_t>> rack_block;  // rack -> (block, first node)
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const NodeSpec& node = nodes[n];
+    if (node.id.empty()) return Error{fmt::format("nodes[{}].id: empty", n)};
+    if (auto [it, ok] = node_ids.emplace(node.id, n); !ok) {
+      return Error{fmt::format("nodes[{}].id: duplicate '{}' (also nodes[{}])", n, node.id, it->second)};
+    }
+    std::unordered_map<std::string, size_t> device_ids;
+    for (size_t d = 0; d < node.devices.size(); ++d) {
+      const std::string& id = node.devices[d].id;
+      if (id.empty()) return Error{fmt::format("nodes[{}].devices[{}].id: empty", n, d)};
+      if (!device_ids.emplace(id, d).second) {
+        return Error{fmt::format("nodes[{}].devices[{}].id: duplicate '{}' in node '{}'", n, d, id, node.id)};
+      }
+    }
+    if (!node.rack.empty()) {
+      auto [it, ok] = rack_block.try_emplace(node.rack, node.block, n);
+      if (!ok && it->second.first != node.block) {
+        return Error{fmt::format("nodes[{}].block: rack '{}' is in block '{}' here but in '{}' in nodes[{}]", n,
+                                 node.rack, node.block, it->second.first, it->second.second)};
+      }
+    }
+  }
+
+  std::array<Interner, kLevelCount> interners = {Interner(&c.domains_[0]), Interner(&c.domains_[1]),
+                                                 Interner(&c.domains_[2]), Interner(&c.domains_[3]),
+                                                 Interner(&c.domains_[4]), Interner(&c.domains_[5])};
+  auto at = [](Level l) { return static_cast<size_t>(l); };
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const NodeSpec& node = nodes[n];
+    // Rank within the node: clique id, then position.
+    std::vector<uint32_t> order(node.devices.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return node.devices[a].clique < node.devices[b].clique; });
+    const std::string rack = node.rack.empty() ? "~node:" + node.id : node.rack;
+    const std::string block = node.block.empty() ? "~rack:" + rack : node.block;
+    for (uint32_t i : order) {
+      const DeviceSpec& spec = node.devices[i];
+      Device dev;
+      dev.id = spec.id;
+      dev.node = static_cast<uint32_t>(n);
+      dev.index = i;
+      dev.memory = spec.memory;
+      dev.attributes = spec.attributes;
+      const std::string prefix = node.id + "/";
+      dev.domain[at(Level::kClique)] =
+          interners[at(Level::kClique)].Get(prefix + (spec.clique.empty() ? "~" + spec.id : spec.clique));
+      dev.domain[at(Level::kPcieRoot)] =
+          interners[at(Level::kPcieRoot)].Get(prefix + (spec.pcie_root.empty() ? "~" + spec.id : spec.pcie_root));
+      dev.domain[at(Level::kNuma)] = interners[at(Level::kNuma)].Get(
+          prefix + (spec.numa_node < 0 ? "~" + spec.id : fmt::format("numa{}", spec.numa_node)));
+      dev.domain[at(Level::kNode)] = interners[at(Level::kNode)].Get(node.id);
+      dev.domain[at(Level::kRack)] = interners[at(Level::kRack)].Get(rack);
+      dev.domain[at(Level::kBlock)] = interners[at(Level::kBlock)].Get(block);
+      const auto rank = static_cast<uint32_t>(c.devices_.size());
+      for (size_t l = 0; l < kLevelCount; ++l) c.domains_[l][dev.domain[l]].devices.push_back(rank);
+      AddChild(c.domains_[at(Level::kNode)][dev.domain[at(Level::kNode)]], dev.domain[at(Level::kClique)]);
+      AddChild(c.domains_[at(Level::kRack)][dev.domain[at(Level::kRack)]], dev.domain[at(Level::kNode)]);
+      AddChild(c.domains_[at(Level::kBlock)][dev.domain[at(Level::kBlock)]], dev.domain[at(Level::kRack)]);
+      if (std::find(c.blocks_.begin(), c.blocks_.end(), dev.domain[at(Level::kBlock)]) == c.blocks_.end()) {
+        c.blocks_.push_back(dev.domain[at(Level::kBlock)]);
+      }
+      c.devices_.push_back(std::move(dev));
+    }
+  }
+  c.nodes_ = std::move(nodes);
+  return c;
+}
+
+}  // namespace accel::planner

@@ -197,15 +197,10 @@ TEST(Topology, DomainsAreTheNodeThenTheEnvironmentsLevelsInnermostFirst) {
   }
   EXPECT_EQ(warnings, 2) << "'bogus=x' and 'zone=' are each logged";
   // ... and kept as setting warnings (docs/loader.md).
-  uint32_t kept = 0;
-  ASSERT_EQ(accel_instance_get_loader_warning_count(instance.get(), &kept), ACCEL_SUCCESS);
-  ASSERT_EQ(kept, 2u);
-  accel_loader_warning_t w{};
-  w.stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
-  w.struct_size = sizeof(w);
-  ASSERT_EQ(accel_instance_get_loader_warning(instance.get(), 1, &w), ACCEL_SUCCESS);
-  EXPECT_STREQ(w.setting, "ACCEL_TOPOLOGY_DOMAINS");
-  EXPECT_STREQ(w.item, "zone=");
+  const std::vector<accel_loader_warning_t> kept = instance.Warnings();
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_STREQ(kept[1].setting, "ACCEL_TOPOLOGY_DOMAINS");
+  EXPECT_STREQ(kept[1].item, "zone=");
   accel_domain_t d{};
   d.stype = ACCEL_STRUCTURE_TYPE_DOMAIN;
   d.struct_size = sizeof(d);

@@ -71,6 +71,15 @@ class ScopedInstance {
     d.backend_files = files.c_str();
     return d;
   }
+  // Only the backends named (ACCEL_BACKENDS form); the environment's other
+  // settings (ACCEL_SIM_PROFILE, ACCEL_VISIBLE_DEVICES, ...) stay in force.
+  static accel_instance_desc_t Backends(const char* names) {
+    accel_instance_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+    d.struct_size = sizeof(d);
+    d.backends = names;
+    return d;
+  }
   ~ScopedInstance() {
     if (instance_ != nullptr) {
       EXPECT_EQ(accel_instance_destroy(instance_), ACCEL_SUCCESS) << accel_last_error();
@@ -87,6 +96,18 @@ class ScopedInstance {
     std::vector<accel_device_t> v(n);
     if (n > 0) {
       EXPECT_EQ(accel_instance_enumerate_devices(instance_, &n, v.data()), ACCEL_SUCCESS);
+    }
+    return v;
+  }
+  // The setting warnings (accel_instance_get_loader_warning; docs/loader.md).
+  std::vector<accel_loader_warning_t> Warnings() const {
+    uint32_t n = 0;
+    EXPECT_EQ(accel_instance_get_loader_warning_count(instance_, &n), ACCEL_SUCCESS) << accel_last_error();
+    std::vector<accel_loader_warning_t> v(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      v[i].stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
+      v[i].struct_size = sizeof(v[i]);
+      EXPECT_EQ(accel_instance_get_loader_warning(instance_, i, &v[i]), ACCEL_SUCCESS) << accel_last_error();
     }
     return v;
   }

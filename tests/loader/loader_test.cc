@@ -363,18 +363,6 @@ TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
 // Setting warnings (issue 22, item 9): overrides that name nothing are kept
 // in the loader report, with the setting, the wrong part and the reason;
 // the instance is created all the same.
-std::vector<accel_loader_warning_t> Warnings(const ScopedInstance& instance) {
-  uint32_t n = 0;
-  EXPECT_EQ(accel_instance_get_loader_warning_count(instance.get(), &n), ACCEL_SUCCESS) << accel_last_error();
-  std::vector<accel_loader_warning_t> out(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    out[i].stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
-    out[i].struct_size = sizeof(out[i]);
-    EXPECT_EQ(accel_instance_get_loader_warning(instance.get(), i, &out[i]), ACCEL_SUCCESS) << accel_last_error();
-  }
-  return out;
-}
-
 std::string Describe(const std::vector<accel_loader_warning_t>& warnings) {
   std::string text;
   for (const auto& w : warnings)
@@ -390,7 +378,7 @@ TEST_F(LoaderTest, JunkOverridesBecomeSettingWarningsAndTheInstanceWorks) {
   ScopedInstance instance(&desc);
   ASSERT_EQ(instance.status(), ACCEL_SUCCESS);
   ExpectHostWorks(instance);
-  const auto warnings = Warnings(instance);
+  const auto warnings = instance.Warnings();
   ASSERT_EQ(warnings.size(), 6u) << Describe(warnings);
   auto expect = [&](size_t i, const char* setting, const char* value, const char* item, const std::string& message) {
     SCOPED_TRACE(i);
@@ -433,12 +421,12 @@ TEST_F(LoaderTest, SettingsThatAreUsedGiveNoWarnings) {
   desc.backends = "host,-sim";  // 'sim' is not found: a name to drop that is absent is still worth saying
   desc.visible_devices = "0";
   ScopedInstance instance(&desc);
-  const auto warnings = Warnings(instance);
+  const auto warnings = instance.Warnings();
   ASSERT_EQ(warnings.size(), 1u) << Describe(warnings);
   EXPECT_STREQ(warnings[0].item, "-sim");
   desc.backends = "host";
   ScopedInstance clean(&desc);
-  EXPECT_TRUE(Warnings(clean).empty()) << Describe(Warnings(clean));
+  EXPECT_TRUE(clean.Warnings().empty()) << Describe(clean.Warnings());
 }
 
 TEST_F(LoaderTest, EnvironmentSettingWarningsNameTheVariable) {
@@ -454,7 +442,7 @@ TEST_F(LoaderTest, EnvironmentSettingWarningsNameTheVariable) {
     desc.struct_size = sizeof(desc);
     desc.log_callback = [](void*, accel_log_level_t, const char*) {};  // the warnings are logged too: keep them quiet
     ScopedInstance instance(&desc);
-    warnings = Warnings(instance);
+    warnings = instance.Warnings();
     text = Describe(warnings);
   }
   unsetenv("ACCEL_LOG");

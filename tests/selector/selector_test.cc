@@ -368,10 +368,7 @@ TEST(SelectorProperty, RandomTokenSequencesNeverCrash) {
 // The devices of a sim instance with `profile` whose capabilities match `text`, by index.
 std::vector<size_t> MatchingSimDevices(const std::string& profile, const std::string& text) {
   setenv("ACCEL_SIM_PROFILE", profile.c_str(), 1);
-  accel_instance_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-  d.struct_size = sizeof(d);
-  d.backends = "sim";
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
   ScopedInstance instance(&d);
   auto s = Parse(text);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().ToString());
@@ -414,10 +411,7 @@ struct Visible {
 Visible WithMask(const std::string& profile, const std::string& mask) {
   setenv("ACCEL_SIM_PROFILE", profile.c_str(), 1);
   setenv("ACCEL_VISIBLE_DEVICES", mask.c_str(), 1);
-  accel_instance_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-  d.struct_size = sizeof(d);
-  d.backends = "sim";
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
   Visible v;
   {
     ScopedInstance instance(&d);
@@ -428,13 +422,7 @@ Visible WithMask(const std::string& profile, const std::string& mask) {
       EXPECT_EQ(accel_device_get_capabilities(dev, &caps), ACCEL_SUCCESS);
       v.vendors.emplace_back(caps.vendor);
     }
-    uint32_t n = 0;
-    EXPECT_EQ(accel_instance_get_loader_warning_count(instance.get(), &n), ACCEL_SUCCESS);
-    for (uint32_t i = 0; i < n; ++i) {
-      accel_loader_warning_t w{};
-      w.stype = ACCEL_STRUCTURE_TYPE_LOADER_WARNING;
-      w.struct_size = sizeof(w);
-      EXPECT_EQ(accel_instance_get_loader_warning(instance.get(), i, &w), ACCEL_SUCCESS);
+    for (const accel_loader_warning_t& w : instance.Warnings()) {
       v.warnings.push_back(std::string(w.setting) + "=" + w.value + ": " + w.message);
     }
   }
@@ -492,10 +480,7 @@ TEST(SelectorCApi, CheckNamesTheColumn) {
 
 TEST(SelectorCApi, PhysicalDevicesMatchAndExplain) {
   setenv("ACCEL_SIM_PROFILE", "mixed-vendor", 1);
-  accel_instance_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-  d.struct_size = sizeof(d);
-  d.backends = "sim";
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
   ScopedInstance instance(&d);
   uint32_t n = 0;
   ASSERT_EQ(accel_instance_enumerate_physical_devices(instance.get(), &n, nullptr), ACCEL_SUCCESS);

@@ -41,10 +41,7 @@ class SimInstance {
     } else {
       setenv("ACCEL_SIM_FAULTS", faults.c_str(), 1);
     }
-    accel_instance_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-    d.struct_size = sizeof(d);
-    d.backends = "sim";
+    accel_instance_desc_t d = ScopedInstance::Backends("sim");
     instance_ = std::make_unique<ScopedInstance>(&d);
     devices_ = instance_->Devices();
   }
@@ -266,10 +263,7 @@ TEST(SimProfiles, MixedVendorNodeHasNoPeerAccessAcrossVendors) {
 
 TEST(SimBackend, ListsNothingWithoutAProfile) {
   unsetenv("ACCEL_SIM_PROFILE");
-  accel_instance_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-  d.struct_size = sizeof(d);
-  d.backends = "sim";
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
   ScopedInstance instance(&d);
   EXPECT_TRUE(instance.Devices().empty());
   bool seen = false;
@@ -304,10 +298,7 @@ TEST(SimBackend, ABadProfileFailsTheBackendAloneWithTheParserMessage) {
 
 TEST(SimBackend, AnUnknownProfileNameListsTheShippedOnes) {
   setenv("ACCEL_SIM_PROFILE", "h200-nvl-16", 1);
-  accel_instance_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-  d.struct_size = sizeof(d);
-  d.backends = "sim";
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
   ScopedInstance instance(&d);
   for (const auto& e : instance.Report()) {
     if (std::string(e.backend_name) != "sim") continue;

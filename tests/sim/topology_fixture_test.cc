@@ -20,10 +20,7 @@ class PcieServerFixture : public ::testing::Test {
     setenv("ACCEL_SIM_PROFILE", ACCEL_TEST_FIXTURE_DIR "/pcie_server.json", 1);
     unsetenv("ACCEL_SIM_FAULTS");
     unsetenv("ACCEL_TOPOLOGY_DOMAINS");
-    accel_instance_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
-    d.struct_size = sizeof(d);
-    d.backends = "sim";
+    accel_instance_desc_t d = ScopedInstance::Backends("sim");
     instance_ = std::make_unique<ScopedInstance>(&d);
     devices_ = instance_->Devices();
     ASSERT_EQ(devices_.size(), 6u);

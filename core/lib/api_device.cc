@@ -170,6 +170,14 @@ ACCEL_API accel_status_t accel_device_get_memory_info(accel_device_t device, uin
     uint64_t free_bytes = 0;
     uint64_t total = 0;
     ACCEL_TRY(OnDevice(*self, ACCEL_SLOT(*self->backend, device_get_memory_info, self->bk, &free_bytes, &total)));
+    const MemoryAccount& process = *self->physical->account;
+    const uint64_t limit = process.limit();
+    if (limit != ACCEL_MEMORY_UNLIMITED) {
+      // Under ACCEL_MEMORY_LIMIT the device looks as large as the limit.
+      const uint64_t used = process.used();
+      total = std::min(total, limit);
+      free_bytes = std::min(free_bytes, limit > used ? limit - used : 0);
+    }
     if (out_free != nullptr) *out_free = free_bytes;
     if (out_total != nullptr) *out_total = total;
     return Status::Ok();

@@ -1,5 +1,6 @@
 // C entry points: buffers, mapping, and the helpers for sizes and ranges.
 #include "api_common.h"
+#include "tenant.h"
 
 using namespace accel::core;  // NOLINT(google-build-using-namespace)
 
@@ -26,6 +27,43 @@ Status CheckRange(const Buffer& buffer, uint64_t offset, uint64_t size, const ch
                  offset_argument, offset, size, buffer_argument, buffer.size);
   }
   return Status::Ok();
+}
+
+// Counts `bytes` against the calling thread's tenant on the device's instance
+// (if any) and the process's account of its physical device, or says which
+// limit refused them; a refusal leaves both accounts as they were.
+Expected<std::unique_ptr<MemoryCharge>> ChargeDeviceMemory(const Device& dev, uint64_t bytes) {
+  std::vector<std::shared_ptr<MemoryAccount>> accounts;
+  std::shared_ptr<Tenant> tenant = ThreadTenant(dev.instance);
+  if (tenant) {
+    if (tenant->destroyed) {
+      return Error(ACCEL_ERROR_FAILED_PRECONDITION,
+                   "{}: the calling thread's {} was destroyed (bind another tenant, or none)", dev.label, tenant->name);
+    }
+    std::shared_ptr<MemoryAccount> account = tenant->AccountFor(dev.physical);
+    if (!account->TryCharge(bytes)) {
+      const uint64_t limit = account->limit();
+      if (limit == 0) {
+        return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED,
+                     "{}: 'desc->size' {} requested: {} may not allocate on this device", dev.label, FormatBytes(bytes),
+                     tenant->name);
+      }
+      return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED,
+                   "{}: 'desc->size' {} requested: {} holds {} of its {} limit on this device", dev.label,
+                   FormatBytes(bytes), tenant->name, FormatBytes(account->used()), FormatBytes(limit));
+    }
+    accounts.push_back(std::move(account));
+  }
+  const std::shared_ptr<MemoryAccount>& process = dev.physical->account;
+  if (!process->TryCharge(bytes)) {
+    for (const auto& account : accounts) account->Uncharge(bytes);
+    return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED,
+                 "{}: 'desc->size' {} requested: the process holds {} of its {} limit on this device "
+                 "(ACCEL_MEMORY_LIMIT)",
+                 dev.label, FormatBytes(bytes), FormatBytes(process->used()), FormatBytes(process->limit()));
+  }
+  accounts.push_back(process);
+  return std::make_unique<MemoryCharge>(std::move(accounts), bytes);
 }
 
 }  // namespace accel::core
@@ -55,6 +93,11 @@ ACCEL_API accel_status_t accel_buffer_create(accel_device_t device, const accel_
     buffer->device = dev;
     buffer->size = d.size;
     buffer->memory_kind = d.memory_kind;
+    if (d.memory_kind == ACCEL_MEMORY_KIND_DEVICE) {
+      auto charge = ChargeDeviceMemory(*dev, d.size);
+      if (!charge.ok()) return charge.status();
+      buffer->charge = std::move(charge.value());
+    }
     ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, buffer_create, dev->bk, &d, &buffer->bk)));
     *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
     return Status::Ok();

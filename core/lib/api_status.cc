@@ -12,6 +12,10 @@ ACCEL_API const char* accel_last_error(void) { return LastErrorMessage(); }
 
 ACCEL_API accel_status_t accel_last_error_status(void) { return LastErrorStatus(); }
 
+ACCEL_API accel_status_t accel_set_last_error(accel_status_t status, const char* message) {
+  return SetLastErrorText(status, message);
+}
+
 ACCEL_API accel_status_t accel_version_get(accel_version_info_t* out_info) {
   return Guarded(__func__, [&]() -> Status {
     ACCEL_TRY(CheckOutStruct(out_info, ACCEL_STRUCTURE_TYPE_VERSION_INFO, "out_info"));

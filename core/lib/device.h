@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "handle_table.h"
+#include "memory_account.h"
 
 namespace accel::core {
 
@@ -39,6 +40,9 @@ class PhysicalDevice : public Object {
 
   accel_physical_device_properties_t props{};
   std::vector<std::shared_ptr<Device>> devices;  // visible access paths, in order
+  // This process's device memory here, shared by all its instances, with
+  // the ACCEL_MEMORY_LIMIT limit (docs/memory-limits.md).
+  std::shared_ptr<MemoryAccount> account;
 };
 
 }  // namespace accel::core

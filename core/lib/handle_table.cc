@@ -11,7 +11,7 @@ uint64_t Encode(HandleType type, uint32_t slot, uint32_t generation) {
 }
 
 bool IsKnownTag(uint8_t tag) {
-  return tag >= static_cast<uint8_t>(HandleType::kInstance) && tag <= static_cast<uint8_t>(HandleType::kKernel);
+  return tag >= static_cast<uint8_t>(HandleType::kInstance) && tag <= static_cast<uint8_t>(HandleType::kTenant);
 }
 
 }  // namespace
@@ -27,6 +27,7 @@ const char* HandleTypeName(HandleType type) {
     case HandleType::kEvent: return "event";
     case HandleType::kModule: return "module";
     case HandleType::kKernel: return "kernel";
+    case HandleType::kTenant: return "tenant";
   }
   return "unknown";
 }

@@ -26,6 +26,7 @@ enum class HandleType : uint8_t {
   kEvent = 0xA7,
   kModule = 0xA8,
   kKernel = 0xA9,
+  kTenant = 0xAA,
 };
 
 const char* HandleTypeName(HandleType type);

@@ -451,11 +451,62 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
       devices_.push_back(p);
     }
     physical->devices = std::move(paths);
+    physical->account = ProcessAccount(ordered[g].id);
     HandleTable::Get().Insert(HandleType::kPhysicalDevice, physical);
     physical_devices_.push_back(std::move(physical));
   }
+  ApplyMemoryLimit(settings);
   log_.Log(ACCEL_LOG_LEVEL_INFO, "registry: {} device(s) on {} physical device(s) from {} backend(s)", devices_.size(),
            physical_devices_.size(), backends_.size());
+}
+
+void Instance::ApplyMemoryLimit(const LoaderSettings& settings) {
+  // Read in every process, privileged or not and whatever the instance's
+  // flags: it only ever restricts (docs/memory-limits.md).
+  const char* value = std::getenv("ACCEL_MEMORY_LIMIT");
+  if (value == nullptr) {
+    for (const auto& physical : physical_devices_) physical->account->set_limit(ACCEL_MEMORY_UNLIMITED);
+    return;
+  }
+  const std::string text(value);
+  auto parsed = ParseMemoryLimit(text);
+  if (!parsed.ok()) {
+    // Fail closed: an orchestrator's limit that cannot be read allows nothing.
+    Warn(settings, "ACCEL_MEMORY_LIMIT", text, "",
+         parsed.status().message() + "; every device is limited to 0 bytes until it is fixed");
+    for (const auto& physical : physical_devices_) physical->account->set_limit(0);
+    return;
+  }
+  std::vector<bool> used(parsed->size(), false);
+  for (const auto& physical : physical_devices_) {
+    const std::string id = FieldString(physical->props.stable_id, sizeof(physical->props.stable_id));
+    const std::string index = std::to_string(physical->props.index);
+    const MemoryLimitEntry* chosen = nullptr;
+    for (size_t e = 0; e < parsed->size(); ++e) {
+      const MemoryLimitEntry& entry = (*parsed)[e];
+      if (entry.device == id || entry.device == index) {
+        chosen = &entry;
+        used[e] = true;
+      } else if (entry.device.empty() && chosen == nullptr) {
+        chosen = &entry;
+        used[e] = true;
+      }
+    }
+    uint64_t limit = ACCEL_MEMORY_UNLIMITED;
+    if (chosen != nullptr) {
+      limit = chosen->is_percent
+                  ? static_cast<uint64_t>(static_cast<double>(physical->props.memory_total) * chosen->percent / 100.0)
+                  : chosen->bytes;
+    }
+    physical->account->set_limit(limit);
+  }
+  for (size_t e = 0; e < parsed->size(); ++e) {
+    if (used[e]) continue;
+    const std::string& device = (*parsed)[e].device;
+    Warn(settings, "ACCEL_MEMORY_LIMIT", text, device,
+         fmt::format("'{}' names no physical device (an index below {} or a stable id)", device,
+                     physical_devices_.size()));
+  }
 }
 
 std::vector<std::shared_ptr<Device>> Instance::DevicesOf(const Backend* backend) const {

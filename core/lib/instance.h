@@ -86,6 +86,8 @@ class Instance : public Object {
   // The checks of the file lists and of ACCEL_BACKENDS against what was found.
   void CheckFileSettings(const LoaderSettings& settings);
   void CheckBackendSelection(const LoaderSettings& settings);
+  // Sets each physical device's process limit from ACCEL_MEMORY_LIMIT.
+  void ApplyMemoryLimit(const LoaderSettings& settings);
 
   Logger log_;
   std::vector<LoadReport> reports_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device.h"
+#include "memory_account.h"
 
 namespace accel::core {
 
@@ -46,6 +47,9 @@ class Buffer : public DeviceObject<accel_bk_buffer_t, &accel_backend_api_t::buff
   bool read_only = false;  // imported with ACCEL_IMPORT_FLAG_READ_ONLY
   std::mutex mutex;
   bool mapped = false;
+  // Gives the bytes back to the process's and the tenant's accounts when the
+  // buffer goes (docs/memory-limits.md); null for imports and pinned host memory.
+  std::unique_ptr<MemoryCharge> charge;
 };
 
 // An in-order stream; releasing it waits for its work. Thread-safe: the

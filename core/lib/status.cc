@@ -30,6 +30,17 @@ accel_status_t SetLastError(const char* function, const Status& status) {
   return status.code();
 }
 
+accel_status_t SetLastErrorText(accel_status_t code, const char* message) {
+  ThreadErrors& e = Errors();
+  try {
+    e.last_message = message != nullptr ? message : "";
+  } catch (...) {
+    e.last_message.clear();
+  }
+  e.last_status = code;
+  return code;
+}
+
 void SetBackendMessage(accel_status_t /*code*/, const char* message) {
   ThreadErrors& e = Errors();
   try {
@@ -70,6 +81,7 @@ const char* StatusName(accel_status_t status) {
     case ACCEL_ERROR_BACKEND_UNAVAILABLE: return "ACCEL_ERROR_BACKEND_UNAVAILABLE";
     case ACCEL_ERROR_INCOMPATIBLE_VERSION: return "ACCEL_ERROR_INCOMPATIBLE_VERSION";
     case ACCEL_ERROR_INTERNAL: return "ACCEL_ERROR_INTERNAL";
+    case ACCEL_ERROR_CANCELLED: return "ACCEL_ERROR_CANCELLED";
     default: return "ACCEL_STATUS_UNKNOWN";
   }
 }

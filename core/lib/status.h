@@ -53,6 +53,8 @@ class Expected {
 // Sets the calling thread's last error to "<function>: <message>" and returns
 // the code, for the last line of a failing C entry point.
 accel_status_t SetLastError(const char* function, const Status& status);
+// Sets the calling thread's last error to `message` as it is (NULL: "").
+accel_status_t SetLastErrorText(accel_status_t code, const char* message);
 
 // The message a backend handed over through host->set_error during the slot
 // call in progress on this thread (docs/errors.md).

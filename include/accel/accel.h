@@ -47,7 +47,7 @@ extern "C" {
 
 /* The ABI this header describes. */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 1
+#define ACCEL_ABI_VERSION_MINOR 2
 #define ACCEL_ABI_VERSION ACCEL_MAKE_VERSION(ACCEL_ABI_VERSION_MAJOR, ACCEL_ABI_VERSION_MINOR, 0)
 
 /* Waits with this timeout never time out. */
@@ -81,6 +81,7 @@ typedef enum accel_status_t {
   ACCEL_ERROR_BACKEND_UNAVAILABLE = -11,  /* the backend's runtime or driver is not present */
   ACCEL_ERROR_INCOMPATIBLE_VERSION = -12, /* ABI major mismatch or unreadable manifest format */
   ACCEL_ERROR_INTERNAL = -13,             /* a bug in Accel or a backend */
+  ACCEL_ERROR_CANCELLED = -14,            /* 1.2: the work was cancelled before it finished */
   ACCEL_STATUS_FORCE32 = 0x7FFFFFFF
 } accel_status_t;
 
@@ -98,6 +99,12 @@ ACCEL_API const char* accel_last_error(void);
 
 /* The status that went with accel_last_error() (ACCEL_SUCCESS when none). */
 ACCEL_API accel_status_t accel_last_error_status(void);
+
+/* (1.2) Sets the calling thread's last error to `status` and `message` (NULL:
+ * ""), copied, and returns `status`: for libraries built over Accel (the
+ * runtime, a task function) whose callers read accel_last_error(). Never
+ * fails. */
+ACCEL_API accel_status_t accel_set_last_error(accel_status_t status, const char* message); /* [in][optional] */
 
 /*===----------------------------------------------------------------------===*/
 /* Common types                                                               */
@@ -134,6 +141,8 @@ typedef enum accel_structure_type_t {
   ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY = 25,
   ACCEL_STRUCTURE_TYPE_COPY_STATISTICS = 26,
   ACCEL_STRUCTURE_TYPE_LOADER_WARNING = 27, /* 1.1 */
+  ACCEL_STRUCTURE_TYPE_MEMORY_USAGE = 28,   /* 1.2 */
+  ACCEL_STRUCTURE_TYPE_TENANT_DESC = 29,    /* 1.2 */
   /* 1000..1999: the backend plugin ABI (abi/accel_backend.h). */
   ACCEL_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_structure_type_t;
@@ -176,6 +185,7 @@ typedef struct accel_stream_s* accel_stream_t;
 typedef struct accel_event_s* accel_event_t;
 typedef struct accel_module_s* accel_module_t;
 typedef struct accel_kernel_s* accel_kernel_t;
+typedef struct accel_tenant_s* accel_tenant_t; /* 1.2 */
 
 /*===----------------------------------------------------------------------===*/
 /* Library version                                                            */
@@ -526,7 +536,9 @@ ACCEL_API accel_status_t accel_device_get_info(accel_device_t device, accel_devi
 ACCEL_API accel_status_t accel_device_get_capabilities(accel_device_t device,
                                                        accel_device_capabilities_t* out_capabilities);
 
-/* Live free and total memory of the device. Thread-safe.
+/* Live free and total memory of the device. Under an ACCEL_MEMORY_LIMIT
+ * (1.2) the total is the limit and the free memory what the limit leaves.
+ * Thread-safe.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT when both
  * outputs are NULL, ACCEL_ERROR_UNIMPLEMENTED. */
 ACCEL_API accel_status_t accel_device_get_memory_info(accel_device_t device, uint64_t* out_free, /* [out][optional] */
@@ -621,6 +633,89 @@ ACCEL_API accel_status_t accel_physical_device_explain(accel_physical_device_t p
                                                        const char* selector,        /* [in] */
                                                        size_t size, char* out_text, /* [out][optional] */
                                                        size_t* out_size);           /* [out][optional] */
+
+/*===----------------------------------------------------------------------===*/
+/* Memory limits and tenants (docs/memory-limits.md), ABI 1.2                 */
+/*===----------------------------------------------------------------------===*/
+
+/* Every device buffer a process creates (accel_buffer_create with
+ * ACCEL_MEMORY_KIND_DEVICE) is counted against its physical device, across
+ * access paths and instances. ACCEL_MEMORY_LIMIT ("20GiB" for every device,
+ * "0=20GiB,gpu-3f2a=25%" per device) caps what the process may hold there, as
+ * an orchestrator sets it for a fractional share; a tenant caps a part of the
+ * process (a task, an actor) below that. An allocation past either limit
+ * fails with ACCEL_ERROR_RESOURCE_EXHAUSTED naming the limit, and nothing
+ * else changes. accel_device_get_memory_info reports the process limit as the
+ * device's total. */
+
+/* A limit that is not set. */
+#define ACCEL_MEMORY_UNLIMITED UINT64_MAX
+
+typedef struct accel_memory_usage_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_MEMORY_USAGE */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t used;    /* bytes of live device buffers counted */
+  uint64_t peak;    /* the largest `used` so far */
+  uint64_t limit;   /* ACCEL_MEMORY_UNLIMITED when none */
+  uint64_t refused; /* allocations refused by this limit so far */
+  uint64_t buffers; /* live device buffers counted */
+} accel_memory_usage_t;
+
+/* What this process holds on `physical_device` and its ACCEL_MEMORY_LIMIT.
+ * Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT when
+ *         `out_usage` is NULL or its header is wrong. */
+ACCEL_API accel_status_t accel_physical_device_get_memory_usage(accel_physical_device_t physical_device,
+                                                                accel_memory_usage_t* out_usage); /* [out] */
+
+/* One device's limit for a tenant. Plain array element (no header). */
+typedef struct accel_tenant_limit_t {
+  accel_physical_device_t physical_device;
+  uint64_t bytes; /* ACCEL_MEMORY_UNLIMITED: no limit of the tenant's own */
+} accel_tenant_limit_t;
+
+typedef struct accel_tenant_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_TENANT_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name;                   /* [optional] for messages: "task 17" */
+  const accel_tenant_limit_t* limits; /* [optional] `limit_count` entries, each device at most once */
+  uint32_t limit_count;
+  uint32_t reserved0;   /* 0 */
+  uint64_t other_limit; /* bytes on devices `limits` does not name: 0 refuses them, ACCEL_MEMORY_UNLIMITED allows */
+} accel_tenant_desc_t;
+
+/* Creates a tenant of `instance`: device memory limits for a part of the
+ * process. A thread allocates as the tenant after accel_thread_set_tenant.
+ * Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (the instance, or a physical device in
+ *         `limits` that is not one of the instance's), ACCEL_ERROR_INVALID_ARGUMENT
+ *         (NULL `desc` or `out_tenant`, a wrong header, `limit_count` > 0
+ *         with NULL `limits`, a device named twice, `reserved0` != 0). */
+ACCEL_API accel_status_t accel_tenant_create(accel_instance_t instance, const accel_tenant_desc_t* desc, /* [in] */
+                                             accel_tenant_t* out_tenant);                                /* [out] */
+
+/* Destroys the handle. Buffers the tenant allocated stay valid and stay
+ * counted until they are freed; a thread still bound to it can no longer
+ * allocate device memory (ACCEL_ERROR_FAILED_PRECONDITION) until it binds
+ * another tenant or none. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_tenant_destroy(accel_tenant_t tenant);
+
+/* What `tenant` holds on `physical_device` and its limit there. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (either handle, or a device of another
+ *         instance), ACCEL_ERROR_INVALID_ARGUMENT (`out_usage`). */
+ACCEL_API accel_status_t accel_tenant_get_memory_usage(accel_tenant_t tenant, accel_physical_device_t physical_device,
+                                                       accel_memory_usage_t* out_usage); /* [out] */
+
+/* Makes `tenant` the calling thread's tenant (NULL: none): the thread's
+ * device allocations on the tenant's instance count against it and its
+ * limits. Writes the previous one (or NULL) to `out_previous` when given.
+ * Other instances' allocations on this thread are not affected.
+ * Returns ACCEL_ERROR_INVALID_HANDLE when `tenant` is neither NULL nor live. */
+ACCEL_API accel_status_t accel_thread_set_tenant(accel_tenant_t tenant,         /* [in][optional] */
+                                                 accel_tenant_t* out_previous); /* [out][optional] */
 
 /*===----------------------------------------------------------------------===*/
 /* Memory (docs/ownership.md: stream-ordered free)                            */

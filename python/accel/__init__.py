@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 Status = _enum.IntEnum(
-    "Status", {_accel.status_name(code): code for code in range(1, -14, -1)} | {"ACCEL_SUCCESS": 0}
+    "Status", {_accel.status_name(code): code for code in range(1, -15, -1)} | {"ACCEL_SUCCESS": 0}
 )
 Status.__doc__ = "accel_status_t values (AccelError.status is one of them)."
 Status.__module__ = __name__

@@ -37,6 +37,7 @@ class Status(enum.IntEnum):
     ACCEL_ERROR_BACKEND_UNAVAILABLE = -11
     ACCEL_ERROR_INCOMPATIBLE_VERSION = -12
     ACCEL_ERROR_INTERNAL = -13
+    ACCEL_ERROR_CANCELLED = -14
 
 class Device:
     """One visible device (an access path: a backend's view of a physical device)."""

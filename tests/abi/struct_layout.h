@@ -138,6 +138,30 @@ ACCEL_PIN_OFFSET(accel_loader_warning_t, value, 24)
 ACCEL_PIN_OFFSET(accel_loader_warning_t, item, 32)
 ACCEL_PIN_OFFSET(accel_loader_warning_t, message, 40)
 
+ACCEL_PIN_SIZE(accel_memory_usage_t, 56) /* 1.2 */
+ACCEL_PIN_OFFSET(accel_memory_usage_t, stype, 0)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, struct_size, 4)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, next, 8)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, used, 16)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, peak, 24)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, limit, 32)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, refused, 40)
+ACCEL_PIN_OFFSET(accel_memory_usage_t, buffers, 48)
+
+ACCEL_PIN_SIZE(accel_tenant_limit_t, 16) /* 1.2 */
+ACCEL_PIN_OFFSET(accel_tenant_limit_t, physical_device, 0)
+ACCEL_PIN_OFFSET(accel_tenant_limit_t, bytes, 8)
+
+ACCEL_PIN_SIZE(accel_tenant_desc_t, 48) /* 1.2 */
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, stype, 0)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, struct_size, 4)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, next, 8)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, name, 16)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, limits, 24)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, limit_count, 32)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, reserved0, 36)
+ACCEL_PIN_OFFSET(accel_tenant_desc_t, other_limit, 40)
+
 ACCEL_PIN_SIZE(accel_backend_properties_t, 48)
 ACCEL_PIN_OFFSET(accel_backend_properties_t, stype, 0)
 ACCEL_PIN_OFFSET(accel_backend_properties_t, struct_size, 4)
@@ -556,6 +580,7 @@ ACCEL_PIN_VALUE(ACCEL_ERROR_DEVICE_LOST, -10)
 ACCEL_PIN_VALUE(ACCEL_ERROR_BACKEND_UNAVAILABLE, -11)
 ACCEL_PIN_VALUE(ACCEL_ERROR_INCOMPATIBLE_VERSION, -12)
 ACCEL_PIN_VALUE(ACCEL_ERROR_INTERNAL, -13)
+ACCEL_PIN_VALUE(ACCEL_ERROR_CANCELLED, -14) /* 1.2 */
 
 ACCEL_PIN_ENUM(accel_structure_type_t, ACCEL_STRUCTURE_TYPE_FORCE32)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_VERSION_INFO, 1)
@@ -585,6 +610,8 @@ ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC, 24)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_EXTERNAL_MEMORY, 25)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_COPY_STATISTICS, 26)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_LOADER_WARNING, 27)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_MEMORY_USAGE, 28)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_TENANT_DESC, 29)
 
 ACCEL_PIN_ENUM(accel_log_level_t, ACCEL_LOG_LEVEL_FORCE32)
 ACCEL_PIN_VALUE(ACCEL_LOG_LEVEL_OFF, 0)
@@ -697,8 +724,8 @@ ACCEL_PIN_VALUE(ACCEL_DOMAIN_LEVEL_ZONE, 6)
 /*===--- constants --------------------------------------------------------===*/
 
 ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MAJOR, 1)
-ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MINOR, 1)
-ACCEL_PIN_VALUE(ACCEL_ABI_VERSION, 0x00401000u)
+ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MINOR, 2)
+ACCEL_PIN_VALUE(ACCEL_ABI_VERSION, 0x00402000u)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MAJOR, 1)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MINOR, 0)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION, 0x00400000u)
@@ -748,6 +775,32 @@ ACCEL_PIN_VALUE(ACCEL_DEVICE_FEATURE_ATOMICS_64, 0x10)
 ACCEL_PIN_VALUE(ACCEL_DEVICE_FEATURE_SUBGROUPS, 0x20)
 ACCEL_PIN_VALUE(ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES, 0x40)
 ACCEL_PIN_VALUE(ACCEL_DEVICE_FEATURE_EVENT_TIMING, 0x80)
+
+/* libaccel-runtime 1.0 (include/accel/runtime.h), where it is included. */
+#if defined(ACCEL_RUNTIME_H_) && ACCEL_PIN_LP64
+ACCEL_PIN_SIZE(accel_runtime_desc_t, 24)
+ACCEL_PIN_SIZE(accel_runtime_device_t, 56)
+ACCEL_PIN_OFFSET(accel_runtime_device_t, share_free, 24)
+ACCEL_PIN_OFFSET(accel_runtime_device_t, lost, 48)
+ACCEL_PIN_SIZE(accel_runtime_counters_t, 112)
+ACCEL_PIN_OFFSET(accel_runtime_counters_t, placement_groups_refused, 104)
+ACCEL_PIN_SIZE(accel_resource_request_t, 64)
+ACCEL_PIN_OFFSET(accel_resource_request_t, share, 24)
+ACCEL_PIN_OFFSET(accel_resource_request_t, selector, 40)
+ACCEL_PIN_OFFSET(accel_resource_request_t, placement_group, 48)
+ACCEL_PIN_OFFSET(accel_resource_request_t, bundle_index, 56)
+ACCEL_PIN_SIZE(accel_placement_group_desc_t, 48)
+ACCEL_PIN_OFFSET(accel_placement_group_desc_t, required, 44)
+ACCEL_PIN_SIZE(accel_bundle_device_t, 48)
+ACCEL_PIN_OFFSET(accel_bundle_device_t, physical_device, 24)
+ACCEL_PIN_SIZE(accel_task_desc_t, 72)
+ACCEL_PIN_OFFSET(accel_task_desc_t, request, 48)
+ACCEL_PIN_OFFSET(accel_task_desc_t, max_retries, 68)
+ACCEL_PIN_ENUM(accel_placement_strategy_t, ACCEL_PLACEMENT_STRATEGY_FORCE32)
+ACCEL_PIN_ENUM(accel_topology_level_t, ACCEL_TOPOLOGY_LEVEL_FORCE32)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_RUNTIME_DESC, 2000)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE, 2007)
+#endif
 
 #if defined(ACCEL_PIN_DEFAULTS_)
 #undef ACCEL_PIN_DEFAULTS_

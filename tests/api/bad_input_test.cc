@@ -47,6 +47,7 @@ struct Fixture {
   accel_event_t timing_end = nullptr;    // timing, never recorded
   accel_module_t module = nullptr;       // accel_test::TestModule()
   accel_kernel_t kernel = nullptr;       // its "vadd"
+  accel_tenant_t tenant = nullptr;       // no limits
 
   // Stale handles: objects created and destroyed (the first four with their instance).
   accel_instance_t stale_instance = nullptr;
@@ -58,6 +59,7 @@ struct Fixture {
   accel_event_t stale_event = nullptr;
   accel_module_t stale_module = nullptr;
   accel_kernel_t stale_kernel = nullptr;  // a kernel of stale_module
+  accel_tenant_t stale_tenant = nullptr;
 
   std::atomic<bool> release_callback{false};
 };
@@ -115,6 +117,15 @@ void Build(Fixture& f) {
   ASSERT_EQ(accel_module_create(f.device, &md, &f.stale_module), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_module_get_kernel(f.stale_module, "vadd", &f.stale_kernel), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_module_destroy(f.stale_module), ACCEL_SUCCESS) << accel_last_error();
+
+  // A live tenant and a stale one.
+  accel_tenant_desc_t td{};
+  td.stype = ACCEL_STRUCTURE_TYPE_TENANT_DESC;
+  td.struct_size = sizeof(td);
+  td.other_limit = ACCEL_MEMORY_UNLIMITED;
+  ASSERT_EQ(accel_tenant_create(f.instance, &td, &f.tenant), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_tenant_create(f.instance, &td, &f.stale_tenant), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_tenant_destroy(f.stale_tenant), ACCEL_SUCCESS) << accel_last_error();
 }
 
 template <typename T>
@@ -201,6 +212,9 @@ void TearDownFixture(Fixture& f) {
   if (f.buffer != nullptr) {
     EXPECT_EQ(accel_buffer_destroy(f.buffer), ACCEL_SUCCESS) << accel_last_error();
   }
+  if (f.tenant != nullptr) {
+    EXPECT_EQ(accel_tenant_destroy(f.tenant), ACCEL_SUCCESS) << accel_last_error();
+  }
   EXPECT_EQ(accel_instance_destroy(f.instance), ACCEL_SUCCESS) << accel_last_error();
   f.instance = nullptr;
 }
@@ -282,6 +296,14 @@ struct HandleTraits<accel_kernel_t> {
   static constexpr const char* kForeignName = "module";
   static accel_kernel_t Stale(const Fixture& f) { return f.stale_kernel; }
   static accel_kernel_t Foreign(const Fixture& f) { return reinterpret_cast<accel_kernel_t>(f.module); }
+};
+
+template <>
+struct HandleTraits<accel_tenant_t> {
+  static constexpr const char* kName = "tenant";
+  static constexpr const char* kForeignName = "buffer";
+  static accel_tenant_t Stale(const Fixture& f) { return f.stale_tenant; }
+  static accel_tenant_t Foreign(const Fixture& f) { return reinterpret_cast<accel_tenant_t>(f.buffer); }
 };
 
 // --- The table -------------------------------------------------------------------------------------------------------
@@ -496,7 +518,7 @@ std::vector<Row> MakeTable() {
                      .NoHandle()
                      .Behaviour(Kind::kOutOfRange, "unknown values give \"ACCEL_STATUS_UNKNOWN\"",
                                 [](Fixture&) {
-                                  for (int v : {2, -14, 12345, -99999, static_cast<int>(ACCEL_STATUS_FORCE32)}) {
+                                  for (int v : {2, -15, 12345, -99999, static_cast<int>(ACCEL_STATUS_FORCE32)}) {
                                     const char* name = accel_status_name(static_cast<accel_status_t>(v));
                                     ASSERT_NE(name, nullptr) << v;
                                     EXPECT_STREQ(name, "ACCEL_STATUS_UNKNOWN") << v;
@@ -545,6 +567,22 @@ std::vector<Row> MakeTable() {
                                 })
                      .Build());
 
+  rows.push_back(RowBuilder("accel_set_last_error")
+                     .NotApplicable(Kind::kNull, "NULL 'message' is valid: an empty message")
+                     .NoHandle()
+                     .NotApplicable(Kind::kOutOfRange, "any status is accepted, as a layer above may define it")
+                     .Behaviour(Kind::kBehaviour, "sets the code and a copy of the text; returns the code",
+                                [](Fixture&) {
+                                  std::string text = "runtime: task 'x' failed";
+                                  EXPECT_EQ(accel_set_last_error(ACCEL_ERROR_CANCELLED, text.c_str()),
+                                            ACCEL_ERROR_CANCELLED);
+                                  text.assign(text.size(), '#');
+                                  EXPECT_STREQ(accel_last_error(), "runtime: task 'x' failed");
+                                  EXPECT_EQ(accel_last_error_status(), ACCEL_ERROR_CANCELLED);
+                                  EXPECT_EQ(accel_set_last_error(ACCEL_SUCCESS, nullptr), ACCEL_SUCCESS);
+                                  EXPECT_STREQ(accel_last_error(), "");
+                                })
+                     .Build());
   rows.push_back(RowBuilder("accel_last_error_status")
                      .NotApplicable(Kind::kNull, "takes no argument")
                      .NoHandle()
@@ -820,6 +858,91 @@ std::vector<Row> MakeTable() {
                                return accel_selector_check("kind==gpu && (mem>=)", &column);
                              })
                      .Build());
+  {
+    RowBuilder b("accel_physical_device_get_memory_usage");
+    b.Handle<accel_physical_device_t>("physical_device", [](Fixture&, accel_physical_device_t h) {
+      auto u = OutStruct<accel_memory_usage_t>(ACCEL_STRUCTURE_TYPE_MEMORY_USAGE);
+      return accel_physical_device_get_memory_usage(h, &u);
+    });
+    OutStructCases<accel_memory_usage_t>(
+        b, "out_usage", ACCEL_STRUCTURE_TYPE_MEMORY_USAGE,
+        [](Fixture& f, accel_memory_usage_t* u) { return accel_physical_device_get_memory_usage(f.physical, u); });
+    rows.push_back(b.Build());
+  }
+  {
+    RowBuilder b("accel_tenant_create");
+    auto desc = [] {
+      accel_tenant_desc_t d{};
+      d.stype = ACCEL_STRUCTURE_TYPE_TENANT_DESC;
+      d.struct_size = sizeof(d);
+      return d;
+    };
+    b.Handle<accel_instance_t>("instance", [desc](Fixture&, accel_instance_t i) {
+      const accel_tenant_desc_t d = desc();
+      accel_tenant_t t = nullptr;
+      return accel_tenant_create(i, &d, &t);
+    });
+    b.Expect(Kind::kNull, "NULL 'desc'", ACCEL_ERROR_INVALID_ARGUMENT, "desc", [](Fixture& f) {
+      accel_tenant_t t = nullptr;
+      return accel_tenant_create(f.instance, nullptr, &t);
+    });
+    b.Expect(Kind::kNull, "NULL 'out_tenant'", ACCEL_ERROR_INVALID_ARGUMENT, "out_tenant", [desc](Fixture& f) {
+      const accel_tenant_desc_t d = desc();
+      return accel_tenant_create(f.instance, &d, nullptr);
+    });
+    b.Expect(Kind::kOutOfRange, "'desc->reserved0' 1", ACCEL_ERROR_INVALID_ARGUMENT, "desc->reserved0",
+             [desc](Fixture& f) {
+               accel_tenant_desc_t d = desc();
+               d.reserved0 = 1;
+               accel_tenant_t t = nullptr;
+               return accel_tenant_create(f.instance, &d, &t);
+             });
+    b.Expect(Kind::kOutOfRange, "a stale physical device in 'desc->limits'", ACCEL_ERROR_INVALID_HANDLE,
+             "desc->limits[0].physical_device", [desc](Fixture& f) {
+               accel_tenant_desc_t d = desc();
+               const accel_tenant_limit_t limit{f.stale_physical, 1};
+               d.limits = &limit;
+               d.limit_count = 1;
+               accel_tenant_t t = nullptr;
+               return accel_tenant_create(f.instance, &d, &t);
+             });
+    rows.push_back(b.Build());
+  }
+  rows.push_back(
+      RowBuilder("accel_tenant_destroy")
+          .Handle<accel_tenant_t>("tenant", [](Fixture&, accel_tenant_t t) { return accel_tenant_destroy(t); })
+          .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+          .Build());
+  {
+    RowBuilder b("accel_tenant_get_memory_usage");
+    b.Handle<accel_tenant_t>("tenant", [](Fixture& f, accel_tenant_t t) {
+      auto u = OutStruct<accel_memory_usage_t>(ACCEL_STRUCTURE_TYPE_MEMORY_USAGE);
+      return accel_tenant_get_memory_usage(t, f.physical, &u);
+    });
+    b.Expect(Kind::kOutOfRange, "a physical device of another instance", ACCEL_ERROR_INVALID_HANDLE, "physical_device",
+             [](Fixture& f) {
+               auto u = OutStruct<accel_memory_usage_t>(ACCEL_STRUCTURE_TYPE_MEMORY_USAGE);
+               return accel_tenant_get_memory_usage(f.tenant, f.stale_physical, &u);
+             });
+    OutStructCases<accel_memory_usage_t>(
+        b, "out_usage", ACCEL_STRUCTURE_TYPE_MEMORY_USAGE,
+        [](Fixture& f, accel_memory_usage_t* u) { return accel_tenant_get_memory_usage(f.tenant, f.physical, u); });
+    rows.push_back(b.Build());
+  }
+  rows.push_back(
+      RowBuilder("accel_thread_set_tenant")
+          .NotApplicable(Kind::kNull, "NULL 'tenant' is valid: it binds no tenant")
+          .Expect(Kind::kStale, "stale tenant as 'tenant'", ACCEL_ERROR_INVALID_HANDLE, "tenant",
+                  [](Fixture& f) { return accel_thread_set_tenant(f.stale_tenant, nullptr); })
+          .Expect(
+              Kind::kWrongType, "live buffer handle as 'tenant'", ACCEL_ERROR_INVALID_HANDLE, "tenant",
+              [](Fixture& f) { return accel_thread_set_tenant(reinterpret_cast<accel_tenant_t>(f.buffer), nullptr); })
+          .Expect(Kind::kGarbage, "0x1234 as 'tenant'", ACCEL_ERROR_INVALID_HANDLE, "tenant",
+                  [](Fixture&) {
+                    return accel_thread_set_tenant(reinterpret_cast<accel_tenant_t>(kGarbageHandle), nullptr);
+                  })
+          .NotApplicable(Kind::kOutOfRange, "has no value parameter with a range")
+          .Build());
   rows.push_back(RowBuilder("accel_physical_device_matches")
                      .Handle<accel_physical_device_t>("physical_device",
                                                       [](Fixture&, accel_physical_device_t h) {

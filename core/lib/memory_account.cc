@@ -1,0 +1,145 @@
+// Device memory accounting and ACCEL_MEMORY_LIMIT (docs/memory-limits.md).
+#include "memory_account.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+namespace accel::core {
+
+bool MemoryAccount::TryCharge(uint64_t bytes) {
+  const uint64_t limit = limit_.load();
+  uint64_t used = used_.load();
+  do {
+    if (bytes > limit || used > limit - bytes) {
+      refused_.fetch_add(1);
+      return false;
+    }
+  } while (!used_.compare_exchange_weak(used, used + bytes));
+  const uint64_t now = used + bytes;
+  uint64_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+  buffers_.fetch_add(1);
+  return true;
+}
+
+void MemoryAccount::Uncharge(uint64_t bytes) {
+  used_.fetch_sub(bytes);
+  buffers_.fetch_sub(1);
+}
+
+accel_memory_usage_t MemoryAccount::Usage() const {
+  accel_memory_usage_t u{};
+  u.used = used_.load();
+  u.peak = peak_.load();
+  u.limit = limit_.load();
+  u.refused = refused_.load();
+  u.buffers = buffers_.load();
+  return u;
+}
+
+MemoryCharge::~MemoryCharge() {
+  for (const auto& account : accounts_) account->Uncharge(bytes_);
+}
+
+std::shared_ptr<MemoryAccount> ProcessAccount(const std::string& id) {
+  // Leaked on purpose: buffers of instances destroyed at exit still give
+  // their bytes back to it.
+  static auto* mutex = new std::mutex;
+  static auto* accounts = new std::map<std::string, std::shared_ptr<MemoryAccount>>;
+  std::lock_guard lock(*mutex);
+  auto& account = (*accounts)[id];
+  if (!account) account = std::make_shared<MemoryAccount>();
+  return account;
+}
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+constexpr const char* kUnits = "B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or a percentage such as 25%";
+
+Status ParseAmount(std::string_view item, std::string_view text, MemoryLimitEntry& entry) {
+  text = Trim(text);
+  if (text.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': no size", item);
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || !std::isfinite(value) || text.front() == '-' || text.front() == '+') {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': '{}' is not a size ({})", item, text, kUnits);
+  }
+  const std::string_view unit = Trim(std::string_view(end, text.data() + text.size() - end));
+  if (unit == "%") {
+    if (value <= 0 || value > 100) {
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {}% is not a share in (0, 100]", item, value);
+    }
+    entry.is_percent = true;
+    entry.percent = value;
+    return Status::Ok();
+  }
+  static const std::map<std::string_view, double> kScale = {{"", 1},
+                                                            {"B", 1},
+                                                            {"kB", 1e3},
+                                                            {"KB", 1e3},
+                                                            {"MB", 1e6},
+                                                            {"GB", 1e9},
+                                                            {"TB", 1e12},
+                                                            {"KiB", 1024.0},
+                                                            {"MiB", 1048576.0},
+                                                            {"GiB", 1073741824.0},
+                                                            {"TiB", 1099511627776.0}};
+  const auto scale = kScale.find(unit);
+  if (scale == kScale.end()) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': unknown unit '{}' ({})", item, unit, kUnits);
+  }
+  const double bytes = std::floor(value * scale->second);
+  if (bytes >= 18446744073709549568.0) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {} is larger than 2^64 bytes", item, text);
+  }
+  entry.bytes = static_cast<uint64_t>(bytes);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<std::vector<MemoryLimitEntry>> ParseMemoryLimit(std::string_view text) {
+  std::vector<MemoryLimitEntry> entries;
+  if (Trim(text).empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "the value is empty");
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view item = Trim(text.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "an empty item between commas");
+    MemoryLimitEntry entry;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      Status parsed = ParseAmount(item, item, entry);
+      if (!parsed.ok()) return parsed;
+    } else {
+      entry.device = std::string(Trim(item.substr(0, eq)));
+      if (entry.device.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': no device before '='", item);
+      Status parsed = ParseAmount(item, item.substr(eq + 1), entry);
+      if (!parsed.ok()) return parsed;
+    }
+    for (const auto& e : entries) {
+      if (e.device == entry.device) {
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {} has a limit already", item,
+                     entry.device.empty() ? std::string("every device") : "device '" + entry.device + "'");
+      }
+    }
+    entries.push_back(std::move(entry));
+    if (comma == text.size()) break;
+  }
+  return entries;
+}
+
+}  // namespace accel::core

@@ -21,7 +21,7 @@ inline constexpr int64_t kShareUnits = 1'000'000;
 
 // One bundle: `devices` devices, each with `share` of its compute and
 // `memory` bytes, on devices matching `selector` ("" any). A bundle of n
-// devices is n one-device bundles with the same request.
+// devices is n one-device units with the same request, on n distinct devices.
 struct Bundle {
   uint32_t devices = 1;
   double share = 1.0;  // 0 < share <= 1

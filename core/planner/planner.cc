@@ -50,6 +50,7 @@ struct Planner::Attempt {
 Planner::Planner(const Cluster& cluster) : cluster_(cluster) {
   free_.reserve(cluster.devices().size());
   for (const Device& d : cluster.devices()) free_.push_back(Free{kShareUnits, d.memory});
+  disabled_.assign(free_.size(), false);
   for (Level level : kAllLevels) {
     const auto& domains = cluster.domains(level);
     domain_free_[L(level)].resize(domains.size());
@@ -77,6 +78,10 @@ void Planner::Give(uint32_t device, int64_t share, uint64_t memory) { Take(devic
 
 bool Planner::Fits(Attempt& a, uint32_t device, const Unit& unit) {
   if (free_[device].share < unit.share || free_[device].memory < unit.memory) return false;
+  // The devices of one bundle are distinct devices, whatever their shares.
+  for (const Assignment& t : a.taken) {
+    if (t.device == device && t.bundle == unit.bundle) return false;
+  }
   if (unit.selector < 0) return true;
   auto& cache = a.matches[static_cast<size_t>(unit.selector)];
   if (cache.empty()) cache.assign(free_.size(), 0);
@@ -262,9 +267,17 @@ Expected<Placement> Planner::Place(const Gang& gang) {
 Expected<bool> Planner::Release(uint64_t id) {
   auto it = held_.find(id);
   if (it == held_.end()) return Error{fmt::format("release: placement {} is not held", id)};
-  for (const Assignment& t : it->second) Give(t.device, t.share, t.memory);
+  for (const Assignment& t : it->second) {
+    if (!disabled_[t.device]) Give(t.device, t.share, t.memory);
+  }
   held_.erase(it);
   return true;
+}
+
+void Planner::Disable(uint32_t rank) {
+  if (rank >= free_.size() || disabled_[rank]) return;
+  disabled_[rank] = true;
+  Take(rank, free_[rank].share, free_[rank].memory);
 }
 
 }  // namespace accel::planner

@@ -29,6 +29,10 @@ class Planner {
   Expected<Placement> Place(const Gang& gang);
   // Frees what placement `id` holds. Error when `id` is not held.
   Expected<bool> Release(uint64_t id);
+  // Takes device `rank` out of service (a lost device): its free capacity
+  // goes to zero and what placements release there is not given back.
+  void Disable(uint32_t rank);
+  bool disabled(uint32_t rank) const { return disabled_[rank]; }
 
   // Every device's free capacity, by rank.
   const std::vector<Free>& free() const { return free_; }
@@ -55,6 +59,7 @@ class Planner {
   // Per level: (free share, domain), for best fit (lower_bound) and freest first.
   std::array<std::set<std::pair<int64_t, uint32_t>>, kLevelCount> by_free_;
   std::unordered_map<uint64_t, std::vector<Assignment>> held_;
+  std::vector<bool> disabled_;
   uint64_t next_id_ = 1;
 };
 

@@ -119,6 +119,27 @@ TEST(Planner, FractionalSharesFillADeviceAndTheFifthDoesNotFit) {
   EXPECT_NE(fifth.error().message.find("capacity"), std::string::npos) << fifth.error().message;
 }
 
+TEST(Planner, TheDevicesOfOneBundleAreDistinctWhateverTheirShares) {
+  Cluster one = Generated({.nodes = 1, .devices_per_node = 1});
+  Planner p1(one);
+  Gang two_halves;
+  two_halves.bundles = {Bundle{.devices = 2, .share = 0.5}};
+  EXPECT_FALSE(p1.Place(two_halves).ok()) << "two devices cannot be one device twice";
+  EXPECT_EQ(p1.free()[0].share, kShareUnits);
+  Cluster two = Generated({.nodes = 1, .devices_per_node = 2});
+  Planner p2(two);
+  auto placed = p2.Place(two_halves);
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  ASSERT_EQ(placed->assignments.size(), 2U);
+  EXPECT_NE(placed->assignments[0].device, placed->assignments[1].device);
+  // Two bundles of one device each may share a device.
+  Gang halves;
+  halves.bundles = {Bundle{.devices = 1, .share = 0.5}, Bundle{.devices = 1, .share = 0.5}};
+  auto shared = p1.Place(halves);
+  ASSERT_TRUE(shared.ok()) << shared.error().message;
+  EXPECT_EQ(shared->assignments[0].device, shared->assignments[1].device);
+}
+
 TEST(Planner, MemoryIsCapacityToo) {
   Cluster c = Generated({.nodes = 1, .devices_per_node = 2, .memory = 80 * kGiB});
   Planner planner(c);

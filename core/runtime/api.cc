@@ -1,0 +1,464 @@
+// C entry points of libaccel-runtime (include/accel/runtime.h). Each one
+// validates its arguments, calls the scheduler, and on failure sets the
+// thread's last error through accel_set_last_error ("<function>: <message>").
+#include <accel/runtime.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "handles.h"
+#include "runtime.h"
+
+using accel::runtime::HandleTable;
+using accel::runtime::HandleType;
+using accel::runtime::PlacementGroup;
+using accel::runtime::Runtime;
+using accel::runtime::Task;
+
+namespace {
+
+accel_status_t Fail(const char* function, accel_status_t code, const std::string& message) {
+  return accel_set_last_error(code, fmt::format("{}: {}", function, message).c_str());
+}
+
+// Runs `body`, turning exceptions into ACCEL_ERROR_INTERNAL or
+// RESOURCE_EXHAUSTED: none crosses the C ABI.
+template <typename F>
+accel_status_t Guarded(const char* function, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Fail(function, ACCEL_ERROR_RESOURCE_EXHAUSTED, "out of host memory");
+  } catch (const std::exception& e) {
+    return Fail(function, ACCEL_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return Fail(function, ACCEL_ERROR_INTERNAL, "unknown exception");
+  }
+}
+
+// The live object behind `handle`, or null after setting the error.
+template <typename T, typename H>
+std::shared_ptr<T> Find(const char* function, H handle, HandleType type, const char* argument, accel_status_t* status) {
+  std::string why;
+  auto found = HandleTable::Get().Find(reinterpret_cast<uint64_t>(handle), type, &why);
+  if (!found) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE, fmt::format("'{}' {}", argument, why));
+    return nullptr;
+  }
+  return std::static_pointer_cast<T>(found);
+}
+
+// A future: the task, and the runtime it belongs to (empty once destroyed).
+struct Future {
+  std::shared_ptr<Task> task;
+  std::weak_ptr<Runtime> runtime;
+};
+
+// The calling task's context, or null with the error set.
+Task* Context(const char* function, accel_task_context_t context, accel_status_t* status) {
+  Task* current = accel::runtime::CurrentTask();
+  if (context == nullptr || current == nullptr || reinterpret_cast<Task*>(context) != current) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE,
+                   context == nullptr ? "'context' is NULL (expected the calling task's context)"
+                                      : "'context' is not the calling task's context (a context is valid only inside "
+                                        "its task function, on its thread)");
+    return nullptr;
+  }
+  return current;
+}
+
+template <typename T>
+bool CheckHeader(const char* function, const T* s, uint32_t stype, const char* argument, accel_status_t* status) {
+  if (s == nullptr) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", argument));
+    return false;
+  }
+  if (s->stype != stype) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                   fmt::format("'{}' has stype {}, expected {}", argument, s->stype, stype));
+    return false;
+  }
+  if (s->struct_size < 16) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                   fmt::format("'{}' has struct_size {}, smaller than the 16-byte header", argument, s->struct_size));
+    return false;
+  }
+  return true;
+}
+
+template <typename T>
+void FillOut(T* out, const T& value) {
+  const size_t n = std::min<size_t>(out->struct_size, sizeof(T));
+  if (n > 16) std::memcpy(reinterpret_cast<char*>(out) + 16, reinterpret_cast<const char*>(&value) + 16, n - 16);
+}
+
+template <typename T, typename F>
+accel_status_t ContextEntry(const char* function, accel_task_context_t context, uint32_t index, T* out, F&& value) {
+  if (out != nullptr) *out = T{};
+  return Guarded(function, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(function, context, &status);
+    if (task == nullptr) return status;
+    if (out == nullptr) return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, "the output is NULL");
+    if (index >= task->ranks.size()) {
+      return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'index' {} is past the task's {} device(s)", index, task->ranks.size()));
+    }
+    *out = value(*task, index);
+    return ACCEL_SUCCESS;
+  });
+}
+
+const Runtime& OwnerOf(const Task& task) { return *task.owner; }
+
+}  // namespace
+
+extern "C" {
+
+ACCEL_API uint32_t accel_runtime_version(void) { return ACCEL_RUNTIME_VERSION; }
+
+ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const accel_runtime_desc_t* desc,
+                                              accel_runtime_t* out_runtime) {
+  if (out_runtime != nullptr) *out_runtime = nullptr;
+  return Guarded(__func__, [&]() -> accel_status_t {
+    uint32_t n = 0;
+    if (accel_instance_enumerate_physical_devices(instance, &n, nullptr) != ACCEL_SUCCESS) {
+      return Fail(__func__, accel_last_error_status(), accel_last_error());
+    }
+    if (out_runtime == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_runtime' is NULL");
+    accel_runtime_desc_t d{};
+    if (desc != nullptr) {
+      accel_status_t status = ACCEL_SUCCESS;
+      if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_RUNTIME_DESC, "desc", &status)) return status;
+      std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    }
+    if (d.reserved0 != 0) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved0' must be 0");
+    if (d.worker_threads > 1024) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'desc->worker_threads' {} is more than 1024", d.worker_threads));
+    }
+    auto runtime = Runtime::Create(instance, d.worker_threads);
+    if (!runtime) return Fail(__func__, ACCEL_ERROR_INTERNAL, runtime.error().message);
+    *out_runtime = reinterpret_cast<accel_runtime_t>(HandleTable::Get().Insert(HandleType::kRuntime, runtime.value()));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (rt->OnWorker()) {
+      return Fail(__func__, ACCEL_ERROR_FAILED_PRECONDITION,
+                  "'runtime' is destroyed from one of its own tasks: it would wait for itself");
+    }
+    if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(runtime))) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_HANDLE, "'runtime' is a stale runtime handle (already destroyed)");
+    }
+    rt->Shutdown();
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_runtime_get_device_count(accel_runtime_t runtime, uint32_t* out_count) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (out_count == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
+    *out_count = static_cast<uint32_t>(rt->device_count());
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_runtime_get_device(accel_runtime_t runtime, uint32_t index,
+                                                  accel_runtime_device_t* out_device) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, out_device, ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE, "out_device", &status)) return status;
+    if (index >= rt->device_count()) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'index' {} is past the runtime's {} device(s)", index, rt->device_count()));
+    }
+    FillOut(out_device, rt->Device(index));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime, accel_runtime_counters_t* out_counters) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, out_counters, ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS, "out_counters", &status)) {
+      return status;
+    }
+    FillOut(out_counters, rt->Counters());
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, const accel_placement_group_desc_t* desc,
+                                                      accel_placement_group_t* out_group) {
+  if (out_group != nullptr) *out_group = nullptr;
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC, "desc", &status)) return status;
+    if (out_group == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_group' is NULL");
+    accel_placement_group_desc_t d{};
+    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    std::shared_ptr<PlacementGroup> group;
+    std::string why;
+    status = rt->CreateGroup(d, &group, &why);
+    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    *out_group =
+        reinterpret_cast<accel_placement_group_t>(HandleTable::Get().Insert(HandleType::kPlacementGroup, group));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_placement_group_destroy(accel_placement_group_t group) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<PlacementGroup>(__func__, group, HandleType::kPlacementGroup, "group", &status);
+    if (!g) return status;
+    if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(group))) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_HANDLE, "'group' is a stale placement group handle");
+    }
+    if (auto rt = g->runtime.lock()) rt->DestroyGroup(g);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group_t group, uint32_t* inout_count,
+                                                           accel_bundle_device_t* out_devices) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<PlacementGroup>(__func__, group, HandleType::kPlacementGroup, "group", &status);
+    if (!g) return status;
+    if (inout_count == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'inout_count' is NULL");
+    auto rt = g->runtime.lock();
+    if (!rt) return Fail(__func__, ACCEL_ERROR_FAILED_PRECONDITION, "the group's runtime was destroyed");
+    const auto slots = g->slots;  // immutable after creation except the free fields
+    if (out_devices == nullptr) {
+      *inout_count = static_cast<uint32_t>(slots.size());
+      return ACCEL_SUCCESS;
+    }
+    if (*inout_count < slots.size()) {
+      return Fail(
+          __func__, ACCEL_ERROR_INVALID_ARGUMENT,
+          fmt::format("'inout_count' is {}, smaller than the {} entries to return", *inout_count, slots.size()));
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      accel_bundle_device_t& o = out_devices[i];
+      if (o.stype != ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE || o.struct_size < 16) {
+        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("'out_devices[{}]' has stype {} / struct_size {}: each entry's header must be set "
+                                "(ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE)",
+                                i, o.stype, o.struct_size));
+      }
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      accel_bundle_device_t v{};
+      v.bundle = slots[i].bundle;
+      v.rank = slots[i].rank;
+      v.physical_device = rt->resources().devices[slots[i].rank].physical;
+      v.share = static_cast<double>(slots[i].share) / static_cast<double>(accel::planner::kShareUnits);
+      v.memory = slots[i].memory;
+      FillOut(&out_devices[i], v);
+    }
+    *inout_count = static_cast<uint32_t>(slots.size());
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_task_desc_t* desc,
+                                           accel_future_t* out_future) {
+  if (out_future != nullptr) *out_future = nullptr;
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return status;
+    if (out_future == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_future' is NULL");
+    accel_task_desc_t d{};
+    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (d.function == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->function' is NULL");
+    if (d.dependency_count > 0 && d.dependencies == nullptr) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'desc->dependencies' is NULL with 'desc->dependency_count' {}", d.dependency_count));
+    }
+    auto task = std::make_shared<Task>();
+    task->owner = rt.get();
+    task->name = d.name != nullptr ? d.name : "";
+    task->function = d.function;
+    task->user_data = d.user_data;
+    task->max_retries = d.max_retries;
+    std::string why;
+    status = rt->ReadRequest(d.request, "desc->request", false, &task->request, &why);
+    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    for (uint32_t i = 0; i < d.dependency_count; ++i) {
+      const std::string argument = fmt::format("desc->dependencies[{}]", i);
+      auto future = Find<Future>(__func__, d.dependencies[i], HandleType::kFuture, argument.c_str(), &status);
+      if (!future) return status;
+      if (future->task->owner != rt.get()) {
+        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is a task of another runtime", argument));
+      }
+      task->dependencies.push_back(future->task);
+    }
+    // Set before the task can end; a refused task is dropped without calling it.
+    task->release_user_data = d.release_user_data;
+    status = rt->Submit(task, &why);
+    if (status != ACCEL_SUCCESS) return Fail(__func__, status, fmt::format("'desc->request': {}", why));
+    auto future = std::make_shared<Future>();
+    future->task = task;
+    future->runtime = rt;
+    *out_future = reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, future));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_future_query(accel_future_t future) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    if (!f) return status;
+    std::lock_guard lock(f->task->done_mutex);
+    if (!f->task->done) return ACCEL_NOT_READY;
+    if (f->task->final_result < 0) return accel_set_last_error(f->task->final_result, f->task->final_message.c_str());
+    return f->task->final_result;
+  });
+}
+
+ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeout_ns) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    if (!f) return status;
+    Task& task = *f->task;
+    std::unique_lock lock(task.done_mutex);
+    if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
+      task.done_cv.wait(lock, [&] { return task.done; });
+    } else if (!task.done_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
+                                      [&] { return task.done; })) {
+      return Fail(__func__, ACCEL_ERROR_TIMEOUT,
+                  fmt::format("{} did not end within {} ns (it goes on)", task.name, timeout_ns));
+    }
+    if (task.final_result < 0) return accel_set_last_error(task.final_result, task.final_message.c_str());
+    return task.final_result;
+  });
+}
+
+ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    if (!f) return status;
+    if (auto rt = f->runtime.lock()) {
+      rt->Cancel(f->task);
+    } else {
+      f->task->cancel_requested = true;
+    }
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t size, char* out_text,
+                                                  size_t* out_size) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    if (!f) return status;
+    if (out_text == nullptr && out_size == nullptr) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
+    }
+    std::string text;
+    {
+      std::lock_guard lock(f->task->done_mutex);
+      if (f->task->done) text = f->task->final_result < 0 ? f->task->final_message : "";
+    }
+    if (text.empty()) {
+      if (auto rt = f->runtime.lock()) text = rt->Explain(*f->task);
+    }
+    if (out_size != nullptr) *out_size = text.size() + 1;
+    if (out_text == nullptr) return ACCEL_SUCCESS;
+    if (size < text.size() + 1) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'size' {} is too small: the text needs {} bytes with its NUL", size, text.size() + 1));
+    }
+    std::memcpy(out_text, text.c_str(), text.size() + 1);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(future))) {
+      accel_status_t status = ACCEL_SUCCESS;
+      Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+      return status;
+    }
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_device_count(accel_task_context_t context, uint32_t* out_count) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(__func__, context, &status);
+    if (task == nullptr) return status;
+    if (out_count == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
+    *out_count = static_cast<uint32_t>(task->ranks.size());
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_device(accel_task_context_t context, uint32_t index,
+                                                       accel_device_t* out_device) {
+  return ContextEntry(__func__, context, index, out_device,
+                      [](const Task& t, uint32_t i) { return OwnerOf(t).resources().devices[t.ranks[i]].path; });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_physical_device(accel_task_context_t context, uint32_t index,
+                                                                accel_physical_device_t* out_physical_device) {
+  return ContextEntry(__func__, context, index, out_physical_device,
+                      [](const Task& t, uint32_t i) { return OwnerOf(t).resources().devices[t.ranks[i]].physical; });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_memory_limit(accel_task_context_t context, uint32_t index,
+                                                             uint64_t* out_bytes) {
+  return ContextEntry(__func__, context, index, out_bytes, [](const Task& t, uint32_t i) { return t.memory[i]; });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t context, uint32_t* out_attempt) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(__func__, context, &status);
+    if (task == nullptr) return status;
+    if (out_attempt == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_attempt' is NULL");
+    *out_attempt = task->attempt;
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(__func__, context, &status);
+    if (task == nullptr) return status;
+    if (out_cancelled == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_cancelled' is NULL");
+    *out_cancelled = task->cancel_requested ? 1 : 0;
+    return ACCEL_SUCCESS;
+  });
+}
+
+}  // extern "C"

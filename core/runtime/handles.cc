@@ -1,0 +1,66 @@
+// The runtime's handle table.
+#include "handles.h"
+
+#include <fmt/format.h>
+
+namespace accel::runtime {
+
+namespace {
+constexpr int kTagShift = 56;
+constexpr uint64_t kCounterMask = (uint64_t{1} << kTagShift) - 1;
+}  // namespace
+
+const char* HandleTypeName(HandleType type) {
+  switch (type) {
+    case HandleType::kRuntime: return "runtime";
+    case HandleType::kFuture: return "future";
+    case HandleType::kPlacementGroup: return "placement group";
+  }
+  return "unknown";
+}
+
+HandleTable& HandleTable::Get() {
+  static auto* table = new HandleTable;  // leaked: handles may be used during exit
+  return *table;
+}
+
+uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<void> object) {
+  std::lock_guard lock(mutex_);
+  const uint64_t handle = (uint64_t{static_cast<uint8_t>(type)} << kTagShift) | (next_++ & kCounterMask);
+  live_.emplace(handle, std::make_pair(type, std::move(object)));
+  return handle;
+}
+
+bool HandleTable::Remove(uint64_t handle) {
+  std::lock_guard lock(mutex_);
+  return live_.erase(handle) != 0;
+}
+
+std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::string* why) const {
+  const char* want = HandleTypeName(type);
+  if (handle == 0) {
+    *why = fmt::format("is NULL (expected a {} handle)", want);
+    return nullptr;
+  }
+  const auto tag = static_cast<uint8_t>(handle >> kTagShift);
+  const bool known = tag == static_cast<uint8_t>(HandleType::kRuntime) ||
+                     tag == static_cast<uint8_t>(HandleType::kFuture) ||
+                     tag == static_cast<uint8_t>(HandleType::kPlacementGroup);
+  if (!known) {
+    *why = fmt::format("(0x{:x}) is not an Accel runtime handle (expected a {} handle)", handle, want);
+    return nullptr;
+  }
+  if (tag != static_cast<uint8_t>(type)) {
+    *why = fmt::format("is a {} handle, not a {} handle", HandleTypeName(static_cast<HandleType>(tag)), want);
+    return nullptr;
+  }
+  std::lock_guard lock(mutex_);
+  auto it = live_.find(handle);
+  if (it == live_.end()) {
+    *why = fmt::format("is a stale {} handle (already destroyed or released)", want);
+    return nullptr;
+  }
+  return it->second.second;
+}
+
+}  // namespace accel::runtime

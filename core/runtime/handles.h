@@ -1,0 +1,40 @@
+// The runtime's handles: ids (type tag, counter) looked up in one table, so a
+// garbage, stale or wrong-type value is refused (docs/handles.md). The
+// runtime keeps its own table: it sees libaccel only through the public API.
+// Thread-safe: one mutex, the innermost lock.
+#ifndef ACCEL_RUNTIME_HANDLES_H_
+#define ACCEL_RUNTIME_HANDLES_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace accel::runtime {
+
+enum class HandleType : uint8_t { kRuntime = 0xB1, kFuture = 0xB2, kPlacementGroup = 0xB3 };
+
+const char* HandleTypeName(HandleType type);
+
+class HandleTable {
+ public:
+  static HandleTable& Get();
+
+  // Registers `object`; handle values are never reused.
+  uint64_t Insert(HandleType type, std::shared_ptr<void> object);
+  // Unregisters; false when it was not live.
+  bool Remove(uint64_t handle);
+  // The live object of `type`, or null with `*why` saying what the value is
+  // ("is a stale future handle", "is NULL (expected a runtime handle)").
+  std::shared_ptr<void> Find(uint64_t handle, HandleType type, std::string* why) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<void>>> live_;
+  uint64_t next_ = 1;
+};
+
+}  // namespace accel::runtime
+
+#endif  // ACCEL_RUNTIME_HANDLES_H_

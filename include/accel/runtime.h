@@ -1,0 +1,316 @@
+/* libaccel-runtime: the scheduler over libaccel's public API (docs/scheduler.md).
+ *
+ * Tasks and placement groups ask for devices by capability (a selector,
+ * docs/selectors.md), a share of each device's compute and bytes of its
+ * memory; the runtime places them on physical devices by topology
+ * (docs/planner.md), runs tasks on its worker threads with their memory share
+ * enforced by a libaccel tenant (docs/memory-limits.md), retries them on
+ * device loss and says why anything waits.
+ *
+ * Versioned on its own: ACCEL_RUNTIME_VERSION, libaccel-runtime.so.1, symbol
+ * version ACCEL_RUNTIME_1.0. The rules of accel.h hold here too: structs
+ * start with the header (stype 2000..2999 are this library's), errors are
+ * accel_status_t with the message in accel_last_error()'s thread-local slot
+ * (docs/errors.md), handles are validated on every call.
+ *
+ * Ownership: every create/submit is paired with its destroy/release; a
+ * handle is stale afterwards. accel_runtime_destroy cancels what has not
+ * started, waits for what runs, and makes every handle of the runtime stale
+ * except futures, which stay readable until released.
+ *
+ * Threading: every function is thread-safe. Task functions run on the
+ * runtime's worker threads and may submit, wait on and cancel tasks; a task
+ * waiting on another task holds its worker for that time. */
+#ifndef ACCEL_RUNTIME_H_
+#define ACCEL_RUNTIME_H_
+
+#include <accel/accel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACCEL_RUNTIME_VERSION_MAJOR 1
+#define ACCEL_RUNTIME_VERSION_MINOR 0
+#define ACCEL_RUNTIME_VERSION ACCEL_MAKE_VERSION(ACCEL_RUNTIME_VERSION_MAJOR, ACCEL_RUNTIME_VERSION_MINOR, 0)
+
+typedef struct accel_runtime_s* accel_runtime_t;
+typedef struct accel_future_s* accel_future_t;
+typedef struct accel_placement_group_s* accel_placement_group_t;
+/* Valid only during the task function's call, on its thread. */
+typedef struct accel_task_context_s* accel_task_context_t;
+
+typedef enum accel_runtime_structure_type_t {
+  ACCEL_STRUCTURE_TYPE_RUNTIME_DESC = 2000,
+  ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST = 2001,
+  ACCEL_STRUCTURE_TYPE_TASK_DESC = 2002,
+  ACCEL_STRUCTURE_TYPE_BUNDLE = 2003,
+  ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC = 2004,
+  ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE = 2005,
+  ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS = 2006,
+  ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE = 2007,
+  ACCEL_RUNTIME_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
+} accel_runtime_structure_type_t;
+
+/* The version of the library loaded (ACCEL_RUNTIME_VERSION it implements). */
+ACCEL_API uint32_t accel_runtime_version(void);
+
+/*===----------------------------------------------------------------------===*/
+/* Runtime                                                                    */
+/*===----------------------------------------------------------------------===*/
+
+typedef struct accel_runtime_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_RUNTIME_DESC */
+  uint32_t struct_size;
+  const void* next;
+  uint32_t worker_threads; /* 0: the machine's logical CPUs, at least 2 */
+  uint32_t reserved0;      /* 0 */
+} accel_runtime_desc_t;
+
+/* Creates a runtime over the physical devices of `instance` (which must
+ * outlive it). Each physical device is one resource: compute share 1.0 and
+ * its memory (capped by ACCEL_MEMORY_LIMIT), counted once whatever number of
+ * backends reach it.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL
+ *         output, a wrong header, reserved0 != 0, more than 1024 workers). */
+ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance,
+                                              const accel_runtime_desc_t* desc, /* [in][optional] */
+                                              accel_runtime_t* out_runtime);    /* [out] */
+
+/* Cancels every task that has not started (their futures complete with
+ * ACCEL_ERROR_CANCELLED), waits for running ones, releases placement groups.
+ * Must not be called from a task of this runtime (FAILED_PRECONDITION).
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_FAILED_PRECONDITION. */
+ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime);
+
+/* One resource as the runtime sees it now. */
+typedef struct accel_runtime_device_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE */
+  uint32_t struct_size;
+  const void* next;
+  accel_physical_device_t physical_device;
+  double share_free;     /* of 1.0 */
+  uint64_t memory_free;  /* bytes not reserved */
+  uint64_t memory_total; /* bytes the runtime hands out: the device's, or its ACCEL_MEMORY_LIMIT */
+  uint32_t lost;         /* 1 after a task saw it lost: nothing is placed on it again */
+  uint32_t reserved0;
+} accel_runtime_device_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL
+ * `out_count`). */
+ACCEL_API accel_status_t accel_runtime_get_device_count(accel_runtime_t runtime, uint32_t* out_count); /* [out] */
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (`index`
+ * past the count, `out_device` NULL or with a wrong header). */
+ACCEL_API accel_status_t accel_runtime_get_device(accel_runtime_t runtime, uint32_t index,
+                                                  accel_runtime_device_t* out_device); /* [out] */
+
+/* Counts of every decision since creation (docs/scheduler.md, "Counters"). */
+typedef struct accel_runtime_counters_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t submitted; /* tasks accepted by accel_task_submit */
+  uint64_t placed;    /* placements made (a retried task is placed again) */
+  uint64_t started;   /* task function calls */
+  uint64_t finished;  /* tasks that ended with ACCEL_SUCCESS */
+  uint64_t failed;    /* tasks that ended with an error other than cancellation */
+  uint64_t cancelled; /* tasks that ended with ACCEL_ERROR_CANCELLED */
+  uint64_t retried;   /* attempts started again after a device loss */
+  uint64_t devices_lost;
+  uint64_t pending; /* now: submitted, not yet placed */
+  uint64_t running; /* now: placed, not yet ended */
+  uint64_t placement_groups_created;
+  uint64_t placement_groups_refused;
+} accel_runtime_counters_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime,
+                                                    accel_runtime_counters_t* out_counters); /* [out] */
+
+/*===----------------------------------------------------------------------===*/
+/* Resource requests and placement groups                                     */
+/*===----------------------------------------------------------------------===*/
+
+/* What a task or a bundle asks for: `device_count` devices matching
+ * `selector`, with `share` of each one's compute and `memory` bytes of each
+ * one's memory (0: `share` of the device's memory). */
+typedef struct accel_resource_request_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST */
+  uint32_t struct_size;
+  const void* next;
+  uint32_t device_count; /* 0: a task that needs no device */
+  uint32_t reserved0;    /* 0 */
+  double share;          /* in (0, 1] when device_count > 0 */
+  uint64_t memory;       /* bytes per device; 0: share * the device's memory */
+  const char* selector;  /* [optional] NULL or "": any device */
+  /* [optional] Run inside bundle `bundle_index` of this placement group: the
+   * task takes its devices and capacity from the bundle's reservation. */
+  accel_placement_group_t placement_group;
+  uint32_t bundle_index;
+  uint32_t reserved1; /* 0 */
+} accel_resource_request_t;
+
+typedef enum accel_placement_strategy_t {
+  ACCEL_PLACEMENT_STRATEGY_PACK = 0,          /* as few domains of `level` as possible, preferred */
+  ACCEL_PLACEMENT_STRATEGY_SPREAD = 1,        /* as many domains of `level` as possible, preferred */
+  ACCEL_PLACEMENT_STRATEGY_STRICT_PACK = 2,   /* every bundle inside one domain of `level` */
+  ACCEL_PLACEMENT_STRATEGY_STRICT_SPREAD = 3, /* every bundle in a different domain of `level` */
+  ACCEL_PLACEMENT_STRATEGY_FORCE32 = 0x7FFFFFFF
+} accel_placement_strategy_t;
+
+typedef enum accel_topology_level_t {
+  ACCEL_TOPOLOGY_LEVEL_CLIQUE = 0,    /* devices joined by one fabric (NVLink, Infinity Fabric) */
+  ACCEL_TOPOLOGY_LEVEL_PCIE_ROOT = 1, /* one PCIe root complex */
+  ACCEL_TOPOLOGY_LEVEL_NUMA = 2,      /* one NUMA node */
+  ACCEL_TOPOLOGY_LEVEL_NODE = 3,      /* one machine */
+  ACCEL_TOPOLOGY_LEVEL_RACK = 4,
+  ACCEL_TOPOLOGY_LEVEL_BLOCK = 5,
+  ACCEL_TOPOLOGY_LEVEL_FORCE32 = 0x7FFFFFFF
+} accel_topology_level_t;
+
+typedef struct accel_placement_group_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name;                        /* [optional] for messages */
+  const accel_resource_request_t* bundles; /* `bundle_count` requests; placement_group must be NULL */
+  uint32_t bundle_count;                   /* > 0 */
+  accel_placement_strategy_t strategy;
+  accel_topology_level_t level;
+  uint32_t required; /* STRICT_* only: 1 the constraint must hold; 0 falls back to PACK/SPREAD */
+} accel_placement_group_desc_t;
+
+/* Reserves every bundle or none, now. On success each bundle holds its
+ * devices until the group is destroyed; tasks run inside a bundle through
+ * accel_resource_request_t.placement_group.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (bad
+ *         header, zero bundles, a bundle with zero devices, a share that is
+ *         NaN or outside (0, 1], a selector that does not parse: the message
+ *         names "bundles[i].field"), ACCEL_ERROR_RESOURCE_EXHAUSTED when the
+ *         group cannot be placed now (nothing is held; the message says
+ *         which constraint or capacity decided it). */
+ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime,
+                                                      const accel_placement_group_desc_t* desc, /* [in] */
+                                                      accel_placement_group_t* out_group);      /* [out] */
+
+/* Frees the reservation once the tasks running inside it end; tasks still
+ * waiting for one of its bundles fail with ACCEL_ERROR_CANCELLED.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_placement_group_destroy(accel_placement_group_t group);
+
+/* One device a bundle holds. */
+typedef struct accel_bundle_device_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE */
+  uint32_t struct_size;
+  const void* next;
+  uint32_t bundle; /* index into desc->bundles */
+  uint32_t rank;   /* topology rank: node, then clique, then position; consecutive ranks are nearest */
+  accel_physical_device_t physical_device;
+  double share;
+  uint64_t memory;
+} accel_bundle_device_t;
+
+/* The group's devices, ordered by topology rank (the enumeration pattern:
+ * `*inout_count` in, entries written out; docs/abi.md).
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group_t group, uint32_t* inout_count,
+                                                           accel_bundle_device_t* out_devices); /* [out][optional] */
+
+/*===----------------------------------------------------------------------===*/
+/* Tasks and futures                                                          */
+/*===----------------------------------------------------------------------===*/
+
+/* A task's body. Its return value is the task's result: ACCEL_SUCCESS, or
+ * an error (the thread's accel_last_error() at return is kept as the
+ * message). ACCEL_ERROR_DEVICE_LOST retries the task elsewhere while
+ * retries remain. */
+typedef accel_status_t (*accel_task_function_t)(accel_task_context_t context, void* user_data);
+
+typedef struct accel_task_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_TASK_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name; /* [optional] for messages and explanations */
+  accel_task_function_t function;
+  void* user_data;
+  /* [optional] Called once with `user_data` when the runtime no longer needs it. */
+  void (*release_user_data)(void* user_data);
+  const accel_resource_request_t* request; /* [optional] NULL: no device */
+  const accel_future_t* dependencies;      /* [optional] run only after all of these succeeded */
+  uint32_t dependency_count;
+  uint32_t max_retries; /* attempts after a device loss */
+} accel_task_desc_t;
+
+/* Submits a task; its future completes when it ends. A request no device of
+ * the runtime could ever satisfy fails here (NOT_FOUND: the message says,
+ * per device, which part of the selector missed; RESOURCE_EXHAUSTED: larger
+ * than any device). On success `release_user_data` is the runtime's to call;
+ * on failure it is not called.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (the runtime, a dependency or the
+ *         placement group), ACCEL_ERROR_INVALID_ARGUMENT (NULL function, a bad
+ *         header, share NaN or outside (0, 1], a selector that does not
+ *         parse, bundle_index past the group), ACCEL_ERROR_NOT_FOUND,
+ *         ACCEL_ERROR_RESOURCE_EXHAUSTED, ACCEL_ERROR_FAILED_PRECONDITION
+ *         (the runtime is being destroyed). */
+ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_task_desc_t* desc, /* [in] */
+                                           accel_future_t* out_future);                            /* [out] */
+
+/* ACCEL_NOT_READY while the task has not ended, else its result.
+ * Returns ACCEL_ERROR_INVALID_HANDLE for a bad future. */
+ACCEL_API accel_status_t accel_future_query(accel_future_t future);
+
+/* Waits up to `timeout_ns` for the task to end and returns its result
+ * (ACCEL_ERROR_TIMEOUT when it did not end in time; the task goes on).
+ * Returns ACCEL_ERROR_INVALID_HANDLE for a bad future. */
+ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeout_ns);
+
+/* Cancels the task: one not yet started ends now with ACCEL_ERROR_CANCELLED
+ * (so do tasks depending on it); a running one sees
+ * accel_task_context_is_cancelled return 1 and ends when its function
+ * returns. Cancelling an ended task changes nothing.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_future_cancel(accel_future_t future);
+
+/* Text about the task: after it ended with an error, the message of that
+ * error; while it waits, why it waits ("capacity: ...", "waiting for
+ * dependency 0 ('load')", "bundle 1 of placement group 'g': 0.25 of its
+ * share free, 0.5 asked"); "" otherwise. The size pattern of
+ * accel_physical_device_explain.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t size,
+                                                  char* out_text,    /* [out][optional] */
+                                                  size_t* out_size); /* [out][optional] */
+
+/* Releases the handle; the task itself goes on.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_future_release(accel_future_t future);
+
+/*===----------------------------------------------------------------------===*/
+/* Task context (valid only inside the task function)                         */
+/*===----------------------------------------------------------------------===*/
+
+/* The devices the task got, in topology rank order: one access path (the
+ * first, in the stable order) of each physical device. The task's device
+ * allocations on this instance count against its share there and are
+ * refused on every other device (a libaccel tenant bound to the thread).
+ * Each returns ACCEL_ERROR_INVALID_HANDLE for a context that is not the
+ * calling task's, ACCEL_ERROR_INVALID_ARGUMENT for a NULL output or an
+ * index past the count. */
+ACCEL_API accel_status_t accel_task_context_get_device_count(accel_task_context_t context, uint32_t* out_count);
+ACCEL_API accel_status_t accel_task_context_get_device(accel_task_context_t context, uint32_t index,
+                                                       accel_device_t* out_device);
+ACCEL_API accel_status_t accel_task_context_get_physical_device(accel_task_context_t context, uint32_t index,
+                                                                accel_physical_device_t* out_physical_device);
+/* The memory the task may allocate on device `index`. */
+ACCEL_API accel_status_t accel_task_context_get_memory_limit(accel_task_context_t context, uint32_t index,
+                                                             uint64_t* out_bytes);
+/* 0 for the first attempt, 1 for the first retry, ... */
+ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t context, uint32_t* out_attempt);
+/* Writes 1 once accel_future_cancel or the runtime's destruction asked the task to stop. */
+ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_RUNTIME_H_ */

@@ -1,0 +1,881 @@
+// libaccel-runtime scenarios on simulated nodes with known answers
+// (docs/scheduler.md): placement by capability and topology, enforced shares,
+// atomic placement groups, dependencies, cancellation, retry on device loss,
+// the CPU counted once, bad input, and a property test that capacity is never
+// oversubscribed.
+#include <accel/runtime.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using accel_test::BufferDesc;
+using accel_test::ScopedInstance;
+using accel_test::TempDir;
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+const bool kProfileSet = setenv("ACCEL_SIM_PROFILE", "h100-sxm-8", 0) == 0;
+
+using Body = std::function<accel_status_t(accel_task_context_t)>;
+
+accel_status_t Trampoline(accel_task_context_t context, void* user_data) {
+  return (*static_cast<Body*>(user_data))(context);
+}
+void DeleteBody(void* user_data) { delete static_cast<Body*>(user_data); }
+
+accel_resource_request_t Request(uint32_t devices, double share = 1.0, uint64_t memory = 0,
+                                 const char* selector = nullptr) {
+  accel_resource_request_t r{};
+  r.stype = ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST;
+  r.struct_size = sizeof(r);
+  r.device_count = devices;
+  r.share = share;
+  r.memory = memory;
+  r.selector = selector;
+  return r;
+}
+
+// A runtime over a fresh instance, destroyed in order.
+class RuntimeFixture {
+ public:
+  explicit RuntimeFixture(const accel_instance_desc_t* desc = nullptr, uint32_t workers = 8) : instance_(desc) {
+    accel_runtime_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+    d.struct_size = sizeof(d);
+    d.worker_threads = workers;
+    EXPECT_EQ(accel_runtime_create(instance_.get(), &d, &runtime_), ACCEL_SUCCESS) << accel_last_error();
+  }
+  ~RuntimeFixture() {
+    for (accel_future_t f : futures_) EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_runtime_destroy(runtime_), ACCEL_SUCCESS) << accel_last_error();
+  }
+  RuntimeFixture(const RuntimeFixture&) = delete;
+  RuntimeFixture& operator=(const RuntimeFixture&) = delete;
+
+  accel_runtime_t get() const { return runtime_; }
+  accel_instance_t instance() const { return instance_.get(); }
+
+  // Submits `body`; the future is released with the fixture.
+  accel_status_t Submit(const accel_resource_request_t* request, Body body, accel_future_t* out,
+                        std::vector<accel_future_t> deps = {}, uint32_t max_retries = 0, const char* name = nullptr) {
+    accel_task_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.name = name;
+    d.function = Trampoline;
+    auto* owned = new Body(std::move(body));
+    d.user_data = owned;
+    d.release_user_data = DeleteBody;
+    d.request = request;
+    d.dependencies = deps.data();
+    d.dependency_count = static_cast<uint32_t>(deps.size());
+    d.max_retries = max_retries;
+    const accel_status_t status = accel_task_submit(runtime_, &d, out);
+    if (status == ACCEL_SUCCESS) {
+      futures_.push_back(*out);
+    } else {
+      delete owned;  // not the runtime's on failure
+    }
+    return status;
+  }
+
+  std::vector<accel_runtime_device_t> Devices() const {
+    uint32_t n = 0;
+    EXPECT_EQ(accel_runtime_get_device_count(runtime_, &n), ACCEL_SUCCESS);
+    std::vector<accel_runtime_device_t> v(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      v[i].stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+      v[i].struct_size = sizeof(v[i]);
+      EXPECT_EQ(accel_runtime_get_device(runtime_, i, &v[i]), ACCEL_SUCCESS) << accel_last_error();
+    }
+    return v;
+  }
+
+  accel_runtime_counters_t Counters() const {
+    accel_runtime_counters_t c{};
+    c.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS;
+    c.struct_size = sizeof(c);
+    EXPECT_EQ(accel_runtime_get_counters(runtime_, &c), ACCEL_SUCCESS) << accel_last_error();
+    return c;
+  }
+
+ private:
+  ScopedInstance instance_;
+  accel_runtime_t runtime_ = nullptr;
+  std::vector<accel_future_t> futures_;
+};
+
+std::string Message(accel_future_t f) {
+  size_t size = 0;
+  EXPECT_EQ(accel_future_get_message(f, 0, nullptr, &size), ACCEL_SUCCESS) << accel_last_error();
+  std::string text(size, '\0');
+  EXPECT_EQ(accel_future_get_message(f, size, text.data(), nullptr), ACCEL_SUCCESS) << accel_last_error();
+  text.resize(size > 0 ? size - 1 : 0);
+  return text;
+}
+
+std::string PhysicalId(accel_physical_device_t p) {
+  accel_physical_device_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  props.struct_size = sizeof(props);
+  EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
+  return props.name;
+}
+
+int NumaOf(accel_physical_device_t p) {
+  accel_physical_device_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  props.struct_size = sizeof(props);
+  EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
+  return props.numa_node;
+}
+
+std::vector<accel_bundle_device_t> GroupDevices(accel_placement_group_t g) {
+  uint32_t n = 0;
+  EXPECT_EQ(accel_placement_group_get_devices(g, &n, nullptr), ACCEL_SUCCESS) << accel_last_error();
+  std::vector<accel_bundle_device_t> v(n);
+  for (auto& d : v) {
+    d.stype = ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE;
+    d.struct_size = sizeof(d);
+  }
+  EXPECT_EQ(accel_placement_group_get_devices(g, &n, v.data()), ACCEL_SUCCESS) << accel_last_error();
+  return v;
+}
+
+accel_status_t MakeGroup(accel_runtime_t rt, std::vector<accel_resource_request_t> bundles,
+                         accel_placement_strategy_t strategy, accel_topology_level_t level,
+                         accel_placement_group_t* out, uint32_t required = 1) {
+  accel_placement_group_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
+  d.struct_size = sizeof(d);
+  d.name = "g";
+  d.bundles = bundles.data();
+  d.bundle_count = static_cast<uint32_t>(bundles.size());
+  d.strategy = strategy;
+  d.level = level;
+  d.required = required;
+  return accel_placement_group_create(rt, &d, out);
+}
+
+// A gate tasks wait on until the test opens it.
+class Gate {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Waits until `predicate` holds (the runtime's work is asynchronous); fails after 30 s.
+template <typename P>
+bool Eventually(P predicate) {
+  for (int i = 0; i < 3000; ++i) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return predicate();
+}
+
+// A profile file: h100-sxm-8 with device 0 at exactly 80 GiB.
+std::string EightyGiBProfile(const TempDir& dir) {
+  std::ifstream in(std::string(ACCEL_TEST_SOURCE_DIR) + "/backends/sim/profiles/h100-sxm-8.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  const std::string from = "85520809984";
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos);
+  s.replace(at, from.size(), std::to_string(80 * kGiB));
+  const std::string path = dir.path().string() + "/h100-80gib.json";
+  std::ofstream(path) << s;
+  return path;
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old != nullptr) old_ = old;
+    had_ = old != nullptr;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(Runtime, ResourcesAreThePhysicalDevicesWithTheirMemory) {
+  ASSERT_TRUE(kProfileSet);
+  RuntimeFixture rt;
+  auto devices = rt.Devices();
+  ASSERT_EQ(devices.size(), 8U);
+  for (const auto& d : devices) {
+    EXPECT_EQ(d.share_free, 1.0);
+    EXPECT_EQ(d.memory_total, uint64_t{85520809984});
+    EXPECT_EQ(d.memory_free, d.memory_total);
+    EXPECT_EQ(d.lost, 0U);
+  }
+  EXPECT_EQ(accel_runtime_version(), ACCEL_RUNTIME_VERSION);
+}
+
+TEST(Runtime, EightDeviceGangInsideOneNvlinkCliqueAndTwoInTheXgmiClique) {
+  {
+    RuntimeFixture rt;
+    accel_placement_group_t g = nullptr;
+    std::vector<accel_resource_request_t> bundles(8, Request(1));
+    ASSERT_EQ(MakeGroup(rt.get(), bundles, ACCEL_PLACEMENT_STRATEGY_STRICT_PACK, ACCEL_TOPOLOGY_LEVEL_CLIQUE, &g),
+              ACCEL_SUCCESS)
+        << accel_last_error();
+    auto devices = GroupDevices(g);
+    ASSERT_EQ(devices.size(), 8U);
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(devices[i].rank, i) << "ordered by topology rank";
+    // The clique is full: a ninth device cannot be had.
+    accel_placement_group_t h = nullptr;
+    EXPECT_EQ(MakeGroup(rt.get(), {Request(1)}, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &h),
+              ACCEL_ERROR_RESOURCE_EXHAUSTED);
+    EXPECT_EQ(h, nullptr);
+    EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS);
+  }
+  {
+    ScopedEnv profile("ACCEL_SIM_PROFILE", "mixed-vendor");
+    RuntimeFixture rt;
+    accel_placement_group_t g = nullptr;
+    ASSERT_EQ(MakeGroup(rt.get(), {Request(1), Request(1)}, ACCEL_PLACEMENT_STRATEGY_STRICT_PACK,
+                        ACCEL_TOPOLOGY_LEVEL_CLIQUE, &g),
+              ACCEL_SUCCESS)
+        << accel_last_error();
+    auto devices = GroupDevices(g);
+    ASSERT_EQ(devices.size(), 2U);
+    for (const auto& d : devices) {
+      EXPECT_NE(PhysicalId(d.physical_device).find("MI210"), std::string::npos)
+          << "only the two MI210s share a fabric clique: " << PhysicalId(d.physical_device);
+    }
+    EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS);
+  }
+}
+
+TEST(Runtime, StrictSpreadAcrossNumaNodesAndAtomicRefusal) {
+  RuntimeFixture rt;
+  accel_placement_group_t g = nullptr;
+  ASSERT_EQ(MakeGroup(rt.get(), {Request(1), Request(1)}, ACCEL_PLACEMENT_STRATEGY_STRICT_SPREAD,
+                      ACCEL_TOPOLOGY_LEVEL_NUMA, &g),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  auto devices = GroupDevices(g);
+  ASSERT_EQ(devices.size(), 2U);
+  EXPECT_NE(NumaOf(devices[0].physical_device), NumaOf(devices[1].physical_device));
+
+  // Three bundles cannot spread over two NUMA nodes: refused, and nothing held.
+  auto before = rt.Devices();
+  accel_placement_group_t h = nullptr;
+  EXPECT_EQ(MakeGroup(rt.get(), {Request(1, 0.5), Request(1, 0.5), Request(1, 0.5)},
+                      ACCEL_PLACEMENT_STRATEGY_STRICT_SPREAD, ACCEL_TOPOLOGY_LEVEL_NUMA, &h),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  const std::string message = accel_last_error();
+  EXPECT_NE(message.find("STRICT_SPREAD at numa"), std::string::npos) << message;
+  EXPECT_NE(message.find("nothing is held"), std::string::npos) << message;
+  auto after = rt.Devices();
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(before[i].share_free, after[i].share_free) << "device " << i;
+    EXPECT_EQ(before[i].memory_free, after[i].memory_free) << "device " << i;
+  }
+  // An unplaceable gang larger than the node: also nothing held.
+  std::vector<accel_resource_request_t> nine(9, Request(1));
+  EXPECT_EQ(MakeGroup(rt.get(), nine, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &h),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  after = rt.Devices();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(before[i].share_free, after[i].share_free);
+  EXPECT_EQ(rt.Counters().placement_groups_refused, 2U);
+  EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS);
+  for (const auto& d : rt.Devices()) EXPECT_EQ(d.share_free, 1.0);
+}
+
+TEST(Runtime, FourQuarterSharesOfTwentyGiBFitAndTheFifthWaits) {
+  TempDir dir;
+  ScopedEnv profile("ACCEL_SIM_PROFILE", EightyGiBProfile(dir));
+  ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0");
+  RuntimeFixture rt;
+  ASSERT_EQ(rt.Devices().size(), 1U);
+  ASSERT_EQ(rt.Devices()[0].memory_total, 80 * kGiB);
+  Gate gate;
+  std::atomic<int> running{0};
+  const accel_resource_request_t quarter = Request(1, 0.25, 20 * kGiB);
+  std::vector<accel_future_t> futures(5);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(rt.Submit(
+                  &quarter,
+                  [&](accel_task_context_t ctx) {
+                    uint64_t limit = 0;
+                    EXPECT_EQ(accel_task_context_get_memory_limit(ctx, 0, &limit), ACCEL_SUCCESS);
+                    EXPECT_EQ(limit, 20 * kGiB);
+                    ++running;
+                    gate.Wait();
+                    return ACCEL_SUCCESS;
+                  },
+                  &futures[i]),
+              ACCEL_SUCCESS)
+        << accel_last_error();
+  }
+  ASSERT_TRUE(Eventually([&] { return running.load() == 4; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(running.load(), 4) << "a fifth quarter does not fit";
+  EXPECT_EQ(accel_future_query(futures[4]), ACCEL_NOT_READY);
+  const std::string why = Message(futures[4]);
+  EXPECT_NE(why.find("capacity"), std::string::npos) << why;
+  EXPECT_EQ(rt.Counters().pending, 1U);
+  EXPECT_EQ(rt.Devices()[0].share_free, 0.0);
+  gate.Open();
+  for (accel_future_t f : futures) EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(running.load(), 5);
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.submitted, 5U);
+  EXPECT_EQ(c.placed, 5U);
+  EXPECT_EQ(c.started, 5U);
+  EXPECT_EQ(c.finished, 5U);
+  EXPECT_EQ(c.pending, 0U);
+  EXPECT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  EXPECT_EQ(rt.Devices()[0].share_free, 1.0);
+  EXPECT_EQ(rt.Devices()[0].memory_free, 80 * kGiB);
+}
+
+TEST(Runtime, ATaskPastItsShareFailsAloneAndItsNeighbourIsUntouched) {
+  ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0");
+  RuntimeFixture rt;
+  const accel_resource_request_t half = Request(1, 0.5, 64 * kMiB);
+  Gate both_allocated;
+  std::atomic<int> allocated{0};
+  auto body = [&](uint64_t first, uint64_t second) {
+    return [&, first, second](accel_task_context_t ctx) -> accel_status_t {
+      accel_device_t device = nullptr;
+      EXPECT_EQ(accel_task_context_get_device(ctx, 0, &device), ACCEL_SUCCESS);
+      const accel_buffer_desc_t d1 = BufferDesc(first);
+      accel_buffer_t b1 = nullptr;
+      if (accel_buffer_create(device, &d1, &b1) != ACCEL_SUCCESS) return accel_last_error_status();
+      ++allocated;
+      both_allocated.Wait();
+      accel_status_t status = ACCEL_SUCCESS;
+      if (second > 0) {
+        const accel_buffer_desc_t d2 = BufferDesc(second);
+        accel_buffer_t b2 = nullptr;
+        status = accel_buffer_create(device, &d2, &b2);
+        if (status == ACCEL_SUCCESS) accel_buffer_destroy(b2);
+      }
+      const std::string message = accel_last_error();
+      accel_buffer_destroy(b1);
+      if (status != ACCEL_SUCCESS) return accel_set_last_error(status, message.c_str());
+      return ACCEL_SUCCESS;
+    };
+  };
+  accel_future_t greedy = nullptr;
+  accel_future_t modest = nullptr;
+  ASSERT_EQ(rt.Submit(&half, body(48 * kMiB, 32 * kMiB), &greedy, {}, 0, "greedy"), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(&half, body(64 * kMiB, 0), &modest, {}, 0, "modest"), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return allocated.load() == 2; }));
+  both_allocated.Open();
+  EXPECT_EQ(accel_future_wait(greedy, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  const std::string message = Message(greedy);
+  EXPECT_NE(message.find("tenant 'task 1 ('greedy')' holds 48 MiB of its 64 MiB limit"), std::string::npos) << message;
+  EXPECT_EQ(accel_future_wait(modest, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(modest);
+  // Outside any task, the process may allocate freely again.
+  accel_memory_usage_t u{};
+  u.stype = ACCEL_STRUCTURE_TYPE_MEMORY_USAGE;
+  u.struct_size = sizeof(u);
+  uint32_t n = 1;
+  accel_physical_device_t p = nullptr;
+  ASSERT_EQ(accel_instance_enumerate_physical_devices(rt.instance(), &n, &p), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_physical_device_get_memory_usage(p, &u), ACCEL_SUCCESS);
+  EXPECT_EQ(u.used, 0U) << "every task buffer was given back";
+}
+
+TEST(Runtime, TaskDevicesAreOnlyTheOnesItGot) {
+  RuntimeFixture rt;
+  const accel_resource_request_t two = Request(2, 1.0, 0, "kind==gpu && mem>=64GiB");
+  accel_future_t f = nullptr;
+  ASSERT_EQ(rt.Submit(
+                &two,
+                [&](accel_task_context_t ctx) -> accel_status_t {
+                  uint32_t n = 0;
+                  EXPECT_EQ(accel_task_context_get_device_count(ctx, &n), ACCEL_SUCCESS);
+                  EXPECT_EQ(n, 2U);
+                  uint64_t limit = 0;
+                  EXPECT_EQ(accel_task_context_get_memory_limit(ctx, 1, &limit), ACCEL_SUCCESS);
+                  EXPECT_EQ(limit, uint64_t{85520809984}) << "share 1.0: the whole device";
+                  accel_device_t dev = nullptr;
+                  EXPECT_EQ(accel_task_context_get_device(ctx, 2, &dev), ACCEL_ERROR_INVALID_ARGUMENT);
+                  EXPECT_EQ(dev, nullptr);
+                  // A device the task did not get: refused.
+                  uint32_t count = 8;
+                  std::vector<accel_device_t> all(8);
+                  EXPECT_EQ(accel_instance_enumerate_devices(rt.instance(), &count, all.data()), ACCEL_SUCCESS);
+                  accel_device_t mine = nullptr;
+                  EXPECT_EQ(accel_task_context_get_device(ctx, 0, &mine), ACCEL_SUCCESS);
+                  accel_device_t other = all[7] == mine ? all[6] : all[7];
+                  const accel_buffer_desc_t d = BufferDesc(4096);
+                  accel_buffer_t b = nullptr;
+                  EXPECT_EQ(accel_buffer_create(other, &d, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+                  EXPECT_NE(std::string(accel_last_error()).find("may not allocate on this device"), std::string::npos);
+                  return ACCEL_SUCCESS;
+                },
+                &f),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  // Outside the task the context is not valid.
+  uint32_t n = 0;
+  EXPECT_EQ(accel_task_context_get_device_count(reinterpret_cast<accel_task_context_t>(0x10), &n),
+            ACCEL_ERROR_INVALID_HANDLE);
+}
+
+TEST(Runtime, DependenciesRunInOrderAndFailuresAndCancellationsPropagate) {
+  RuntimeFixture rt;
+  std::vector<std::string> order;
+  std::mutex m;
+  auto record = [&](const char* what, accel_status_t result) {
+    return [&, what, result](accel_task_context_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::lock_guard lock(m);
+      order.emplace_back(what);
+      if (result < 0) return accel_set_last_error(result, "load: the file is truncated");
+      return result;
+    };
+  };
+  accel_future_t load = nullptr;
+  accel_future_t train = nullptr;
+  accel_future_t eval = nullptr;
+  ASSERT_EQ(rt.Submit(nullptr, record("load", ACCEL_SUCCESS), &load, {}, 0, "load"), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, record("train", ACCEL_SUCCESS), &train, {load}, 0, "train"), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, record("eval", ACCEL_SUCCESS), &eval, {train, load}, 0, "eval"), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(eval, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(order, (std::vector<std::string>{"load", "train", "eval"}));
+
+  accel_future_t bad = nullptr;
+  accel_future_t after_bad = nullptr;
+  ASSERT_EQ(rt.Submit(nullptr, record("bad", ACCEL_ERROR_NOT_FOUND), &bad, {}, 0, "bad"), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, record("never", ACCEL_SUCCESS), &after_bad, {bad}, 0, "after"), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(bad, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_NOT_FOUND);
+  EXPECT_EQ(Message(bad), "load: the file is truncated");
+  EXPECT_EQ(accel_future_wait(after_bad, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_FAILED_PRECONDITION);
+  EXPECT_NE(Message(after_bad).find("dependency 0 (task 4 ('bad')) ended with ACCEL_ERROR_NOT_FOUND"),
+            std::string::npos)
+      << Message(after_bad);
+
+  // Cancel a task that waits for a gate held by a running one; its dependent is cancelled too.
+  Gate gate;
+  accel_future_t blocker = nullptr;
+  accel_future_t waiting = nullptr;
+  accel_future_t dependent = nullptr;
+  ASSERT_EQ(rt.Submit(
+                nullptr,
+                [&](accel_task_context_t ctx) {
+                  gate.Wait();
+                  uint32_t cancelled = 0;
+                  EXPECT_EQ(accel_task_context_is_cancelled(ctx, &cancelled), ACCEL_SUCCESS);
+                  return cancelled != 0 ? accel_set_last_error(ACCEL_ERROR_CANCELLED, "stopped as asked")
+                                        : ACCEL_SUCCESS;
+                },
+                &blocker),
+            ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, record("waiting", ACCEL_SUCCESS), &waiting, {blocker}), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, record("dependent", ACCEL_SUCCESS), &dependent, {waiting}), ACCEL_SUCCESS);
+  EXPECT_NE(Message(waiting).find("waiting for dependency 0"), std::string::npos) << Message(waiting);
+  EXPECT_EQ(accel_future_cancel(waiting), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(waiting, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_EQ(accel_future_wait(dependent, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_EQ(accel_future_wait(blocker, 1000000), ACCEL_ERROR_TIMEOUT) << "a wait that times out leaves the task";
+  EXPECT_EQ(accel_future_cancel(blocker), ACCEL_SUCCESS);
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(blocker, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_EQ(Message(blocker), "stopped as asked");
+  {
+    std::lock_guard lock(m);
+    EXPECT_EQ(std::count(order.begin(), order.end(), "waiting") + std::count(order.begin(), order.end(), "dependent"),
+              0);
+  }
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.submitted, 8U);
+  EXPECT_EQ(c.finished + c.failed + c.cancelled, 8U) << "every task is counted once";
+  EXPECT_EQ(c.cancelled, 3U);
+}
+
+TEST(Runtime, DeviceLossRetriesTheTaskElsewhere) {
+  ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0,1");
+  const accel_resource_request_t one = Request(1, 1.0, 64 * kMiB);
+  // The planner is deterministic: find the device a first attempt gets, then lose that one.
+  uint32_t first = 99;
+  {
+    RuntimeFixture probe;
+    accel_future_t f = nullptr;
+    ASSERT_EQ(probe.Submit(
+                  &one,
+                  [&](accel_task_context_t ctx) {
+                    accel_physical_device_t p = nullptr;
+                    EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &p), ACCEL_SUCCESS);
+                    accel_physical_device_properties_t props{};
+                    props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+                    props.struct_size = sizeof(props);
+                    EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
+                    first = props.index;
+                    return ACCEL_SUCCESS;
+                  },
+                  &f),
+              ACCEL_SUCCESS);
+    ASSERT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  }
+  ASSERT_LT(first, 2U);
+  // Lost at its second operation: the task's second allocation.
+  ScopedEnv faults("ACCEL_SIM_FAULTS", "device_lost_after=1,devices=gpu" + std::to_string(first));
+  RuntimeFixture rt;
+  std::vector<std::string> seen;
+  accel_future_t f = nullptr;
+  ASSERT_EQ(rt.Submit(
+                &one,
+                [&](accel_task_context_t ctx) -> accel_status_t {
+                  uint32_t attempt = 99;
+                  EXPECT_EQ(accel_task_context_get_attempt(ctx, &attempt), ACCEL_SUCCESS);
+                  accel_physical_device_t p = nullptr;
+                  EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &p), ACCEL_SUCCESS);
+                  seen.push_back(std::to_string(attempt) + ":" + std::to_string(NumaOf(p)) + ":" +
+                                 std::to_string(reinterpret_cast<uintptr_t>(p)));
+                  accel_device_t d = nullptr;
+                  EXPECT_EQ(accel_task_context_get_device(ctx, 0, &d), ACCEL_SUCCESS);
+                  const accel_buffer_desc_t bd = BufferDesc(4096);
+                  accel_buffer_t b[2] = {nullptr, nullptr};
+                  accel_status_t s = ACCEL_SUCCESS;
+                  for (int i = 0; i < 2 && s == ACCEL_SUCCESS; ++i) s = accel_buffer_create(d, &bd, &b[i]);
+                  const std::string why = accel_last_error();
+                  for (accel_buffer_t x : b) {
+                    if (x != nullptr) accel_buffer_destroy(x);
+                  }
+                  return s == ACCEL_SUCCESS ? s : accel_set_last_error(s, why.c_str());
+                },
+                &f, {}, 2, "train"),
+            ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  ASSERT_EQ(seen.size(), 2U);
+  EXPECT_EQ(seen[0].substr(0, 2), "0:");
+  EXPECT_EQ(seen[1].substr(0, 2), "1:");
+  EXPECT_NE(seen[0].substr(seen[0].rfind(':')), seen[1].substr(seen[1].rfind(':'))) << "retried elsewhere";
+  uint32_t lost = 0;
+  for (const auto& d : rt.Devices()) {
+    if (d.lost == 0) continue;
+    ++lost;
+    EXPECT_EQ(d.share_free, 0.0) << "nothing is placed on a lost device";
+  }
+  EXPECT_EQ(lost, 1U);
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.retried, 1U);
+  EXPECT_EQ(c.devices_lost, 1U);
+  EXPECT_EQ(c.placed, 2U);
+  EXPECT_EQ(c.finished, 1U);
+
+  // With every device of the selector lost, a task fails at once, saying why.
+  accel_future_t g = nullptr;
+  const accel_resource_request_t two = Request(2);
+  EXPECT_EQ(rt.Submit(
+                &two, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &g),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("no device of the runtime could ever hold it"), std::string::npos)
+      << accel_last_error();
+}
+
+TEST(Runtime, TheCpuThroughThreeBackendsIsOneResource) {
+  accel_instance_desc_t desc = ScopedInstance::Backends("host,opencl,vulkan");
+  RuntimeFixture rt(&desc);
+  uint32_t paths = 0;
+  ASSERT_EQ(accel_instance_enumerate_devices(rt.instance(), &paths, nullptr), ACCEL_SUCCESS);
+  if (paths < 3) GTEST_SKIP() << "PoCL or lavapipe is not installed: " << paths << " access path(s) to the CPU";
+  auto devices = rt.Devices();
+  ASSERT_EQ(devices.size(), 1U) << "three access paths, one physical CPU";
+  // Two whole-CPU tasks cannot run at once.
+  Gate gate;
+  std::atomic<int> running{0};
+  const accel_resource_request_t cpu = Request(1, 1.0, 0, "kind==cpu");
+  accel_future_t a = nullptr;
+  accel_future_t b = nullptr;
+  auto body = [&](accel_task_context_t) {
+    ++running;
+    gate.Wait();
+    return ACCEL_SUCCESS;
+  };
+  ASSERT_EQ(rt.Submit(&cpu, body, &a), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(rt.Submit(&cpu, body, &b), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_TRUE(Eventually([&] { return running.load() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(running.load(), 1);
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(a, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(b, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+}
+
+TEST(Runtime, TasksInsideABundleShareItsReservation) {
+  RuntimeFixture rt;
+  accel_placement_group_t g = nullptr;
+  ASSERT_EQ(MakeGroup(rt.get(), {Request(2, 0.5, 8 * kGiB), Request(1)}, ACCEL_PLACEMENT_STRATEGY_PACK,
+                      ACCEL_TOPOLOGY_LEVEL_NODE, &g),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  Gate gate;
+  std::atomic<int> running{0};
+  accel_resource_request_t in = Request(2, 0.25, 4 * kGiB);
+  in.placement_group = g;
+  in.bundle_index = 0;
+  std::vector<accel_future_t> f(3);
+  auto body = [&](accel_task_context_t) {
+    ++running;
+    gate.Wait();
+    return ACCEL_SUCCESS;
+  };
+  for (auto& fut : f) ASSERT_EQ(rt.Submit(&in, body, &fut), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_TRUE(Eventually([&] { return running.load() == 2; }))
+      << Message(f[0]) << " / " << Message(f[1]) << " placed " << rt.Counters().placed << " started "
+      << rt.Counters().started << " pending " << rt.Counters().pending << " running " << running.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(running.load(), 2) << "the bundle holds 0.5 of two devices: two quarter tasks";
+  EXPECT_NE(Message(f[2]).find("bundle 0 of placement group 'g'"), std::string::npos) << Message(f[2]);
+  // Too large for the bundle ever: refused at submission.
+  accel_resource_request_t big = Request(3, 0.25);
+  big.placement_group = g;
+  accel_future_t never = nullptr;
+  EXPECT_EQ(rt.Submit(&big, body, &never), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  gate.Open();
+  for (auto fut : f) EXPECT_EQ(accel_future_wait(fut, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  // Destroying the group cancels what still waits for it and frees the devices.
+  Gate second;
+  std::atomic<int> started{0};
+  accel_resource_request_t whole = Request(1, 1.0);
+  whole.placement_group = g;
+  whole.bundle_index = 1;
+  accel_future_t holder = nullptr;
+  accel_future_t queued = nullptr;
+  auto hold = [&](accel_task_context_t) {
+    ++started;
+    second.Wait();
+    return ACCEL_SUCCESS;
+  };
+  ASSERT_EQ(rt.Submit(&whole, hold, &holder), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(&whole, hold, &queued), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return started.load() == 1; }));
+  EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(queued, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_NE(Message(queued).find("placement group 'g' was destroyed"), std::string::npos);
+  second.Open();
+  EXPECT_EQ(accel_future_wait(holder, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& d : rt.Devices()) {
+      if (d.share_free != 1.0) return false;
+    }
+    return true;
+  }));
+}
+
+TEST(Runtime, BadInputIsRefusedWithTheFieldAndNothingLeaks) {
+  RuntimeFixture rt;
+  auto ok = [](accel_task_context_t) { return ACCEL_SUCCESS; };
+  accel_future_t f = nullptr;
+  struct Case {
+    accel_resource_request_t request;
+    accel_status_t code;
+    const char* text;
+  };
+  const Case cases[] = {
+      {Request(1, 1.0, 0, "kind==gpu && (mem>="), ACCEL_ERROR_INVALID_ARGUMENT, "'desc->request->selector' column"},
+      {Request(1, 1.0, 0, "memroy >= 1GiB"), ACCEL_ERROR_INVALID_ARGUMENT, "memroy"},
+      {Request(1, -0.5), ACCEL_ERROR_INVALID_ARGUMENT, "'desc->request->share' is -0.5"},
+      {Request(1, std::nan("")), ACCEL_ERROR_INVALID_ARGUMENT, "'desc->request->share' is nan"},
+      {Request(1, 1.5), ACCEL_ERROR_INVALID_ARGUMENT, "must be in (0, 1]"},
+      {Request(1, 1.0, 0, "kind==tpu"), ACCEL_ERROR_NOT_FOUND, "matches none of the 8 device(s)"},
+      {Request(1, 1.0, 0, "mem >= 100GiB"), ACCEL_ERROR_NOT_FOUND, "the device has"},
+      {Request(9), ACCEL_ERROR_RESOURCE_EXHAUSTED, "could ever hold it"},
+      {Request(1, 1.0, 200 * kGiB), ACCEL_ERROR_RESOURCE_EXHAUSTED, "could ever hold it"},
+      {Request(0, 1.0, 0, "kind==gpu"), ACCEL_ERROR_INVALID_ARGUMENT, "'desc->request->device_count' is 0"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(rt.Submit(&c.request, ok, &f), c.code);
+    EXPECT_NE(std::string(accel_last_error()).find(c.text), std::string::npos) << accel_last_error();
+    EXPECT_EQ(f, nullptr);
+  }
+  // The task description itself.
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  EXPECT_EQ(accel_task_submit(rt.get(), &d, &f), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->function' is NULL"), std::string::npos);
+  d.function = Trampoline;
+  accel_future_t stale = nullptr;
+  ASSERT_EQ(rt.Submit(nullptr, ok, &stale), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_future_wait(stale, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_future_t copy = stale;
+  d.dependencies = &copy;
+  d.dependency_count = 1;
+  RuntimeFixture other;
+  EXPECT_EQ(accel_task_submit(other.get(), &d, &f), ACCEL_ERROR_INVALID_ARGUMENT)
+      << "a dependency on another runtime's task";
+  EXPECT_NE(std::string(accel_last_error()).find("another runtime"), std::string::npos);
+  d.dependency_count = 2;
+  accel_future_t garbage[2] = {stale, reinterpret_cast<accel_future_t>(0x1234)};
+  d.dependencies = garbage;
+  EXPECT_EQ(accel_task_submit(rt.get(), &d, &f), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->dependencies[1]'"), std::string::npos) << accel_last_error();
+  d.dependency_count = 0;
+  d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  EXPECT_EQ(accel_task_submit(rt.get(), &d, &f), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(accel_task_submit(reinterpret_cast<accel_runtime_t>(0x1234), &d, &f), ACCEL_ERROR_INVALID_HANDLE);
+
+  // Placement groups: zero bundles, a zero-device bundle, NaN, bad enums.
+  accel_placement_group_t g = nullptr;
+  EXPECT_EQ(MakeGroup(rt.get(), {}, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &g),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->bundle_count' is 0"), std::string::npos);
+  EXPECT_EQ(MakeGroup(rt.get(), {Request(1), Request(0)}, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &g),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->bundles[1]->device_count' is 0"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(
+      MakeGroup(rt.get(), {Request(1, std::nan(""))}, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &g),
+      ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      MakeGroup(rt.get(), {Request(1)}, static_cast<accel_placement_strategy_t>(9), ACCEL_TOPOLOGY_LEVEL_NODE, &g),
+      ACCEL_ERROR_INVALID_ENUM);
+  EXPECT_EQ(
+      MakeGroup(rt.get(), {Request(1)}, ACCEL_PLACEMENT_STRATEGY_PACK, static_cast<accel_topology_level_t>(9), &g),
+      ACCEL_ERROR_INVALID_ENUM);
+  EXPECT_EQ(g, nullptr);
+  for (const auto& dev : rt.Devices()) EXPECT_EQ(dev.share_free, 1.0) << "nothing held after bad input";
+  EXPECT_EQ(accel_placement_group_destroy(reinterpret_cast<accel_placement_group_t>(copy)), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("is a future handle, not a placement group handle"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(accel_future_wait(nullptr, 0), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(rt.Counters().submitted, 1U) << "only the one good task was accepted";
+}
+
+TEST(Runtime, DestroyCancelsWhatWaitsAndFuturesStayReadable) {
+  accel_future_t waiting = nullptr;
+  std::atomic<int> released{0};
+  {
+    ScopedInstance instance(nullptr);
+    accel_runtime_t rt = nullptr;
+    ASSERT_EQ(accel_runtime_create(instance.get(), nullptr, &rt), ACCEL_SUCCESS) << accel_last_error();
+    accel_task_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.function = [](accel_task_context_t, void*) { return ACCEL_SUCCESS; };
+    d.user_data = &released;
+    d.release_user_data = [](void* p) { ++*static_cast<std::atomic<int>*>(p); };
+    const accel_resource_request_t all = Request(8);
+    accel_placement_group_t g = nullptr;
+    ASSERT_EQ(MakeGroup(rt, {Request(1)}, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &g), ACCEL_SUCCESS);
+    d.request = &all;  // cannot start while the group holds a device
+    ASSERT_EQ(accel_task_submit(rt, &d, &waiting), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_future_query(waiting), ACCEL_NOT_READY);
+    EXPECT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS);
+    EXPECT_EQ(accel_runtime_destroy(rt), ACCEL_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS) << "a group handle outlives its runtime harmlessly";
+  }
+  EXPECT_EQ(accel_future_wait(waiting, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_NE(Message(waiting).find("the runtime was destroyed first"), std::string::npos) << Message(waiting);
+  EXPECT_EQ(released.load(), 1) << "user data released exactly once";
+  EXPECT_EQ(accel_future_release(waiting), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_release(waiting), ACCEL_ERROR_INVALID_HANDLE);
+}
+
+// Property: under a random stream of tasks with random shares and device
+// counts on the 8-GPU node, the shares running on a device never pass 1.0,
+// every task ends exactly once, and the counters add up.
+TEST(RuntimeProperty, CapacityIsNeverOversubscribed) {
+  RuntimeFixture rt(nullptr, 12);
+  std::mutex m;
+  std::map<accel_physical_device_t, double> in_use;
+  std::atomic<int> violations{0};
+  std::atomic<int> ran{0};
+  std::mt19937 rng(20261204);
+  const double shares[] = {0.125, 0.25, 0.5, 1.0};
+  std::vector<accel_future_t> futures;
+  std::vector<accel_resource_request_t> requests(300);
+  for (auto& r : requests) {
+    r = Request(1 + rng() % 3, shares[rng() % 4]);
+  }
+  for (auto& r : requests) {
+    const double share = r.share;
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(
+                  &r,
+                  [&, share](accel_task_context_t ctx) {
+                    uint32_t n = 0;
+                    accel_task_context_get_device_count(ctx, &n);
+                    std::vector<accel_physical_device_t> mine(n);
+                    for (uint32_t i = 0; i < n; ++i) accel_task_context_get_physical_device(ctx, i, &mine[i]);
+                    {
+                      std::lock_guard lock(m);
+                      for (auto p : mine) {
+                        in_use[p] += share;
+                        if (in_use[p] > 1.0 + 1e-9) ++violations;
+                      }
+                    }
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+                    {
+                      std::lock_guard lock(m);
+                      for (auto p : mine) in_use[p] -= share;
+                    }
+                    ++ran;
+                    return ACCEL_SUCCESS;
+                  },
+                  &f),
+              ACCEL_SUCCESS)
+        << accel_last_error();
+    futures.push_back(f);
+  }
+  for (auto f : futures) EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_EQ(ran.load(), 300);
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.submitted, 300U);
+  EXPECT_EQ(c.started, 300U);
+  EXPECT_EQ(c.finished, 300U);
+  EXPECT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  for (const auto& d : rt.Devices()) EXPECT_EQ(d.share_free, 1.0);
+}
+
+}  // namespace

@@ -38,7 +38,7 @@ inline double Now() {
 class Path {
  public:
   virtual ~Path() = default;
-  virtual std::string Name() const = 0;  // "accel" or "opencl", "vulkan"
+  virtual std::string Name() const = 0;  // "accel" or "opencl", "vulkan", "cuda"
   // One tiny kernel (fill one element) enqueued and waited for.
   virtual bool TinyLaunchAndWait() = 0;
   // `count` tiny kernels back to back, then one wait.
@@ -67,7 +67,7 @@ bool ReadCorpus(const std::string& corpus_dir, nlohmann::json* doc, std::string*
 std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error);
 
 // The same device through its backend's native API, where accel-bench knows
-// it (native_opencl.cc, native_vulkan.cc); null with `why` set otherwise.
+// it (native_opencl.cc, native_vulkan.cc, native_cuda.cc); null with `why` set otherwise.
 std::unique_ptr<Path> MakeNativePath(const accel_device_capabilities_t& caps, uint32_t index_in_backend,
                                      uint64_t max_size, const std::string& corpus_dir, std::string* why);
 

@@ -1,5 +1,5 @@
 // Dispatch to the native paths accel-bench knows (native_opencl.cc,
-// native_vulkan.cc), by the device's backend.
+// native_vulkan.cc, native_cuda.cc), by the device's backend.
 #include <cstring>
 #include <fstream>
 
@@ -48,6 +48,10 @@ std::unique_ptr<Path> MakeOpenClPath(const accel_device_capabilities_t& caps, ui
 std::unique_ptr<Path> MakeVulkanPath(const accel_device_capabilities_t& caps, uint32_t index_in_backend,
                                      uint64_t max_size, const std::string& corpus_dir, std::string* why);
 #endif
+#if defined(ACCEL_BENCH_NATIVE_CUDA)
+std::unique_ptr<Path> MakeCudaPath(const accel_device_capabilities_t& caps, uint32_t index_in_backend,
+                                   uint64_t max_size, const std::string& corpus_dir, std::string* why);
+#endif
 
 std::unique_ptr<Path> MakeNativePath(const accel_device_capabilities_t& caps, uint32_t index_in_backend,
                                      uint64_t max_size, const std::string& corpus_dir, std::string* why) {
@@ -61,11 +65,16 @@ std::unique_ptr<Path> MakeNativePath(const accel_device_capabilities_t& caps, ui
     return MakeVulkanPath(caps, index_in_backend, max_size, corpus_dir, why);
   }
 #endif
+#if defined(ACCEL_BENCH_NATIVE_CUDA)
+  if (std::strcmp(caps.backend_name, "cuda") == 0) {
+    return MakeCudaPath(caps, index_in_backend, max_size, corpus_dir, why);
+  }
+#endif
   (void)index_in_backend;
   (void)max_size;
   (void)corpus_dir;
-  *why =
-      std::string("none for backend '") + caps.backend_name + "' (accel-bench has native paths for opencl and vulkan)";
+  *why = std::string("none for backend '") + caps.backend_name +
+         "' (accel-bench has native paths for opencl, vulkan and cuda)";
   return nullptr;
 }
 

@@ -1,0 +1,137 @@
+// backends/cuda/symbols.h against the CUDA toolkit's own headers, where a toolkit is installed (tests/cuda/
+// CMakeLists.txt builds this only then): every enum value, flag and struct layout the backend declares itself is the
+// one cuda.h (and nvml.h, where the toolkit has it) declares. The checks are static assertions; the test only
+// reports that they compiled.
+#include <cuda.h>
+#if __has_include(<nvml.h>)
+#include <nvml.h>
+#define ACCEL_TEST_HAS_NVML_H 1
+#endif
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <type_traits>
+
+#include "symbols.h"
+
+namespace {
+
+namespace mine = accel::cuda;
+
+#define ACCEL_SAME_VALUE(name) \
+  static_assert(static_cast<long long>(mine::name) == static_cast<long long>(::name), #name)
+ACCEL_SAME_VALUE(CUDA_SUCCESS);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_VALUE);
+ACCEL_SAME_VALUE(CUDA_ERROR_OUT_OF_MEMORY);
+ACCEL_SAME_VALUE(CUDA_ERROR_NOT_INITIALIZED);
+ACCEL_SAME_VALUE(CUDA_ERROR_DEINITIALIZED);
+ACCEL_SAME_VALUE(CUDA_ERROR_STUB_LIBRARY);
+ACCEL_SAME_VALUE(CUDA_ERROR_NO_DEVICE);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_DEVICE);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_IMAGE);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_CONTEXT);
+ACCEL_SAME_VALUE(CUDA_ERROR_NO_BINARY_FOR_GPU);
+ACCEL_SAME_VALUE(CUDA_ERROR_ECC_UNCORRECTABLE);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_PTX);
+ACCEL_SAME_VALUE(CUDA_ERROR_JIT_COMPILER_NOT_FOUND);
+ACCEL_SAME_VALUE(CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_SOURCE);
+ACCEL_SAME_VALUE(CUDA_ERROR_NOT_FOUND);
+ACCEL_SAME_VALUE(CUDA_ERROR_NOT_READY);
+ACCEL_SAME_VALUE(CUDA_ERROR_ILLEGAL_ADDRESS);
+ACCEL_SAME_VALUE(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+ACCEL_SAME_VALUE(CUDA_ERROR_LAUNCH_TIMEOUT);
+ACCEL_SAME_VALUE(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+ACCEL_SAME_VALUE(CUDA_ERROR_HARDWARE_STACK_ERROR);
+ACCEL_SAME_VALUE(CUDA_ERROR_ILLEGAL_INSTRUCTION);
+ACCEL_SAME_VALUE(CUDA_ERROR_MISALIGNED_ADDRESS);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_ADDRESS_SPACE);
+ACCEL_SAME_VALUE(CUDA_ERROR_INVALID_PC);
+ACCEL_SAME_VALUE(CUDA_ERROR_LAUNCH_FAILED);
+ACCEL_SAME_VALUE(CUDA_ERROR_NOT_PERMITTED);
+ACCEL_SAME_VALUE(CUDA_ERROR_NOT_SUPPORTED);
+ACCEL_SAME_VALUE(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH);
+ACCEL_SAME_VALUE(CUDA_ERROR_UNKNOWN);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_INTEGRATED);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
+ACCEL_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+ACCEL_SAME_VALUE(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK);
+ACCEL_SAME_VALUE(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED);
+ACCEL_SAME_VALUE(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+ACCEL_SAME_VALUE(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+ACCEL_SAME_VALUE(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+ACCEL_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER);
+ACCEL_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+ACCEL_SAME_VALUE(CU_STREAM_NON_BLOCKING);
+ACCEL_SAME_VALUE(CU_EVENT_BLOCKING_SYNC);
+ACCEL_SAME_VALUE(CU_EVENT_DISABLE_TIMING);
+static_assert(mine::kMemHostAllocPortable == CU_MEMHOSTALLOC_PORTABLE);
+static_assert(mine::kMemHostAllocDeviceMap == CU_MEMHOSTALLOC_DEVICEMAP);
+ACCEL_SAME_VALUE(CU_GET_PROC_ADDRESS_DEFAULT);
+static_assert(sizeof(mine::CUdeviceptr) == sizeof(::CUdeviceptr));
+static_assert(sizeof(mine::CUuuid) == sizeof(::CUuuid));
+#if defined(ACCEL_TEST_HAS_NVML_H)
+ACCEL_SAME_VALUE(NVML_SUCCESS);
+ACCEL_SAME_VALUE(NVML_FEATURE_ENABLED);
+static_assert(mine::kNvmlNvLinkMaxLinks == NVML_NVLINK_MAX_LINKS);
+static_assert(sizeof(mine::nvmlPciInfo_t) == sizeof(::nvmlPciInfo_t));
+static_assert(offsetof(mine::nvmlPciInfo_t, domain) == offsetof(::nvmlPciInfo_t, domain));
+static_assert(offsetof(mine::nvmlPciInfo_t, bus) == offsetof(::nvmlPciInfo_t, bus));
+static_assert(offsetof(mine::nvmlPciInfo_t, device) == offsetof(::nvmlPciInfo_t, device));
+static_assert(offsetof(mine::nvmlPciInfo_t, busId) == offsetof(::nvmlPciInfo_t, busId));
+#endif
+#undef ACCEL_SAME_VALUE
+
+// Every entry point has the shape of cuda.h's declaration of that name (which maps to the variant current in the
+// toolkit, the same shape as the 12.0 one): as many parameters, each of the same size.
+template <typename R1, typename... A1, typename R2, typename... A2>
+constexpr bool SameShape(R1 (*)(A1...), R2 (*)(A2...)) {
+  if constexpr (sizeof...(A1) != sizeof...(A2)) {
+    return false;
+  } else {
+    return sizeof(R1) == sizeof(R2) && ((sizeof(A1) == sizeof(A2)) && ...);
+  }
+}
+#define ACCEL_SAME_SHAPE(name, type) static_assert(SameShape(mine::CuApi{}.name, &::name), #name);
+ACCEL_CUDA_ENTRY_POINTS(ACCEL_SAME_SHAPE)
+ACCEL_CUDA_OPTIONAL_ENTRY_POINTS(ACCEL_SAME_SHAPE)
+#undef ACCEL_SAME_SHAPE
+static_assert(SameShape(static_cast<mine::CuInitFn>(nullptr), &::cuInit));
+static_assert(SameShape(static_cast<mine::CuGetErrorNameFn>(nullptr), &::cuGetErrorName));
+static_assert(SameShape(static_cast<mine::CuGetProcAddressV2Fn>(nullptr), &::cuGetProcAddress_v2));
+
+// The pinned API version is one cuda.h knows, so cuGetProcAddress_v2 answers the 12.0 variants.
+static_assert(mine::kCudaApiVersion == 12000 && CUDA_VERSION >= 12000);
+
+TEST(CudaSymbols, MatchTheToolkitsHeaders) {
+#if defined(ACCEL_TEST_HAS_NVML_H)
+  SUCCEED() << "cuda.h and nvml.h of CUDA " << CUDA_VERSION;
+#else
+  SUCCEED() << "cuda.h of CUDA " << CUDA_VERSION << "; no nvml.h, the NVML declarations are unchecked";
+#endif
+}
+
+}  // namespace

@@ -138,7 +138,7 @@ Expected<Cluster> ParseCluster(std::string_view text, std::string_view source) {
     try {
       const json again = json::parse(text);
       (void)again;
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number such as 1e999
       return Error{fmt::format("{}: not valid JSON: {}", source, e.what())};
     }
     return Error{fmt::format("{}: not valid JSON", source)};
@@ -156,6 +156,8 @@ Expected<Cluster> ParseCluster(std::string_view text, std::string_view source) {
     }
   } catch (const FieldError& e) {
     return Error{fmt::format("{}: {}: {}", source, e.field, e.reason)};
+  } catch (const json::exception& e) {
+    return Error{fmt::format("{}: {}", source, e.what())};
   }
   auto cluster = Cluster::Build(std::move(nodes));
   if (!cluster) return Error{fmt::format("{}: {}", source, cluster.error().message)};

@@ -248,8 +248,8 @@ Expected<Placement> Planner::Place(const Gang& gang) {
     if (why.empty() || !gang.required) {
       int64_t total = 0;
       for (const Free& f : free_) total += f.share;
-      why = fmt::format("capacity: the gang needs {} devices with share {} in all; the cluster has {} free",
-                        g.units.size(), Shares(g.total_share), Shares(total));
+      why = fmt::format("capacity: the gang needs {} device{} with share {} in all; the cluster has {} free",
+                        g.units.size(), g.units.size() == 1 ? "" : "s", Shares(g.total_share), Shares(total));
       if (total >= g.total_share) why += " but not on devices that fit every bundle (share, memory, selector)";
     }
     return Error{why};

@@ -13,9 +13,11 @@
 #include "handles.h"
 #include "runtime.h"
 
+using accel::runtime::Actor;
 using accel::runtime::HandleTable;
 using accel::runtime::HandleType;
 using accel::runtime::PlacementGroup;
+using accel::runtime::Queue;
 using accel::runtime::Runtime;
 using accel::runtime::Task;
 
@@ -114,6 +116,63 @@ accel_status_t ContextEntry(const char* function, accel_task_context_t context, 
 }
 
 const Runtime& OwnerOf(const Task& task) { return *task.owner; }
+
+// The runtime of a queue or actor, or null with INVALID_HANDLE set once it was destroyed.
+std::shared_ptr<Runtime> LiveRuntime(const char* function, const std::weak_ptr<Runtime>& weak, const char* argument,
+                                     accel_status_t* status) {
+  auto rt = weak.lock();
+  if (!rt || rt->stopping()) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE,
+                   fmt::format("'{}' belongs to a runtime that was destroyed", argument));
+    return nullptr;
+  }
+  return rt;
+}
+
+accel_future_t NewFuture(const std::shared_ptr<Task>& task, const std::shared_ptr<Runtime>& rt) {
+  auto future = std::make_shared<Future>();
+  future->task = task;
+  future->runtime = rt;
+  return reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, future));
+}
+
+// The fields of a task desc that a task and an actor call share: function,
+// user data, name, retries, dependencies (futures of `rt`).
+accel_status_t ReadTask(const char* function, const Runtime& rt, const accel_task_desc_t& d, Task* task) {
+  if (d.function == nullptr) return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->function' is NULL");
+  if (d.dependency_count > 0 && d.dependencies == nullptr) {
+    return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                fmt::format("'desc->dependencies' is NULL with 'desc->dependency_count' {}", d.dependency_count));
+  }
+  task->owner = &rt;
+  task->name = d.name != nullptr ? d.name : "";
+  task->function = d.function;
+  task->user_data = d.user_data;
+  task->max_retries = d.max_retries;
+  for (uint32_t i = 0; i < d.dependency_count; ++i) {
+    const std::string argument = fmt::format("desc->dependencies[{}]", i);
+    accel_status_t status = ACCEL_SUCCESS;
+    auto future = Find<Future>(function, d.dependencies[i], HandleType::kFuture, argument.c_str(), &status);
+    if (!future) return status;
+    if (future->task->owner != &rt) {
+      return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is a task of another runtime", argument));
+    }
+    task->dependencies.push_back(future->task);
+  }
+  return ACCEL_SUCCESS;
+}
+
+// The text pattern of accel_future_get_message and accel_actor_get_message.
+accel_status_t CopyText(const char* function, const std::string& text, size_t size, char* out_text, size_t* out_size) {
+  if (out_size != nullptr) *out_size = text.size() + 1;
+  if (out_text == nullptr) return ACCEL_SUCCESS;
+  if (size < text.size() + 1) {
+    return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                fmt::format("'size' {} is too small: the text needs {} bytes with its NUL", size, text.size() + 1));
+  }
+  std::memcpy(out_text, text.c_str(), text.size() + 1);
+  return ACCEL_SUCCESS;
+}
 
 }  // namespace
 
@@ -292,37 +351,31 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     if (out_future == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_future' is NULL");
     accel_task_desc_t d{};
     std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
-    if (d.function == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->function' is NULL");
-    if (d.dependency_count > 0 && d.dependencies == nullptr) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
-                  fmt::format("'desc->dependencies' is NULL with 'desc->dependency_count' {}", d.dependency_count));
-    }
     auto task = std::make_shared<Task>();
-    task->owner = rt.get();
-    task->name = d.name != nullptr ? d.name : "";
-    task->function = d.function;
-    task->user_data = d.user_data;
-    task->max_retries = d.max_retries;
+    status = ReadTask(__func__, *rt, d, task.get());
+    if (status != ACCEL_SUCCESS) return status;
     std::string why;
     status = rt->ReadRequest(d.request, "desc->request", false, &task->request, &why);
     if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
-    for (uint32_t i = 0; i < d.dependency_count; ++i) {
-      const std::string argument = fmt::format("desc->dependencies[{}]", i);
-      auto future = Find<Future>(__func__, d.dependencies[i], HandleType::kFuture, argument.c_str(), &status);
-      if (!future) return status;
-      if (future->task->owner != rt.get()) {
-        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is a task of another runtime", argument));
+    if (d.queue != nullptr) {
+      auto q = Find<Queue>(__func__, d.queue, HandleType::kQueue, "desc->queue", &status);
+      if (!q) return status;
+      if (q->owner != rt.get()) {
+        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
       }
-      task->dependencies.push_back(future->task);
+      task->queue = q;
     }
+    task->priority = d.priority;
+    if (d.preemptible > 1) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'desc->preemptible' is {}: 0 or 1", d.preemptible));
+    }
+    task->preemptible = d.preemptible == 1;
     // Set before the task can end; a refused task is dropped without calling it.
     task->release_user_data = d.release_user_data;
     status = rt->Submit(task, &why);
     if (status != ACCEL_SUCCESS) return Fail(__func__, status, fmt::format("'desc->request': {}", why));
-    auto future = std::make_shared<Future>();
-    future->task = task;
-    future->runtime = rt;
-    *out_future = reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, future));
+    *out_future = NewFuture(task, rt);
     return ACCEL_SUCCESS;
   });
 }
@@ -389,14 +442,7 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
     if (text.empty()) {
       if (auto rt = f->runtime.lock()) text = rt->Explain(*f->task);
     }
-    if (out_size != nullptr) *out_size = text.size() + 1;
-    if (out_text == nullptr) return ACCEL_SUCCESS;
-    if (size < text.size() + 1) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
-                  fmt::format("'size' {} is too small: the text needs {} bytes with its NUL", size, text.size() + 1));
-    }
-    std::memcpy(out_text, text.c_str(), text.size() + 1);
-    return ACCEL_SUCCESS;
+    return CopyText(__func__, text, size, out_text, out_size);
   });
 }
 
@@ -456,7 +502,197 @@ ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t co
     Task* task = Context(__func__, context, &status);
     if (task == nullptr) return status;
     if (out_cancelled == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_cancelled' is NULL");
-    *out_cancelled = task->cancel_requested ? 1 : 0;
+    *out_cancelled = task->cancel_requested || task->preempt_requested ? 1 : 0;
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_is_preempted(accel_task_context_t context, uint32_t* out_preempted) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(__func__, context, &status);
+    if (task == nullptr) return status;
+    if (out_preempted == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_preempted' is NULL");
+    *out_preempted = task->preempt_requested ? 1 : 0;
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_actor_data(accel_task_context_t context, void** out_user_data) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(__func__, context, &status);
+    if (task == nullptr) return status;
+    if (out_user_data == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_user_data' is NULL");
+    *out_user_data = task->actor ? task->actor->user_data : nullptr;
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel_queue_desc_t* desc,
+                                            accel_queue_t* out_queue) {
+  if (out_queue != nullptr) *out_queue = nullptr;
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_QUEUE_DESC, "desc", &status)) return status;
+    if (out_queue == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_queue' is NULL");
+    accel_queue_desc_t d{};
+    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    std::shared_ptr<Queue> parent;
+    if (d.parent != nullptr) {
+      parent = Find<Queue>(__func__, d.parent, HandleType::kQueue, "desc->parent", &status);
+      if (!parent) return status;
+    }
+    std::shared_ptr<Queue> queue;
+    std::string why;
+    status = rt->CreateQueue(d, parent, &queue, &why);
+    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    *out_queue = reinterpret_cast<accel_queue_t>(HandleTable::Get().Insert(HandleType::kQueue, queue));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto q = Find<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
+    if (!q) return status;
+    auto rt = LiveRuntime(__func__, q->runtime, "queue", &status);
+    if (!rt) return status;
+    std::string why;
+    status = rt->DestroyQueue(q, &why);
+    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    HandleTable::Get().Remove(reinterpret_cast<uint64_t>(queue));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_usage_t* out_usage) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto q = Find<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
+    if (!q) return status;
+    auto rt = LiveRuntime(__func__, q->runtime, "queue", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, out_usage, ACCEL_STRUCTURE_TYPE_QUEUE_USAGE, "out_usage", &status)) return status;
+    FillOut(out_usage, rt->Usage(*q));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel_actor_desc_t* desc,
+                                            accel_actor_t* out_actor) {
+  if (out_actor != nullptr) *out_actor = nullptr;
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_ACTOR_DESC, "desc", &status)) return status;
+    if (out_actor == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_actor' is NULL");
+    accel_actor_desc_t d{};
+    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    auto actor = std::make_shared<Actor>();
+    actor->name = d.name != nullptr ? d.name : "";
+    actor->init = d.init;
+    actor->finalize = d.finalize;
+    actor->user_data = d.user_data;
+    actor->max_restarts = d.max_restarts;
+    auto holder = std::make_shared<Task>();
+    holder->priority = d.priority;
+    std::string why;
+    status = rt->ReadRequest(d.request, "desc->request", false, &holder->request, &why);
+    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    if (d.queue != nullptr) {
+      auto q = Find<Queue>(__func__, d.queue, HandleType::kQueue, "desc->queue", &status);
+      if (!q) return status;
+      if (q->owner != rt.get()) {
+        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
+      }
+      holder->queue = q;
+    }
+    actor->release_user_data = d.release_user_data;  // the runtime's once accepted
+    status = rt->CreateActor(actor, holder, &why);
+    if (status != ACCEL_SUCCESS) {
+      actor->release_user_data = nullptr;
+      return Fail(__func__, status, fmt::format("'desc->request': {}", why));
+    }
+    *out_actor = reinterpret_cast<accel_actor_t>(HandleTable::Get().Insert(HandleType::kActor, actor));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_desc_t* desc,
+                                          accel_future_t* out_future) {
+  if (out_future != nullptr) *out_future = nullptr;
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    if (!a) return status;
+    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return status;
+    if (out_future == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_future' is NULL");
+    accel_task_desc_t d{};
+    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (d.request != nullptr || d.queue != nullptr || d.priority != 0 || d.preemptible != 0) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'desc->request', 'queue', 'priority' and 'preemptible' must be NULL/0: a call runs on the actor's "
+                  "reservation");
+    }
+    auto owner = LiveRuntime(__func__, a->runtime, "actor", &status);
+    if (!owner) return status;
+    auto task = std::make_shared<Task>();
+    task->actor = a;
+    status = ReadTask(__func__, *owner, d, task.get());
+    if (status != ACCEL_SUCCESS) return status;
+    task->release_user_data = d.release_user_data;
+    std::string why;
+    status = owner->Call(task, &why);
+    if (status != ACCEL_SUCCESS) {
+      task->release_user_data = nullptr;
+      return Fail(__func__, status, why);
+    }
+    *out_future = NewFuture(task, owner);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_actor_get_info(accel_actor_t actor, accel_actor_info_t* out_info) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    if (!a) return status;
+    auto rt = LiveRuntime(__func__, a->runtime, "actor", &status);
+    if (!rt) return status;
+    if (!CheckHeader(__func__, out_info, ACCEL_STRUCTURE_TYPE_ACTOR_INFO, "out_info", &status)) return status;
+    FillOut(out_info, rt->Info(*a));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_actor_get_message(accel_actor_t actor, size_t size, char* out_text, size_t* out_size) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    if (!a) return status;
+    if (out_text == nullptr && out_size == nullptr) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
+    }
+    auto rt = LiveRuntime(__func__, a->runtime, "actor", &status);
+    if (!rt) return status;
+    return CopyText(__func__, rt->ActorMessage(*a), size, out_text, out_size);
+  });
+}
+
+ACCEL_API accel_status_t accel_actor_destroy(accel_actor_t actor) {
+  return Guarded(__func__, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    if (!a) return status;
+    if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(actor))) {
+      return Fail(__func__, ACCEL_ERROR_INVALID_HANDLE, "'actor' is a stale actor handle");
+    }
+    if (auto rt = a->runtime.lock()) rt->DestroyActor(a);
     return ACCEL_SUCCESS;
   });
 }

@@ -15,6 +15,8 @@ const char* HandleTypeName(HandleType type) {
     case HandleType::kRuntime: return "runtime";
     case HandleType::kFuture: return "future";
     case HandleType::kPlacementGroup: return "placement group";
+    case HandleType::kQueue: return "queue";
+    case HandleType::kActor: return "actor";
   }
   return "unknown";
 }
@@ -45,7 +47,8 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
   const auto tag = static_cast<uint8_t>(handle >> kTagShift);
   const bool known = tag == static_cast<uint8_t>(HandleType::kRuntime) ||
                      tag == static_cast<uint8_t>(HandleType::kFuture) ||
-                     tag == static_cast<uint8_t>(HandleType::kPlacementGroup);
+                     tag == static_cast<uint8_t>(HandleType::kPlacementGroup) ||
+                     tag == static_cast<uint8_t>(HandleType::kQueue) || tag == static_cast<uint8_t>(HandleType::kActor);
   if (!known) {
     *why = fmt::format("(0x{:x}) is not an Accel runtime handle (expected a {} handle)", handle, want);
     return nullptr;

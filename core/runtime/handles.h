@@ -13,7 +13,13 @@
 
 namespace accel::runtime {
 
-enum class HandleType : uint8_t { kRuntime = 0xB1, kFuture = 0xB2, kPlacementGroup = 0xB3 };
+enum class HandleType : uint8_t {
+  kRuntime = 0xB1,
+  kFuture = 0xB2,
+  kPlacementGroup = 0xB3,
+  kQueue = 0xB4,
+  kActor = 0xB5
+};
 
 const char* HandleTypeName(HandleType type);
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
+#include <unordered_set>
 #include <utility>
 
 #include "handles.h"
@@ -34,6 +36,26 @@ int64_t ShareUnits(double share) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::llround(share * static_cast<double>(planner::kShareUnits))));
 }
 
+double Devices(int64_t share_units) {
+  return static_cast<double>(share_units) / static_cast<double>(planner::kShareUnits);
+}
+
+// What a request holds in all: share units and bytes over its devices.
+std::pair<int64_t, uint64_t> Need(const Request& r) {
+  if (r.device_count == 0) return {0, 0};
+  return {ShareUnits(r.share) * r.device_count, r.memory * r.device_count};
+}
+
+// Whether `ancestor` is `q` or one of its parents.
+bool Within(const Queue* q, const Queue* ancestor) {
+  for (; q != nullptr; q = q->parent.get()) {
+    if (q == ancestor) return true;
+  }
+  return false;
+}
+
+bool Counted(const Task& task) { return task.kind == TaskKind::kTask || task.kind == TaskKind::kActorCall; }
+
 }  // namespace
 
 Task* CurrentTask() { return t_current_task; }
@@ -42,6 +64,16 @@ planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t ins
   auto resources = ReadResources(instance);
   if (!resources) return resources.error();
   std::shared_ptr<Runtime> runtime(new Runtime(instance, std::move(resources).value()));
+  // One tenant with no memory anywhere for every task without devices: a tenant per such task cost more than
+  // the task (docs/scheduler.md, "Figures"), and sharing one that may allocate nothing changes no limit.
+  accel_tenant_desc_t td{};
+  td.stype = ACCEL_STRUCTURE_TYPE_TENANT_DESC;
+  td.struct_size = sizeof(td);
+  td.name = "accel-runtime: tasks without devices";
+  if (accel_tenant_create(instance, &td, &runtime->no_device_tenant_) != ACCEL_SUCCESS) {
+    return planner::Error{
+        fmt::format("the tenant for tasks without devices could not be made: {}", accel_last_error())};
+  }
   if (workers == 0) workers = std::max(2U, std::thread::hardware_concurrency());
   runtime->workers_.reserve(workers);
   for (uint32_t i = 0; i < workers; ++i) runtime->workers_.emplace_back([r = runtime.get()] { r->WorkerLoop(); });
@@ -52,9 +84,20 @@ Runtime::Runtime(accel_instance_t instance, Resources resources)
     : instance_(instance), resources_(std::move(resources)), planner_(*resources_.cluster) {
   counters_.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS;
   counters_.struct_size = sizeof(counters_);
+  default_queue_ = std::make_shared<Queue>();
+  default_queue_->name = "default";
+  default_queue_->owner = this;
+  queues_.push_back(default_queue_);
+  for (const auto& d : resources_.devices) {
+    total_share_ += planner::kShareUnits;
+    total_memory_ += d.memory;
+  }
 }
 
-Runtime::~Runtime() { Shutdown(); }
+Runtime::~Runtime() {
+  Shutdown();
+  if (no_device_tenant_ != nullptr) accel_tenant_destroy(no_device_tenant_);
+}
 
 bool Runtime::OnWorker() const { return t_worker_of == this; }
 
@@ -63,15 +106,29 @@ void Runtime::Shutdown() {
     std::unique_lock lock(mutex_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
-    for (auto& task : queue_) {
-      Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled: the runtime was destroyed first", task->name));
-    }
+    auto queued = std::move(queue_);
     queue_.clear();
-    for (auto& task : ready_) {
-      ReleasePlacement(*task);
+    for (auto& task : queued) {
       Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled: the runtime was destroyed first", task->name));
     }
+    // Finalizers still run (they free the actors' memory); the rest is cancelled.
+    auto ready = std::move(ready_);
     ready_.clear();
+    for (auto& task : ready) {
+      if (task->kind == TaskKind::kActorFinalize) {
+        ready_.push_back(task);
+        continue;
+      }
+      ReleasePlacement(*task);
+      if (task->kind == TaskKind::kActorCall || task->kind == TaskKind::kActorInit) task->actor->busy = false;
+      Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled: the runtime was destroyed first", task->name));
+    }
+    for (auto& weak : actors_) {
+      auto actor = weak.lock();
+      if (!actor || actor->ended) continue;
+      actor->destroyed = true;
+      EndActor(actor);
+    }
   }
   work_cv_.notify_all();
   for (auto& w : workers_) w.join();
@@ -96,6 +153,12 @@ void Runtime::WorkerLoop() {
     lock.lock();
     --busy_;
   }
+}
+
+void Runtime::MakeReady(std::shared_ptr<Task> task) {
+  ready_.push_back(std::move(task));
+  // One worker per task made ready, not all of them: a wakeup costs more than the empty task it starts.
+  work_cv_.notify_one();
 }
 
 accel_status_t Runtime::ReadRequest(const accel_resource_request_t* in, const std::string& field, bool in_group,
@@ -259,6 +322,24 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     }
     const accel_status_t feasible = Feasible(task->request, why);
     if (feasible != ACCEL_SUCCESS) return feasible;
+    if (!task->queue) task->queue = default_queue_;
+    if (task->queue->children > 0) {
+      *why = fmt::format("queue '{}' has child queues: tasks and actors go to leaf queues", task->queue->name);
+      return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (!task->request.group) {
+      const auto [share, memory] = Need(task->request);
+      for (const Queue* q = task->queue.get(); q != nullptr; q = q->parent.get()) {
+        if ((q->limit_share > 0 && share > q->limit_share) || (q->limit_memory > 0 && memory > q->limit_memory)) {
+          *why = fmt::format(
+              "it asks {:g} device(s) and {} in all, more than queue '{}' may ever hold ({:g} device(s), {})",
+              Devices(share), Bytes(memory), q->name, Devices(q->limit_share),
+              q->limit_memory > 0 ? Bytes(q->limit_memory) : std::string("no memory limit"));
+          return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+        }
+      }
+    }
+    ++task->queue->open_work;
     task->id = next_task_++;
     task->name =
         task->name.empty() ? fmt::format("task {}", task->id) : fmt::format("task {} ('{}')", task->id, task->name);
@@ -266,7 +347,6 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     queue_.push_back(task);
     Schedule(lock);
   }
-  work_cv_.notify_all();
   FlushReleases();
   return ACCEL_SUCCESS;
 }
@@ -281,26 +361,39 @@ void Runtime::Cancel(const std::shared_ptr<Task>& task) {
 }
 
 void Runtime::FlushReleases() {
+  if (!releases_due_.load(std::memory_order_acquire)) return;  // the common case: no lock taken
   std::vector<std::shared_ptr<Task>> tasks;
+  std::vector<std::shared_ptr<Actor>> actors;
   {
     std::lock_guard lock(mutex_);
     tasks.swap(to_release_);
+    actors.swap(actors_to_release_);
+    releases_due_.store(false, std::memory_order_release);
   }
   for (auto& task : tasks) {
     auto release = task->release_user_data;
     task->release_user_data = nullptr;
     if (release != nullptr) release(task->user_data);
   }
+  for (auto& actor : actors) {
+    auto release = actor->release_user_data;
+    actor->release_user_data = nullptr;
+    if (release != nullptr) release(actor->user_data);
+  }
 }
 
 void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   (void)lock;
-  std::deque<std::shared_ptr<Task>> keep;
+  // Members, not locals: a pass per submission must not allocate them anew.
+  std::deque<std::shared_ptr<Task>>& keep = schedule_keep_;
+  std::vector<std::shared_ptr<Task>>& candidates = schedule_candidates_;
   bool progress = true;
   // Ending a task can release its dependents in the same pass: repeat until stable.
   while (progress) {
     progress = false;
     keep.clear();
+    candidates.clear();
+    std::unordered_set<const Actor*> blocked;  // actors whose next call in order cannot start now
     for (auto& task : queue_) {
       if (task->cancel_requested) {
         Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled before it started", task->name));
@@ -311,6 +404,12 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
         Finish(
             task, ACCEL_ERROR_CANCELLED,
             fmt::format("{} was cancelled: placement group '{}' was destroyed", task->name, task->request.group->name));
+        progress = true;
+        continue;
+      }
+      if (task->kind == TaskKind::kActorCall && task->actor->state == ACCEL_ACTOR_STATE_DEAD) {
+        Finish(task, ACCEL_ERROR_FAILED_PRECONDITION,
+               fmt::format("{} did not run: {}", task->name, task->actor->message));
         progress = true;
         continue;
       }
@@ -338,23 +437,283 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
           continue;
         }
         if (!all) {
+          if (task->kind == TaskKind::kActorCall) blocked.insert(task->actor.get());
           keep.push_back(task);
           continue;
         }
         task->state = TaskState::kPending;
       }
-      if (!stopping_ && TryPlace(*task)) {
+      if (task->kind == TaskKind::kActorCall) {
+        Actor& a = *task->actor;
+        const bool first = blocked.insert(&a).second;  // later calls wait behind this one
+        if (!first || a.busy || a.state != ACCEL_ACTOR_STATE_ALIVE || stopping_) {
+          task->message = !first ? fmt::format("waiting for an earlier call of {}", a.name)
+                          : a.busy
+                              ? fmt::format("waiting for {} to finish its current call", a.name)
+                              : fmt::format("waiting for {} ({}): {}", a.name,
+                                            a.state == ACCEL_ACTOR_STATE_RESTARTING ? "restarting" : "not placed yet",
+                                            a.holder ? a.holder->message : std::string());
+          keep.push_back(task);
+          continue;
+        }
+        a.busy = true;
+        task->ranks = a.holder->ranks;
+        task->memory = a.holder->memory;
         task->state = TaskState::kRunning;
-        ++counters_.placed;
-        ready_.push_back(task);
+        task->message.clear();
+        MakeReady(task);
         continue;
       }
+      if (stopping_) {
+        keep.push_back(task);
+        continue;
+      }
+      if (task->request.device_count == 0 || task->request.group) {
+        // Outside queue accounting: nothing to hold, or the bundle's reservation.
+        if (TryPlace(*task)) {
+          task->state = TaskState::kRunning;
+          if (Counted(*task)) ++counters_.placed;
+          if (task->kind == TaskKind::kActorInit) task->actor->busy = true;
+          MakeReady(task);
+          continue;
+        }
+        keep.push_back(task);
+        continue;
+      }
+      candidates.push_back(task);
       keep.push_back(task);
     }
     queue_.swap(keep);
   }
+  if (!candidates.empty() && !stopping_) {
+    PlaceByQueue(candidates);
+    std::erase_if(queue_, [](const std::shared_ptr<Task>& t) { return t->state == TaskState::kRunning; });
+  }
+  keep.clear();
+  candidates.clear();
   counters_.pending = queue_.size();
   counters_.running = ready_.size() + busy_;
+}
+
+bool Runtime::UnderQuota(const Queue& q) const {
+  if (q.quota_share == 0 && q.quota_memory == 0) return false;
+  return (q.quota_share == 0 || q.used_share < q.quota_share) &&
+         (q.quota_memory == 0 || q.used_memory < q.quota_memory);
+}
+
+double Runtime::Dominant(const Queue& q) const {
+  const double d = total_share_ > 0 ? static_cast<double>(q.used_share) / static_cast<double>(total_share_) : 0.0;
+  const double m = total_memory_ > 0 ? static_cast<double>(q.used_memory) / static_cast<double>(total_memory_) : 0.0;
+  return std::max(d, m);
+}
+
+std::string Runtime::OverLimit(const Task& task) const {
+  const auto [share, memory] = Need(task.request);
+  for (const Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) {
+    if (q->limit_share > 0 && q->used_share + share > q->limit_share) {
+      return fmt::format("queue '{}' is at its limit: it holds {:g} of {:g} device(s) and the task asks {:g}", q->name,
+                         Devices(q->used_share), Devices(q->limit_share), Devices(share));
+    }
+    if (q->limit_memory > 0 && q->used_memory + memory > q->limit_memory) {
+      return fmt::format("queue '{}' is at its memory limit: it holds {} of {} and the task asks {}", q->name,
+                         Bytes(q->used_memory), Bytes(q->limit_memory), Bytes(memory));
+    }
+  }
+  return "";
+}
+
+void Runtime::Charge(Task& task, int sign) {
+  if (!task.queue || task.charged == (sign > 0)) return;
+  task.charged = sign > 0;
+  int64_t share = 0;
+  uint64_t memory = 0;
+  for (size_t i = 0; i < task.ranks.size(); ++i) {
+    share += task.shares[i];
+    memory += task.memory[i];
+  }
+  for (Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) {
+    if (sign > 0) {
+      q->used_share += share;
+      q->used_memory += memory;
+      ++q->running;
+    } else {
+      q->used_share -= share;
+      q->used_memory -= memory;
+      --q->running;
+    }
+  }
+}
+
+void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
+  // Candidates per leaf queue, highest priority first, then in submission order.
+  std::unordered_map<Queue*, std::vector<Task*>> by_queue;
+  std::unordered_map<const Task*, std::shared_ptr<Task>> owner;
+  for (auto& t : candidates) {
+    by_queue[t->queue.get()].push_back(t.get());
+    owner[t.get()] = t;
+  }
+  std::unordered_map<Queue*, std::vector<Queue*>> children;  // nullptr: the top level
+  std::unordered_map<Queue*, size_t> remaining;              // candidates left in the subtree
+  std::unordered_map<Queue*, size_t> next;
+  for (auto& [q, list] : by_queue) {
+    std::sort(list.begin(), list.end(), [](const Task* a, const Task* b) {
+      return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
+    });
+    for (Queue* a = q; a != nullptr; a = a->parent.get()) {
+      size_t& left = remaining[a];
+      if (left == 0) children[a->parent.get()].push_back(a);
+      left += list.size();
+    }
+  }
+  // Siblings: those under their quota first (the least used of it first),
+  // then weighted dominant-resource fair share; the name breaks ties.
+  auto key = [&](const Queue* q) {
+    const bool under = UnderQuota(*q);
+    double value = 0.0;
+    if (under) {
+      if (q->quota_share > 0) value = static_cast<double>(q->used_share) / static_cast<double>(q->quota_share);
+      if (q->quota_memory > 0) {
+        value = std::max(value, static_cast<double>(q->used_memory) / static_cast<double>(q->quota_memory));
+      }
+    } else {
+      value = Dominant(*q) / q->weight;
+    }
+    return std::make_tuple(under ? 0 : 1, value, std::cref(q->name));
+  };
+  bool hold = false;  // a queue under its quota waits for capacity: over-quota queues get nothing new
+  std::string hold_queue;
+  std::string hold_task;
+  for (;;) {
+    Queue* node = nullptr;
+    bool any = false;
+    for (;;) {
+      Queue* best = nullptr;
+      for (Queue* c : children[node]) {
+        if (remaining[c] == 0) continue;
+        if (best == nullptr || key(c) < key(best)) best = c;
+      }
+      if (best == nullptr) break;
+      node = best;
+      any = true;
+    }
+    if (!any) break;
+    Task* t = by_queue[node][next[node]++];
+    for (Queue* a = node; a != nullptr; a = a->parent.get()) --remaining[a];
+    const std::string limit = OverLimit(*t);
+    if (!limit.empty()) {
+      t->message = limit;
+      continue;
+    }
+    const bool under = UnderQuota(*node);
+    if (hold && !under) {
+      t->message =
+          fmt::format("queue '{}' is over its quota while queue '{}', under its quota, waits for capacity ({})",
+                      node->name, hold_queue, hold_task);
+      continue;
+    }
+    if (TryPlace(*t)) {
+      t->state = TaskState::kRunning;
+      if (Counted(*t)) ++counters_.placed;
+      Charge(*t, +1);
+      if (t->preemptible) preemptible_[t->id] = owner[t];
+      if (t->kind == TaskKind::kActorInit) t->actor->busy = true;
+      MakeReady(owner[t]);
+      continue;
+    }
+    if (under) {
+      const std::string capacity = t->message;
+      if (Reclaim(*t)) {
+        t->message = fmt::format(
+            "{}; queue '{}' is under its quota: preempted work of queues over theirs is "
+            "stopping to make room",
+            capacity, node->name);
+      } else {
+        t->message = fmt::format(
+            "{}; queue '{}' is under its quota, but no preemptible work of a queue over its "
+            "quota would make room",
+            capacity, node->name);
+      }
+      if (!hold) {
+        hold = true;
+        hold_queue = node->name;
+        hold_task = t->name;
+      }
+    }
+  }
+}
+
+bool Runtime::Reclaim(const Task& waiter) {
+  const planner::Gang gang = GangOf(waiter.request);
+  planner::Planner scratch = planner_;
+  bool releasing = false;  // capacity already being given back
+  for (auto& [id, t] : preemptible_) {
+    if ((t->preempt_requested || t->cancel_requested) && t->placement != 0) {
+      (void)scratch.Release(t->placement);
+      releasing = true;
+    }
+  }
+  if (releasing) {
+    planner::Planner probe = scratch;
+    if (probe.Place(gang)) return true;
+  }
+  std::vector<Task*> victims;
+  for (auto& [id, t] : preemptible_) {
+    if (t->preempt_requested || t->cancel_requested || t->placement == 0) continue;
+    if (!t->queue || Within(waiter.queue.get(), t->queue.get())) continue;
+    victims.push_back(t.get());
+  }
+  std::sort(victims.begin(), victims.end(), [&](const Task* a, const Task* b) {
+    const double da = Dominant(*a->queue) / a->queue->weight;
+    const double db = Dominant(*b->queue) / b->queue->weight;
+    if (da != db) return da > db;  // the most over its fair share first
+    if (a->priority != b->priority) return a->priority < b->priority;
+    return a->id > b->id;  // the newest first
+  });
+  std::unordered_map<const Queue*, int64_t> taken;  // share preempted per queue so far
+  std::vector<Task*> chosen;
+  bool fits = false;
+  for (Task* v : victims) {
+    int64_t share = 0;
+    for (int64_t s : v->shares) share += s;
+    // Never below a quota: every queue of the victim's branch the waiter is
+    // not inside keeps at least its quota.
+    bool allowed = true;
+    for (const Queue* q = v->queue.get(); q != nullptr && allowed; q = q->parent.get()) {
+      if (Within(waiter.queue.get(), q)) break;
+      allowed = q->used_share - taken[q] - share >= q->quota_share;
+    }
+    if (!allowed) continue;
+    for (const Queue* q = v->queue.get(); q != nullptr; q = q->parent.get()) taken[q] += share;
+    (void)scratch.Release(v->placement);
+    chosen.push_back(v);
+    planner::Planner probe = scratch;
+    if (probe.Place(gang)) {
+      fits = true;
+      break;
+    }
+  }
+  if (!fits) return releasing;
+  // Keep only the victims the room needs.
+  for (size_t i = 0; i < chosen.size();) {
+    planner::Planner probe = planner_;
+    for (auto& [id, t] : preemptible_) {
+      if ((t->preempt_requested || t->cancel_requested) && t->placement != 0) (void)probe.Release(t->placement);
+    }
+    for (size_t j = 0; j < chosen.size(); ++j) {
+      if (j != i) (void)probe.Release(chosen[j]->placement);
+    }
+    if (probe.Place(gang)) {
+      chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  for (Task* v : chosen) {
+    v->preempt_requested = true;
+    ++counters_.preempted;
+    for (Queue* q = v->queue.get(); q != nullptr; q = q->parent.get()) ++q->preempted;
+  }
+  return true;
 }
 
 bool Runtime::TryPlace(Task& task) {
@@ -409,6 +768,8 @@ bool Runtime::TryPlace(Task& task) {
 }
 
 void Runtime::ReleasePlacement(Task& task) {
+  Charge(task, -1);
+  preemptible_.erase(task.id);
   if (task.request.group) {
     PlacementGroup& g = *task.request.group;
     for (size_t i = 0; i < task.ranks.size(); ++i) {
@@ -438,6 +799,23 @@ void Runtime::Finish(const std::shared_ptr<Task>& task, accel_status_t result, s
   task->state = TaskState::kDone;
   task->result = result;
   task->message = std::move(message);
+  if (task->kind == TaskKind::kActorInit) {
+    // The actor's reservation request ended without an actor: it dies (or was destroyed).
+    Actor& a = *task->actor;
+    if (!a.ended) {
+      KillActor(a, a.destroyed ? fmt::format("{} was destroyed", a.name) : task->message);
+      EndActor(task->actor);
+    }
+    return;
+  }
+  if (task->kind == TaskKind::kActorFinalize) return;
+  if (task->kind == TaskKind::kActorCall) {
+    --task->actor->calls_pending;
+    ++task->actor->calls_done;
+  } else if (task->queue) {
+    --task->queue->open_work;
+    for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get()) ++q->finished;
+  }
   if (result == ACCEL_SUCCESS) {
     ++counters_.finished;
   } else if (result == ACCEL_ERROR_CANCELLED) {
@@ -452,26 +830,85 @@ void Runtime::Finish(const std::shared_ptr<Task>& task, accel_status_t result, s
     task->final_message = task->message;
   }
   task->done_cv.notify_all();
-  if (task->release_user_data != nullptr) to_release_.push_back(task);
+  if (task->release_user_data != nullptr) {
+    to_release_.push_back(task);
+    releases_due_.store(true, std::memory_order_release);
+  }
 }
 
-void Runtime::Run(const std::shared_ptr<Task>& task) {
-  // A tenant with the task's memory on its devices and nothing elsewhere.
-  std::vector<accel_tenant_limit_t> limits;
-  for (size_t i = 0; i < task->ranks.size(); ++i) {
-    limits.push_back({resources_.devices[task->ranks[i]].physical, task->memory[i]});
+accel_status_t Runtime::CallFunction(const std::shared_ptr<Task>& task, accel_task_function_t function, void* user_data,
+                                     accel_tenant_t tenant, std::string* message) {
+  accel_tenant_t previous = nullptr;
+  accel_thread_set_tenant(tenant, &previous);
+  if (Counted(*task)) {
+    std::lock_guard lock(mutex_);
+    ++counters_.started;
   }
+  Task* outer = t_current_task;
+  t_current_task = task.get();
+  accel_set_last_error(ACCEL_SUCCESS, nullptr);
+  accel_status_t result = function(reinterpret_cast<accel_task_context_t>(task.get()), user_data);
+  if (result < 0) {
+    *message = accel_last_error();
+    if (message->empty()) *message = fmt::format("{} returned {}", task->name, accel_status_name(result));
+  } else if (result > 0) {
+    *message = fmt::format("{} returned {}, not a result: a task returns ACCEL_SUCCESS or an error", task->name,
+                           accel_status_name(result));
+    result = ACCEL_ERROR_INTERNAL;
+  }
+  t_current_task = outer;
+  accel_thread_set_tenant(previous, nullptr);
+  return result;
+}
+
+namespace {
+
+// A tenant holding `memory[i]` on each of `ranks`' devices and nothing elsewhere.
+accel_status_t MakeTenant(accel_instance_t instance, const Resources& resources, const Task& task,
+                          accel_tenant_t* out) {
+  std::vector<accel_tenant_limit_t> limits;
+  for (size_t i = 0; i < task.ranks.size(); ++i)
+    limits.push_back({resources.devices[task.ranks[i]].physical, task.memory[i]});
   accel_tenant_desc_t td{};
   td.stype = ACCEL_STRUCTURE_TYPE_TENANT_DESC;
   td.struct_size = sizeof(td);
-  td.name = task->name.c_str();
+  td.name = task.name.c_str();
   td.limits = limits.data();
   td.limit_count = static_cast<uint32_t>(limits.size());
   td.other_limit = 0;
+  return accel_tenant_create(instance, &td, out);
+}
+
+}  // namespace
+
+bool Runtime::ProbeLost(const std::vector<uint32_t>& ranks) {
+  bool lost = false;
+  for (uint32_t rank : ranks) {
+    if (planner_.disabled(rank)) {
+      lost = true;
+      continue;
+    }
+    uint64_t free_bytes = 0;
+    if (accel_device_get_memory_info(resources_.devices[rank].path, &free_bytes, nullptr) == ACCEL_ERROR_DEVICE_LOST) {
+      planner_.Disable(rank);
+      ++counters_.devices_lost;
+      lost = true;
+    }
+  }
+  return lost;
+}
+
+void Runtime::Run(const std::shared_ptr<Task>& task) {
+  if (task->kind != TaskKind::kTask) {
+    RunActorWork(task);
+    return;
+  }
   accel_status_t result = ACCEL_SUCCESS;
   std::string message;
   accel_tenant_t tenant = nullptr;
-  if (accel_tenant_create(instance_, &td, &tenant) != ACCEL_SUCCESS) {
+  const bool shared_tenant = task->ranks.empty();
+  if (shared_tenant) tenant = no_device_tenant_;
+  if (!shared_tenant && MakeTenant(instance_, resources_, *task, &tenant) != ACCEL_SUCCESS) {
     result = ACCEL_ERROR_INTERNAL;
     message = fmt::format("{}: its tenant could not be made: {}", task->name, accel_last_error());
   } else if (task->cancel_requested) {
@@ -479,44 +916,19 @@ void Runtime::Run(const std::shared_ptr<Task>& task) {
     message = fmt::format("{} was cancelled before it started", task->name);
   } else {
     task->tenant = tenant;
-    accel_tenant_t previous = nullptr;
-    accel_thread_set_tenant(tenant, &previous);
-    {
-      std::lock_guard lock(mutex_);
-      ++counters_.started;
-    }
-    Task* outer = t_current_task;
-    t_current_task = task.get();
-    accel_set_last_error(ACCEL_SUCCESS, nullptr);
-    result = task->function(reinterpret_cast<accel_task_context_t>(task.get()), task->user_data);
-    if (result < 0) {
-      message = accel_last_error();
-      if (message.empty()) message = fmt::format("{} returned {}", task->name, accel_status_name(result));
-    } else if (result > 0) {
-      message = fmt::format("{} returned {}, not a result: a task returns ACCEL_SUCCESS or an error", task->name,
-                            accel_status_name(result));
-      result = ACCEL_ERROR_INTERNAL;
-    }
-    t_current_task = outer;
-    accel_thread_set_tenant(previous, nullptr);
+    result = CallFunction(task, task->function, task->user_data, tenant, &message);
     task->tenant = nullptr;
   }
-  if (tenant != nullptr) accel_tenant_destroy(tenant);
+  if (tenant != nullptr && !shared_tenant) accel_tenant_destroy(tenant);
 
   {
     std::unique_lock lock(mutex_);
     const std::vector<uint32_t> ranks = task->ranks;
     ReleasePlacement(*task);
     bool retry = false;
+    const bool preempted = task->preempt_requested && result != ACCEL_SUCCESS && !task->cancel_requested && !stopping_;
     if (result == ACCEL_ERROR_DEVICE_LOST && !task->cancel_requested && !stopping_) {
-      for (uint32_t rank : ranks) {
-        uint64_t free_bytes = 0;
-        if (!planner_.disabled(rank) && accel_device_get_memory_info(resources_.devices[rank].path, &free_bytes,
-                                                                     nullptr) == ACCEL_ERROR_DEVICE_LOST) {
-          planner_.Disable(rank);
-          ++counters_.devices_lost;
-        }
-      }
+      (void)ProbeLost(ranks);
       if (task->attempt < task->max_retries) {
         std::string why;
         if (Feasible(task->request, &why) == ACCEL_SUCCESS) {
@@ -526,7 +938,13 @@ void Runtime::Run(const std::shared_ptr<Task>& task) {
         }
       }
     }
-    if (retry) {
+    if (preempted) {
+      // Queued again as it was: preemption is not a failure.
+      task->preempt_requested = false;
+      task->state = TaskState::kPending;
+      task->message = fmt::format("preempted (queue '{}' over its quota); queued again", task->queue->name);
+      queue_.push_back(task);
+    } else if (retry) {
       ++task->attempt;
       ++counters_.retried;
       task->state = TaskState::kPending;
@@ -537,7 +955,6 @@ void Runtime::Run(const std::shared_ptr<Task>& task) {
     }
     Schedule(lock);
   }
-  work_cv_.notify_all();
   FlushReleases();
 }
 
@@ -627,7 +1044,6 @@ void Runtime::DestroyGroup(const std::shared_ptr<PlacementGroup>& group) {
     }
     Schedule(lock);
   }
-  work_cv_.notify_all();
   FlushReleases();
 }
 
@@ -654,6 +1070,393 @@ accel_runtime_device_t Runtime::Device(uint32_t rank) const {
   d.memory_total = resources_.devices[rank].memory;
   d.lost = planner_.disabled(rank) ? 1 : 0;
   return d;
+}
+
+// --- Actors ---------------------------------------------------------------
+
+accel_status_t Runtime::CreateActor(const std::shared_ptr<Actor>& actor, const std::shared_ptr<Task>& holder,
+                                    std::string* why) {
+  {
+    std::unique_lock lock(mutex_);
+    if (stopping_) {
+      *why = "the runtime is being destroyed";
+      return ACCEL_ERROR_FAILED_PRECONDITION;
+    }
+    const accel_status_t feasible = Feasible(holder->request, why);
+    if (feasible != ACCEL_SUCCESS) return feasible;
+    if (!holder->queue) holder->queue = default_queue_;
+    if (holder->queue->children > 0) {
+      *why = fmt::format("queue '{}' has child queues: tasks and actors go to leaf queues", holder->queue->name);
+      return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    const uint64_t id = next_actor_++;
+    actor->name = actor->name.empty() ? fmt::format("actor {}", id) : fmt::format("actor {} ('{}')", id, actor->name);
+    actor->owner = this;
+    actor->runtime = weak_from_this();
+    actor->holder = holder;
+    holder->kind = TaskKind::kActorInit;
+    holder->actor = actor;
+    holder->owner = this;
+    holder->id = next_task_++;
+    holder->name = actor->name;
+    holder->state = TaskState::kPending;
+    ++holder->queue->open_work;
+    ++counters_.actors_created;
+    actors_.push_back(actor);
+    queue_.push_back(holder);
+    Schedule(lock);
+  }
+  FlushReleases();
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t Runtime::Call(const std::shared_ptr<Task>& call, std::string* why) {
+  {
+    std::unique_lock lock(mutex_);
+    Actor& a = *call->actor;
+    if (stopping_) {
+      *why = "the runtime is being destroyed";
+      return ACCEL_ERROR_FAILED_PRECONDITION;
+    }
+    if (a.destroyed || a.state == ACCEL_ACTOR_STATE_DEAD) {
+      *why = a.state == ACCEL_ACTOR_STATE_DEAD ? a.message : fmt::format("{} is being destroyed", a.name);
+      return ACCEL_ERROR_FAILED_PRECONDITION;
+    }
+    call->kind = TaskKind::kActorCall;
+    call->id = next_task_++;
+    call->name = call->name.empty() ? fmt::format("call {} of {}", call->id, a.name)
+                                    : fmt::format("call {} ('{}') of {}", call->id, call->name, a.name);
+    ++a.calls_pending;
+    ++counters_.submitted;
+    queue_.push_back(call);
+    Schedule(lock);
+  }
+  FlushReleases();
+  return ACCEL_SUCCESS;
+}
+
+void Runtime::RunActorWork(const std::shared_ptr<Task>& task) {
+  const std::shared_ptr<Actor> actor = task->actor;
+  Actor& a = *actor;
+  accel_status_t result = ACCEL_SUCCESS;
+  std::string message;
+  if (task->kind == TaskKind::kActorInit) {
+    // A tenant for the actor's life, over its reservation.
+    accel_tenant_t tenant = nullptr;
+    if (MakeTenant(instance_, resources_, *task, &tenant) != ACCEL_SUCCESS) {
+      result = ACCEL_ERROR_INTERNAL;
+      message = fmt::format("{}: its tenant could not be made: {}", a.name, accel_last_error());
+    } else {
+      {
+        std::lock_guard lock(mutex_);
+        a.tenant = tenant;
+        if (!task->cancel_requested) a.placed_once = true;
+      }
+      if (task->cancel_requested) {
+        result = ACCEL_ERROR_CANCELLED;
+        message = fmt::format("{} was destroyed before it started", a.name);
+      } else if (a.init != nullptr) {
+        result = CallFunction(task, a.init, a.user_data, tenant, &message);
+      }
+    }
+  } else if (task->kind == TaskKind::kActorCall) {
+    if (task->cancel_requested) {
+      result = ACCEL_ERROR_CANCELLED;
+      message = fmt::format("{} was cancelled before it started", task->name);
+    } else {
+      result = CallFunction(task, task->function, task->user_data, a.tenant, &message);
+    }
+  } else if (a.finalize != nullptr) {
+    result = CallFunction(task, a.finalize, a.user_data, a.tenant, &message);
+  }
+  {
+    std::unique_lock lock(mutex_);
+    AfterActorWork(task, result, std::move(message));
+    Schedule(lock);
+  }
+  FlushReleases();
+}
+
+void Runtime::KillActor(Actor& actor, std::string message) {
+  if (actor.state == ACCEL_ACTOR_STATE_DEAD) return;
+  actor.state = ACCEL_ACTOR_STATE_DEAD;
+  actor.message = std::move(message);
+  if (!actor.destroyed) ++counters_.actors_died;
+}
+
+bool Runtime::RestartOrKill(const std::shared_ptr<Actor>& actor, const std::string& why) {
+  Actor& a = *actor;
+  Task& holder = *a.holder;
+  ReleasePlacement(holder);
+  if (a.tenant != nullptr) {
+    accel_tenant_destroy(a.tenant);
+    a.tenant = nullptr;
+  }
+  std::string reason;
+  if (a.destroyed || stopping_) {
+    reason = fmt::format("{} lost a device while being destroyed: {}", a.name, why);
+  } else if (a.restarts >= a.max_restarts) {
+    reason = fmt::format("{} died: {}; no restart is left ({} of {} used)", a.name, why, a.restarts, a.max_restarts);
+  } else if (std::string infeasible; Feasible(holder.request, &infeasible) != ACCEL_SUCCESS) {
+    reason = fmt::format("{} died: {}; it cannot be placed again: {}", a.name, why, infeasible);
+  } else {
+    ++a.restarts;
+    ++counters_.actors_restarted;
+    a.state = ACCEL_ACTOR_STATE_RESTARTING;
+    a.message = why;
+    holder.attempt = a.restarts;
+    holder.state = TaskState::kPending;
+    holder.message = fmt::format("restart {} of {} after: {}", a.restarts, a.max_restarts, why);
+    queue_.push_front(a.holder);
+    return true;
+  }
+  KillActor(a, reason);
+  return false;
+}
+
+void Runtime::AfterActorWork(const std::shared_ptr<Task>& task, accel_status_t result, std::string message) {
+  const std::shared_ptr<Actor> actor = task->actor;
+  Actor& a = *actor;
+  a.busy = false;
+  if (task->kind == TaskKind::kActorFinalize) {
+    CompleteActorEnd(a);
+    return;
+  }
+  if (task->kind == TaskKind::kActorInit) {
+    if (result == ACCEL_SUCCESS && !a.destroyed && !stopping_) {
+      a.state = ACCEL_ACTOR_STATE_ALIVE;
+      a.message.clear();
+      task->message.clear();
+      return;
+    }
+    if (result == ACCEL_ERROR_DEVICE_LOST && ProbeLost(task->ranks)) {
+      if (RestartOrKill(actor, fmt::format("init lost a device: {}", message))) return;
+    } else if (result == ACCEL_SUCCESS || a.destroyed || stopping_) {
+      KillActor(a, fmt::format("{} was destroyed", a.name));
+    } else {
+      KillActor(a, fmt::format("{} died: init returned {}: {}", a.name, accel_status_name(result), message));
+    }
+    EndActor(actor);
+    return;
+  }
+  // A call.
+  const std::vector<uint32_t> ranks = task->ranks;
+  task->ranks.clear();
+  task->memory.clear();
+  if (result == ACCEL_ERROR_DEVICE_LOST && !task->cancel_requested && ProbeLost(ranks)) {
+    const bool restarting = RestartOrKill(actor, fmt::format("{} lost a device: {}", task->name, message));
+    if (restarting && task->attempt < task->max_retries) {
+      ++task->attempt;
+      ++counters_.retried;
+      task->state = TaskState::kPending;
+      task->message = fmt::format("retry {} of {} after: {}", task->attempt, task->max_retries, message);
+      queue_.push_front(task);
+      return;
+    }
+    Finish(task, result, message);
+    if (!restarting) EndActor(actor);
+    return;
+  }
+  Finish(task, result, message);
+  if (a.destroyed) EndActor(actor);
+}
+
+void Runtime::EndActor(const std::shared_ptr<Actor>& actor) {
+  Actor& a = *actor;
+  if (a.ended || a.busy) return;  // the running work ends it
+  if (a.state != ACCEL_ACTOR_STATE_DEAD) KillActor(a, fmt::format("{} was destroyed", a.name));
+  // Calls still queued fail now.
+  for (auto& t : queue_) {
+    if (t->kind == TaskKind::kActorCall && t->actor == actor) t->cancel_requested = t->cancel_requested || a.destroyed;
+  }
+  if (a.holder && (a.holder->state == TaskState::kWaiting || a.holder->state == TaskState::kPending)) {
+    // Still waiting for a reservation: Schedule ends that wait, then this.
+    a.holder->cancel_requested = true;
+    return;
+  }
+  if (a.placed_once && a.finalize != nullptr) {
+    a.placed_once = false;  // finalize runs once
+    auto fin = std::make_shared<Task>();
+    fin->kind = TaskKind::kActorFinalize;
+    fin->owner = this;
+    fin->actor = actor;
+    fin->id = next_task_++;
+    fin->name = fmt::format("finalize of {}", a.name);
+    fin->ranks = a.holder->ranks;
+    fin->memory = a.holder->memory;
+    fin->state = TaskState::kRunning;
+    a.busy = true;
+    MakeReady(fin);
+    work_cv_.notify_one();
+    return;
+  }
+  CompleteActorEnd(a);
+}
+
+void Runtime::CompleteActorEnd(Actor& a) {
+  if (a.ended) return;
+  a.ended = true;
+  if (a.holder) {
+    ReleasePlacement(*a.holder);
+    a.holder->state = TaskState::kDone;
+    if (a.holder->queue) --a.holder->queue->open_work;
+  }
+  if (a.tenant != nullptr) {
+    accel_tenant_destroy(a.tenant);
+    a.tenant = nullptr;
+  }
+  for (auto& weak : actors_) {
+    if (auto p = weak.lock(); p.get() == &a) {
+      actors_to_release_.push_back(p);
+      releases_due_.store(true, std::memory_order_release);
+      break;
+    }
+  }
+  if (a.holder) a.holder->actor.reset();  // the holder and the actor pointed at each other
+  a.holder.reset();
+  std::erase_if(actors_, [](const std::weak_ptr<Actor>& w) { return w.expired(); });
+}
+
+void Runtime::DestroyActor(const std::shared_ptr<Actor>& actor) {
+  {
+    std::unique_lock lock(mutex_);
+    Actor& a = *actor;
+    if (a.destroyed) return;
+    a.destroyed = true;
+    for (auto& t : queue_) {
+      if (t->kind == TaskKind::kActorCall && t->actor == actor) t->cancel_requested = true;
+    }
+    if (a.state == ACCEL_ACTOR_STATE_PENDING || a.state == ACCEL_ACTOR_STATE_RESTARTING) {
+      // Waiting, placed or in init: the holder ends it (Schedule or AfterActorWork).
+      a.holder->cancel_requested = true;
+    } else {
+      EndActor(actor);
+    }
+    Schedule(lock);
+  }
+  FlushReleases();
+}
+
+accel_actor_info_t Runtime::Info(const Actor& actor) const {
+  std::lock_guard lock(mutex_);
+  accel_actor_info_t info{};
+  info.state = actor.state;
+  info.restarts = actor.restarts;
+  info.calls_pending = actor.calls_pending;
+  info.calls_done = actor.calls_done;
+  return info;
+}
+
+std::string Runtime::ActorMessage(const Actor& actor) const {
+  std::lock_guard lock(mutex_);
+  if (actor.state == ACCEL_ACTOR_STATE_DEAD) return actor.message;
+  if ((actor.state == ACCEL_ACTOR_STATE_PENDING || actor.state == ACCEL_ACTOR_STATE_RESTARTING) && actor.holder) {
+    return actor.holder->message;
+  }
+  return "";
+}
+
+// --- Queues ---------------------------------------------------------------
+
+accel_status_t Runtime::CreateQueue(const accel_queue_desc_t& desc, std::shared_ptr<Queue> parent,
+                                    std::shared_ptr<Queue>* out, std::string* why) {
+  auto bad = [&](std::string text) {
+    *why = std::move(text);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  };
+  if (desc.name == nullptr || desc.name[0] == '\0') return bad("'desc->name' is NULL or empty");
+  const std::string name = desc.name;
+  if (name.find('/') != std::string::npos) return bad(fmt::format("'desc->name' '{}' contains '/'", name));
+  auto amount = [&](double v, const char* field) -> std::string {
+    if (std::isnan(v) || v < 0.0 || std::isinf(v)) {
+      return fmt::format("'desc->{}' is {}: an amount of devices is finite and >= 0", field, v);
+    }
+    return "";
+  };
+  for (auto [v, f] : {std::pair{desc.quota_devices, "quota_devices"}, std::pair{desc.limit_devices, "limit_devices"}}) {
+    if (auto e = amount(v, f); !e.empty()) return bad(e);
+  }
+  if (std::isnan(desc.weight) || desc.weight < 0.0 || std::isinf(desc.weight)) {
+    return bad(fmt::format("'desc->weight' is {}: a weight is finite and > 0 (0 means 1)", desc.weight));
+  }
+  if (desc.limit_devices > 0.0 && desc.limit_devices < desc.quota_devices) {
+    return bad(fmt::format("'desc->limit_devices' {:g} is below 'desc->quota_devices' {:g}", desc.limit_devices,
+                           desc.quota_devices));
+  }
+  if (desc.limit_memory > 0 && desc.limit_memory < desc.quota_memory) {
+    return bad(
+        fmt::format("'desc->limit_memory' {} is below 'desc->quota_memory' {}", desc.limit_memory, desc.quota_memory));
+  }
+  std::lock_guard lock(mutex_);
+  if (stopping_) {
+    *why = "the runtime is being destroyed";
+    return ACCEL_ERROR_FAILED_PRECONDITION;
+  }
+  if (parent) {
+    if (parent->owner != this) return bad("'desc->parent' is a queue of another runtime");
+    if (parent.get() == default_queue_.get()) return bad("'desc->parent' is the default queue, which has no children");
+    if (parent->open_work > 0) {
+      *why = fmt::format(
+          "'desc->parent' ('{}') holds {} task(s) or actor(s) not ended: only a queue without work "
+          "gets children",
+          parent->name, parent->open_work);
+      return ACCEL_ERROR_FAILED_PRECONDITION;
+    }
+  }
+  const std::string path = parent ? parent->name + "/" + name : name;
+  std::erase_if(queues_, [](const std::weak_ptr<Queue>& w) { return w.expired(); });
+  for (const auto& weak : queues_) {
+    auto q = weak.lock();
+    if (q && !q->destroyed && q->name == path) return bad(fmt::format("'desc->name': queue '{}' exists", path));
+  }
+  auto q = std::make_shared<Queue>();
+  q->name = path;
+  q->parent = parent;
+  q->quota_share = static_cast<int64_t>(std::llround(desc.quota_devices * static_cast<double>(planner::kShareUnits)));
+  q->limit_share = static_cast<int64_t>(std::llround(desc.limit_devices * static_cast<double>(planner::kShareUnits)));
+  q->quota_memory = desc.quota_memory;
+  q->limit_memory = desc.limit_memory;
+  q->weight = desc.weight > 0.0 ? desc.weight : 1.0;
+  q->owner = this;
+  q->runtime = weak_from_this();
+  if (parent) ++parent->children;
+  queues_.push_back(q);
+  *out = std::move(q);
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t Runtime::DestroyQueue(const std::shared_ptr<Queue>& queue, std::string* why) {
+  std::lock_guard lock(mutex_);
+  if (queue->children > 0 || queue->open_work > 0) {
+    *why = fmt::format("queue '{}' still has {} child queue(s) and {} task(s) or actor(s) not ended", queue->name,
+                       queue->children, queue->open_work);
+    return ACCEL_ERROR_FAILED_PRECONDITION;
+  }
+  queue->destroyed = true;
+  if (queue->parent) --queue->parent->children;
+  return ACCEL_SUCCESS;
+}
+
+accel_queue_usage_t Runtime::Usage(const Queue& queue) const {
+  std::lock_guard lock(mutex_);
+  accel_queue_usage_t u{};
+  u.devices = Devices(queue.used_share);
+  u.memory = queue.used_memory;
+  for (const auto& t : queue_) {
+    if (t->state == TaskState::kPending && t->kind == TaskKind::kTask && Within(t->queue.get(), &queue)) ++u.pending;
+  }
+  u.running = queue.running;
+  u.finished = queue.finished;
+  u.preempted = queue.preempted;
+  u.dominant_share = Dominant(queue);
+  // Over quota: past the quota of a dimension that has one; a queue without any quota is over it once it holds
+  // anything (docs/scheduler.md, "Queues").
+  const bool no_quota = queue.quota_share == 0 && queue.quota_memory == 0;
+  const bool over = no_quota ? (queue.used_share > 0 || queue.used_memory > 0)
+                             : ((queue.quota_share > 0 && queue.used_share > queue.quota_share) ||
+                                (queue.quota_memory > 0 && queue.used_memory > queue.quota_memory));
+  u.over_quota = over ? 1 : 0;
+  return u;
 }
 
 }  // namespace accel::runtime

@@ -1,7 +1,9 @@
 // The scheduler behind accel_runtime_t (docs/scheduler.md): tasks with
 // dependencies, placed all-or-nothing by the planner on the instance's
-// physical devices, run on worker threads under a libaccel tenant, retried on
-// device loss; placement groups reserved atomically.
+// physical devices in queue order (quota, limit, weighted dominant-resource
+// fair share, priority), run on worker threads under a libaccel tenant,
+// retried on device loss, preempted to give a queue its quota; actors with
+// ordered calls on one reservation; placement groups reserved atomically.
 // Thread-safe: every member takes `mutex_` (taken before the handle table's);
 // task functions run without it.
 #ifndef ACCEL_RUNTIME_RUNTIME_H_
@@ -17,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "planner.h"
@@ -26,6 +29,8 @@ namespace accel::runtime {
 
 class Runtime;
 struct PlacementGroup;
+struct Queue;
+struct Actor;
 
 // A validated request. Plain value.
 struct Request {
@@ -38,6 +43,10 @@ struct Request {
 };
 
 enum class TaskState : unsigned char { kWaiting, kPending, kRunning, kDone };
+
+// What a Task object is: a submitted task, an actor's call, or the internal
+// work that places an actor and runs its init (kActorInit) or finalize.
+enum class TaskKind : unsigned char { kTask, kActorCall, kActorInit, kActorFinalize };
 
 // One submitted task and its future. Fields under the runtime's mutex except
 // where noted.
@@ -52,11 +61,18 @@ struct Task {
   std::vector<std::shared_ptr<Task>> dependencies;
   uint32_t max_retries = 0;
   uint32_t attempt = 0;
+  TaskKind kind = TaskKind::kTask;
+  std::shared_ptr<Queue> queue;  // never null for kTask and kActorInit
+  int32_t priority = 0;
+  bool preemptible = false;
+  std::shared_ptr<Actor> actor;  // the actor of a call, init or finalize
+  bool charged = false;          // its placement counts in its queue's usage
 
   TaskState state = TaskState::kWaiting;
   accel_status_t result = ACCEL_NOT_READY;
   std::string message;  // the error when done; why it waits otherwise
   std::atomic<bool> cancel_requested{false};
+  std::atomic<bool> preempt_requested{false};
 
   // While placed: ranks, what each holds, the planner's placement (0 none).
   std::vector<uint32_t> ranks;
@@ -71,6 +87,49 @@ struct Task {
   bool done = false;  // under done_mutex; mirrors state == kDone
   accel_status_t final_result = ACCEL_NOT_READY;
   std::string final_message;
+};
+
+// A queue of the hierarchy (docs/scheduler.md, "Queues"). Amounts in the
+// planner's share units and bytes; usage includes the descendants'. Fields
+// under the runtime's mutex.
+struct Queue {
+  std::string name;  // the path: "research/vision"
+  std::shared_ptr<Queue> parent;
+  uint32_t children = 0;
+  int64_t quota_share = 0;
+  int64_t limit_share = 0;  // 0: none
+  uint64_t quota_memory = 0;
+  uint64_t limit_memory = 0;  // 0: none
+  double weight = 1.0;
+  int64_t used_share = 0;
+  uint64_t used_memory = 0;
+  uint64_t running = 0, finished = 0, preempted = 0;  // with descendants
+  uint64_t open_work = 0;                             // its own tasks and actors not ended
+  bool destroyed = false;
+  const Runtime* owner = nullptr;
+  std::weak_ptr<Runtime> runtime;
+};
+
+// An actor (docs/scheduler.md, "Actors"). Fields under the runtime's mutex.
+struct Actor {
+  std::string name;  // "actor 2 ('kv')"
+  accel_actor_state_t state = ACCEL_ACTOR_STATE_PENDING;
+  std::string message;  // why it died, or why it waits
+  accel_task_function_t init = nullptr;
+  accel_task_function_t finalize = nullptr;
+  void* user_data = nullptr;
+  void (*release_user_data)(void*) = nullptr;
+  uint32_t max_restarts = 0;
+  uint32_t restarts = 0;
+  std::shared_ptr<Task> holder;  // the kActorInit task: holds the reservation while alive
+  accel_tenant_t tenant = nullptr;
+  bool busy = false;       // a call, init or finalize is ready or running
+  bool destroyed = false;  // by its owner
+  bool ended = false;      // finalize has run (or was not needed); nothing runs again
+  bool placed_once = false;
+  uint64_t calls_pending = 0, calls_done = 0;
+  const Runtime* owner = nullptr;
+  std::weak_ptr<Runtime> runtime;
 };
 
 // A reserved placement group. Fields under the runtime's mutex.
@@ -105,6 +164,23 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   accel_status_t Submit(const std::shared_ptr<Task>& task, std::string* why);
   void Cancel(const std::shared_ptr<Task>& task);
 
+  // Queues: validated desc in, queue out; errors name the field.
+  accel_status_t CreateQueue(const accel_queue_desc_t& desc, std::shared_ptr<Queue> parent, std::shared_ptr<Queue>* out,
+                             std::string* why);
+  accel_status_t DestroyQueue(const std::shared_ptr<Queue>& queue, std::string* why);
+  accel_queue_usage_t Usage(const Queue& queue) const;
+  const std::shared_ptr<Queue>& default_queue() const { return default_queue_; }
+
+  // Actors: `actor` filled by the caller (functions, user data, restarts);
+  // `holder` carries its request, queue and priority.
+  accel_status_t CreateActor(const std::shared_ptr<Actor>& actor, const std::shared_ptr<Task>& holder,
+                             std::string* why);
+  // Queues a call (kind kActorCall, actor set).
+  accel_status_t Call(const std::shared_ptr<Task>& call, std::string* why);
+  void DestroyActor(const std::shared_ptr<Actor>& actor);
+  accel_actor_info_t Info(const Actor& actor) const;
+  std::string ActorMessage(const Actor& actor) const;
+
   accel_status_t CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<PlacementGroup>* out,
                              std::string* why);
   void DestroyGroup(const std::shared_ptr<PlacementGroup>& group);
@@ -122,16 +198,50 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
 
   // True on a worker thread of this runtime.
   bool OnWorker() const;
+  // True once Shutdown began.
+  bool stopping() const {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
 
  private:
   Runtime(accel_instance_t instance, Resources resources);
   void WorkerLoop();
+  // Queues a placed task for a worker and wakes one.
+  void MakeReady(std::shared_ptr<Task> task);
   // Tries to start every waiting and pending task, in submission order.
   void Schedule(std::unique_lock<std::mutex>& lock);
+  // Places the device-needing pending tasks in queue order; preempts for
+  // queues under their quota.
+  void PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates);
   // Places `task` or sets its message to why not. True when placed.
   bool TryPlace(Task& task);
+  // Asks running preemptible tasks of queues over their quota to stop when
+  // that makes room for `task` (of a queue under its quota). True when some
+  // were asked (or already were).
+  bool Reclaim(const Task& task);
+  void Charge(Task& task, int sign);
+  bool UnderQuota(const Queue& q) const;
+  double Dominant(const Queue& q) const;
+  // Why `task` would pass a queue's limit, or "".
+  std::string OverLimit(const Task& task) const;
+  // After a call, init or finalize ended: the actor's next step.
+  void AfterActorWork(const std::shared_ptr<Task>& task, accel_status_t result, std::string message);
+  void KillActor(Actor& actor, std::string message);
+  // A device loss seen by `actor`'s work: restarts it (true) or kills it.
+  bool RestartOrKill(const std::shared_ptr<Actor>& actor, const std::string& why);
+  // Probes `ranks` after ACCEL_ERROR_DEVICE_LOST; takes lost ones out of
+  // service. True when one of them is lost.
+  bool ProbeLost(const std::vector<uint32_t>& ranks);
+  // Queues the actor's finalize (or ends it when none is due).
+  void EndActor(const std::shared_ptr<Actor>& actor);
+  void CompleteActorEnd(Actor& actor);
+  void RunActorWork(const std::shared_ptr<Task>& task);
   void Run(const std::shared_ptr<Task>& task);
   void ReleasePlacement(Task& task);
+  // Runs the task's function under `tenant` with the context set.
+  accel_status_t CallFunction(const std::shared_ptr<Task>& task, accel_task_function_t function, void* user_data,
+                              accel_tenant_t tenant, std::string* message);
   void Finish(const std::shared_ptr<Task>& task, accel_status_t result, std::string message);
   // Calls release_user_data of the tasks Finish ended, without the lock.
   void FlushReleases();
@@ -152,7 +262,20 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   uint64_t next_task_ = 1;
   uint32_t busy_ = 0;
   std::vector<std::shared_ptr<Task>> to_release_;
+  std::vector<std::shared_ptr<Actor>> actors_to_release_;
+  std::atomic<bool> releases_due_{false};                   // to_release_ or actors_to_release_ holds something
+  std::deque<std::shared_ptr<Task>> schedule_keep_;         // Schedule's, reused
+  std::vector<std::shared_ptr<Task>> schedule_candidates_;  // Schedule's, reused
+  accel_tenant_t no_device_tenant_ = nullptr;               // shared by tasks without devices: may allocate nothing
   accel_runtime_counters_t counters_{};
+  std::shared_ptr<Queue> default_queue_;
+  std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
+  std::vector<std::weak_ptr<Actor>> actors_;
+  // Placed preemptible tasks, by id: the candidates of Reclaim.
+  std::unordered_map<uint64_t, std::shared_ptr<Task>> preemptible_;
+  uint64_t next_actor_ = 1;
+  int64_t total_share_ = 0;
+  uint64_t total_memory_ = 0;
 };
 
 // The task running on this thread (null outside a task function): what

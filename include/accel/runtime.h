@@ -8,7 +8,8 @@
  * device loss and says why anything waits.
  *
  * Versioned on its own: ACCEL_RUNTIME_VERSION, libaccel-runtime.so.1, symbol
- * version ACCEL_RUNTIME_1.0. The rules of accel.h hold here too: structs
+ * versions ACCEL_RUNTIME_1.0 and ACCEL_RUNTIME_1.1 (queues, preemption,
+ * actors; docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
  * start with the header (stype 2000..2999 are this library's), errors are
  * accel_status_t with the message in accel_last_error()'s thread-local slot
  * (docs/errors.md), handles are validated on every call.
@@ -31,12 +32,14 @@ extern "C" {
 #endif
 
 #define ACCEL_RUNTIME_VERSION_MAJOR 1
-#define ACCEL_RUNTIME_VERSION_MINOR 0
+#define ACCEL_RUNTIME_VERSION_MINOR 1
 #define ACCEL_RUNTIME_VERSION ACCEL_MAKE_VERSION(ACCEL_RUNTIME_VERSION_MAJOR, ACCEL_RUNTIME_VERSION_MINOR, 0)
 
 typedef struct accel_runtime_s* accel_runtime_t;
 typedef struct accel_future_s* accel_future_t;
 typedef struct accel_placement_group_s* accel_placement_group_t;
+typedef struct accel_queue_s* accel_queue_t; /* 1.1 */
+typedef struct accel_actor_s* accel_actor_t; /* 1.1 */
 /* Valid only during the task function's call, on its thread. */
 typedef struct accel_task_context_s* accel_task_context_t;
 
@@ -49,6 +52,10 @@ typedef enum accel_runtime_structure_type_t {
   ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE = 2005,
   ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS = 2006,
   ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE = 2007,
+  ACCEL_STRUCTURE_TYPE_QUEUE_DESC = 2008,  /* 1.1 */
+  ACCEL_STRUCTURE_TYPE_QUEUE_USAGE = 2009, /* 1.1 */
+  ACCEL_STRUCTURE_TYPE_ACTOR_DESC = 2010,  /* 1.1 */
+  ACCEL_STRUCTURE_TYPE_ACTOR_INFO = 2011,  /* 1.1 */
   ACCEL_RUNTIME_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_runtime_structure_type_t;
 
@@ -121,6 +128,11 @@ typedef struct accel_runtime_counters_t {
   uint64_t running; /* now: placed, not yet ended */
   uint64_t placement_groups_created;
   uint64_t placement_groups_refused;
+  /* 1.1 (present when struct_size covers them) */
+  uint64_t preempted;      /* running tasks asked to stop to give a queue its quota */
+  uint64_t actors_created; /* accel_actor_create calls accepted */
+  uint64_t actors_restarted;
+  uint64_t actors_died; /* actors that ended DEAD (not destroyed by their owner) */
 } accel_runtime_counters_t;
 
 /* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
@@ -239,6 +251,10 @@ typedef struct accel_task_desc_t {
   const accel_future_t* dependencies;      /* [optional] run only after all of these succeeded */
   uint32_t dependency_count;
   uint32_t max_retries; /* attempts after a device loss */
+  /* 1.1 (present when struct_size covers them) */
+  accel_queue_t queue;  /* [optional] NULL: the runtime's default queue (no quota, no limit, weight 1) */
+  int32_t priority;     /* higher runs first among the waiting tasks of its queue; 0 default */
+  uint32_t preemptible; /* 1: may be asked to stop while running so that a queue under its quota gets it */
 } accel_task_desc_t;
 
 /* Submits a task; its future completes when it ends. A request no device of
@@ -286,6 +302,145 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
 ACCEL_API accel_status_t accel_future_release(accel_future_t future);
 
 /*===----------------------------------------------------------------------===*/
+/* Queues (1.1)                                                               */
+/*===----------------------------------------------------------------------===*/
+
+/* A queue: a node of the hierarchy (department > project > ...) whose tasks
+ * and actors share a guaranteed quota, an upper limit and an over-quota
+ * weight (docs/scheduler.md, "Queues"). Amounts are device equivalents (the
+ * sum of compute shares held: one whole device is 1.0) and bytes of device
+ * memory; a queue's usage is its own tasks' plus its children's. */
+typedef struct accel_queue_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_QUEUE_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name;      /* unique among its siblings, non-empty */
+  accel_queue_t parent;  /* [optional] NULL: a top-level queue */
+  double quota_devices;  /* guaranteed, >= 0 */
+  double limit_devices;  /* at most; 0: no limit; else >= quota_devices */
+  uint64_t quota_memory; /* guaranteed bytes */
+  uint64_t limit_memory; /* at most; 0: no limit; else >= quota_memory */
+  double weight;         /* share of what is left over quota among siblings, > 0; 0 means 1 */
+} accel_queue_desc_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE (runtime, parent),
+ *         ACCEL_ERROR_INVALID_ARGUMENT (a bad header, an empty or duplicate
+ *         name, a NaN or negative amount, a limit below its quota, a parent
+ *         of another runtime: the message names the field). */
+ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel_queue_desc_t* desc, /* [in] */
+                                            accel_queue_t* out_queue);                               /* [out] */
+
+/* Destroys a queue that has no child queue and no task or actor that has
+ * not ended. Returns ACCEL_ERROR_INVALID_HANDLE,
+ * ACCEL_ERROR_FAILED_PRECONDITION (children or work left: the message
+ * counts them). */
+ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue);
+
+/* What a queue holds now, its descendants included. */
+typedef struct accel_queue_usage_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_QUEUE_USAGE */
+  uint32_t struct_size;
+  const void* next;
+  double devices;    /* device equivalents held by running tasks and live actors */
+  uint64_t memory;   /* bytes held */
+  uint64_t pending;  /* tasks waiting for capacity (dependencies met) */
+  uint64_t running;  /* tasks placed, not yet ended */
+  uint64_t finished; /* tasks that ended, whatever their result */
+  uint64_t preempted;
+  /* Dominant share: max(devices / cluster devices, memory / cluster
+   * memory), the quantity fair share equalises (weighted) over quota. */
+  double dominant_share;
+  uint32_t over_quota; /* 1: it holds more than its quota in some resource */
+  uint32_t reserved0;
+} accel_queue_usage_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_usage_t* out_usage); /* [out] */
+
+/*===----------------------------------------------------------------------===*/
+/* Actors (1.1)                                                               */
+/*===----------------------------------------------------------------------===*/
+
+/* A stateful worker pinned to one reservation for its life: its calls run
+ * one at a time, in the order they were made, on the reservation's devices,
+ * under one memory tenant that lives as long as the actor (memory allocated
+ * by one call stays counted for the next) (docs/scheduler.md, "Actors"). */
+typedef enum accel_actor_state_t {
+  ACCEL_ACTOR_STATE_PENDING = 0,    /* waiting for its reservation */
+  ACCEL_ACTOR_STATE_ALIVE = 1,      /* placed; init has run */
+  ACCEL_ACTOR_STATE_RESTARTING = 2, /* lost a device; being placed again */
+  ACCEL_ACTOR_STATE_DEAD = 3,       /* ended: see accel_actor_get_message */
+  ACCEL_ACTOR_STATE_FORCE32 = 0x7FFFFFFF
+} accel_actor_state_t;
+
+typedef struct accel_actor_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_ACTOR_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name;                        /* [optional] for messages */
+  const accel_resource_request_t* request; /* [optional] NULL: no device; placement_group allowed */
+  /* [optional] Runs first on the reservation and again after each restart
+   * (accel_task_context_get_attempt counts restarts). An error other than
+   * ACCEL_ERROR_DEVICE_LOST kills the actor. */
+  accel_task_function_t init;
+  /* [optional] Runs once, after the last call, when the actor is destroyed
+   * or dies (not before a restart: the devices were lost). */
+  accel_task_function_t finalize;
+  void* user_data; /* the actor's state: init's, finalize's and every call's accel_task_context_get_actor_data */
+  void (*release_user_data)(void* user_data); /* [optional] after finalize */
+  uint32_t max_restarts;                      /* restarts after a device loss */
+  int32_t priority;                           /* in its queue */
+  accel_queue_t queue;                        /* [optional] its reservation counts against this queue */
+} accel_actor_desc_t;
+
+/* Creates the actor and asks for its reservation; returns at once (PENDING
+ * until placed). Requests that could never be placed fail here as for
+ * accel_task_submit. Actors are never preempted.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT,
+ *         ACCEL_ERROR_NOT_FOUND, ACCEL_ERROR_RESOURCE_EXHAUSTED,
+ *         ACCEL_ERROR_FAILED_PRECONDITION (the runtime is being destroyed). */
+ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel_actor_desc_t* desc, /* [in] */
+                                            accel_actor_t* out_actor);                               /* [out] */
+
+/* Calls a method: `desc` as for accel_task_submit, with `request` NULL (the
+ * call runs on the actor's reservation), `queue` NULL, priority and
+ * preemptible 0. Calls run one at a time in the order accepted, each after
+ * its dependencies; the future completes with the method's result. A call
+ * that returns ACCEL_ERROR_DEVICE_LOST restarts the actor (while
+ * max_restarts allows) and is itself run again while its max_retries
+ * allows; calls waiting behind it wait for the restart.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT,
+ *         ACCEL_ERROR_FAILED_PRECONDITION (the actor is dead or destroyed:
+ *         the message says why it died). */
+ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_desc_t* desc, /* [in] */
+                                          accel_future_t* out_future);                        /* [out] */
+
+typedef struct accel_actor_info_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_ACTOR_INFO */
+  uint32_t struct_size;
+  const void* next;
+  accel_actor_state_t state;
+  uint32_t restarts;      /* restarts so far */
+  uint64_t calls_pending; /* accepted, not yet ended */
+  uint64_t calls_done;    /* ended, whatever their result */
+} accel_actor_info_t;
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_actor_get_info(accel_actor_t actor, accel_actor_info_t* out_info); /* [out] */
+
+/* Why the actor is DEAD ("actor 'kv': init returned ...", "actor 'kv': lost
+ * device 3 and no restart is left"), why it is PENDING, or "". The size
+ * pattern of accel_future_get_message.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_actor_get_message(accel_actor_t actor, size_t size, char* out_text, /* [out][optional] */
+                                                 size_t* out_size);                                /* [out][optional] */
+
+/* Cancels the calls that have not started, lets the running one end, runs
+ * finalize, then frees the reservation; returns at once. The handle is stale
+ * afterwards. Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_actor_destroy(accel_actor_t actor);
+
+/*===----------------------------------------------------------------------===*/
 /* Task context (valid only inside the task function)                         */
 /*===----------------------------------------------------------------------===*/
 
@@ -306,8 +461,16 @@ ACCEL_API accel_status_t accel_task_context_get_memory_limit(accel_task_context_
                                                              uint64_t* out_bytes);
 /* 0 for the first attempt, 1 for the first retry, ... */
 ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t context, uint32_t* out_attempt);
-/* Writes 1 once accel_future_cancel or the runtime's destruction asked the task to stop. */
+/* Writes 1 once accel_future_cancel, the runtime's destruction or a
+ * preemption (1.1) asked the task to stop. */
 ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled);
+/* 1.1: writes 1 once the task was preempted: when its function returns
+ * anything but ACCEL_SUCCESS it is queued again (same attempt, same
+ * priority) instead of ending. */
+ACCEL_API accel_status_t accel_task_context_is_preempted(accel_task_context_t context, uint32_t* out_preempted);
+/* 1.1: the actor's `user_data` inside one of its calls or its init/finalize;
+ * NULL inside a plain task. */
+ACCEL_API accel_status_t accel_task_context_get_actor_data(accel_task_context_t context, void** out_user_data);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,251 @@
+// Shared by the libaccel-runtime tests: a runtime over a fresh instance,
+// task submission from lambdas, gates, polling and environment helpers.
+// Header-only; each test binary includes it once.
+#ifndef ACCEL_TESTS_RUNTIME_RUNTIME_FIXTURE_H_
+#define ACCEL_TESTS_RUNTIME_RUNTIME_FIXTURE_H_
+
+#include <accel/runtime.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace accel_runtime_test {
+
+using accel_test::BufferDesc;
+using accel_test::ScopedInstance;
+using accel_test::TempDir;
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+inline const bool kProfileSet = setenv("ACCEL_SIM_PROFILE", "h100-sxm-8", 0) == 0;
+
+using Body = std::function<accel_status_t(accel_task_context_t)>;
+
+inline accel_status_t Trampoline(accel_task_context_t context, void* user_data) {
+  return (*static_cast<Body*>(user_data))(context);
+}
+inline void DeleteBody(void* user_data) { delete static_cast<Body*>(user_data); }
+
+inline accel_resource_request_t Request(uint32_t devices, double share = 1.0, uint64_t memory = 0,
+                                        const char* selector = nullptr) {
+  accel_resource_request_t r{};
+  r.stype = ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST;
+  r.struct_size = sizeof(r);
+  r.device_count = devices;
+  r.share = share;
+  r.memory = memory;
+  r.selector = selector;
+  return r;
+}
+
+// A runtime over a fresh instance, destroyed in order.
+class RuntimeFixture {
+ public:
+  explicit RuntimeFixture(const accel_instance_desc_t* desc = nullptr, uint32_t workers = 8) : instance_(desc) {
+    accel_runtime_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+    d.struct_size = sizeof(d);
+    d.worker_threads = workers;
+    EXPECT_EQ(accel_runtime_create(instance_.get(), &d, &runtime_), ACCEL_SUCCESS) << accel_last_error();
+  }
+  ~RuntimeFixture() {
+    for (accel_future_t f : futures_) EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_runtime_destroy(runtime_), ACCEL_SUCCESS) << accel_last_error();
+  }
+  RuntimeFixture(const RuntimeFixture&) = delete;
+  RuntimeFixture& operator=(const RuntimeFixture&) = delete;
+
+  accel_runtime_t get() const { return runtime_; }
+  accel_instance_t instance() const { return instance_.get(); }
+
+  // Submits `body`; the future is released with the fixture.
+  accel_status_t Submit(const accel_resource_request_t* request, Body body, accel_future_t* out,
+                        std::vector<accel_future_t> deps = {}, uint32_t max_retries = 0, const char* name = nullptr,
+                        accel_queue_t queue = nullptr, int32_t priority = 0, uint32_t preemptible = 0) {
+    accel_task_desc_t d{};
+    d.queue = queue;
+    d.priority = priority;
+    d.preemptible = preemptible;
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.name = name;
+    d.function = Trampoline;
+    auto* owned = new Body(std::move(body));
+    d.user_data = owned;
+    d.release_user_data = DeleteBody;
+    d.request = request;
+    d.dependencies = deps.data();
+    d.dependency_count = static_cast<uint32_t>(deps.size());
+    d.max_retries = max_retries;
+    const accel_status_t status = accel_task_submit(runtime_, &d, out);
+    if (status == ACCEL_SUCCESS) {
+      futures_.push_back(*out);
+    } else {
+      delete owned;  // not the runtime's on failure
+    }
+    return status;
+  }
+
+  std::vector<accel_runtime_device_t> Devices() const {
+    uint32_t n = 0;
+    EXPECT_EQ(accel_runtime_get_device_count(runtime_, &n), ACCEL_SUCCESS);
+    std::vector<accel_runtime_device_t> v(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      v[i].stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+      v[i].struct_size = sizeof(v[i]);
+      EXPECT_EQ(accel_runtime_get_device(runtime_, i, &v[i]), ACCEL_SUCCESS) << accel_last_error();
+    }
+    return v;
+  }
+
+  accel_runtime_counters_t Counters() const {
+    accel_runtime_counters_t c{};
+    c.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS;
+    c.struct_size = sizeof(c);
+    EXPECT_EQ(accel_runtime_get_counters(runtime_, &c), ACCEL_SUCCESS) << accel_last_error();
+    return c;
+  }
+
+ private:
+  ScopedInstance instance_;
+  accel_runtime_t runtime_ = nullptr;
+  std::vector<accel_future_t> futures_;
+};
+
+inline std::string Message(accel_future_t f) {
+  size_t size = 0;
+  EXPECT_EQ(accel_future_get_message(f, 0, nullptr, &size), ACCEL_SUCCESS) << accel_last_error();
+  std::string text(size, '\0');
+  EXPECT_EQ(accel_future_get_message(f, size, text.data(), nullptr), ACCEL_SUCCESS) << accel_last_error();
+  text.resize(size > 0 ? size - 1 : 0);
+  return text;
+}
+
+inline std::string PhysicalId(accel_physical_device_t p) {
+  accel_physical_device_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  props.struct_size = sizeof(props);
+  EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
+  return props.name;
+}
+
+inline int NumaOf(accel_physical_device_t p) {
+  accel_physical_device_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  props.struct_size = sizeof(props);
+  EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
+  return props.numa_node;
+}
+
+inline std::vector<accel_bundle_device_t> GroupDevices(accel_placement_group_t g) {
+  uint32_t n = 0;
+  EXPECT_EQ(accel_placement_group_get_devices(g, &n, nullptr), ACCEL_SUCCESS) << accel_last_error();
+  std::vector<accel_bundle_device_t> v(n);
+  for (auto& d : v) {
+    d.stype = ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE;
+    d.struct_size = sizeof(d);
+  }
+  EXPECT_EQ(accel_placement_group_get_devices(g, &n, v.data()), ACCEL_SUCCESS) << accel_last_error();
+  return v;
+}
+
+inline accel_status_t MakeGroup(accel_runtime_t rt, std::vector<accel_resource_request_t> bundles,
+                                accel_placement_strategy_t strategy, accel_topology_level_t level,
+                                accel_placement_group_t* out, uint32_t required = 1) {
+  accel_placement_group_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
+  d.struct_size = sizeof(d);
+  d.name = "g";
+  d.bundles = bundles.data();
+  d.bundle_count = static_cast<uint32_t>(bundles.size());
+  d.strategy = strategy;
+  d.level = level;
+  d.required = required;
+  return accel_placement_group_create(rt, &d, out);
+}
+
+// A gate tasks wait on until the test opens it.
+class Gate {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Waits until `predicate` holds (the runtime's work is asynchronous); fails after 30 s.
+template <typename P>
+inline bool Eventually(P predicate) {
+  for (int i = 0; i < 3000; ++i) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return predicate();
+}
+
+// A profile file: h100-sxm-8 with device 0 at exactly 80 GiB.
+inline std::string EightyGiBProfile(const TempDir& dir) {
+  std::ifstream in(std::string(ACCEL_TEST_SOURCE_DIR) + "/backends/sim/profiles/h100-sxm-8.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  const std::string from = "85520809984";
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos);
+  s.replace(at, from.size(), std::to_string(80 * kGiB));
+  const std::string path = dir.path().string() + "/h100-80gib.json";
+  std::ofstream(path) << s;
+  return path;
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old != nullptr) old_ = old;
+    had_ = old != nullptr;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+}  // namespace accel_runtime_test
+
+#endif  // ACCEL_TESTS_RUNTIME_RUNTIME_FIXTURE_H_

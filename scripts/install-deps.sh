@@ -29,6 +29,8 @@ packages=(
   libspirv-cross-c-shared-dev glslang-tools
   # the ABI baseline check (abidiff)
   abigail-tools
+  # accel-runtime-bench's baseline: oneTBB's task_group (bench/runtime_bench.cc)
+  libtbb-dev
   # the Python package (python/): its extension and python.pytest
   python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
   # ... and the virtual environment for its PyPI test dependencies (below)

@@ -98,6 +98,21 @@ void FillOut(T* out, const T& value) {
   if (n > 16) std::memcpy(reinterpret_cast<char*>(out) + 16, reinterpret_cast<const char*>(&value) + 16, n - 16);
 }
 
+// Checks `desc`'s header and that the output `out_name` is not NULL, then copies `desc` into `*copy` up to its
+// struct_size (fields of a later minor version stay zero). False with the error set otherwise.
+template <typename T>
+bool ReadDesc(const char* function, const T* desc, uint32_t stype, const void* out, const char* out_name, T* copy,
+              accel_status_t* status) {
+  if (!CheckHeader(function, desc, stype, "desc", status)) return false;
+  if (out == nullptr) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", out_name));
+    return false;
+  }
+  *copy = T{};
+  std::memcpy(copy, desc, std::min<size_t>(desc->struct_size, sizeof(T)));
+  return true;
+}
+
 template <typename T, typename F>
 accel_status_t ContextEntry(const char* function, accel_task_context_t context, uint32_t index, T* out, F&& value) {
   if (out != nullptr) *out = T{};
@@ -127,6 +142,17 @@ std::shared_ptr<Runtime> LiveRuntime(const char* function, const std::weak_ptr<R
     return nullptr;
   }
   return rt;
+}
+
+// The live queue or actor behind `handle` and its runtime (not being destroyed), or nulls with the error set.
+template <typename T, typename H>
+std::pair<std::shared_ptr<T>, std::shared_ptr<Runtime>> FindWithRuntime(const char* function, H handle, HandleType type,
+                                                                        const char* argument, accel_status_t* status) {
+  auto object = Find<T>(function, handle, type, argument, status);
+  if (!object) return {};
+  auto rt = LiveRuntime(function, object->runtime, argument, status);
+  if (!rt) return {};
+  return {std::move(object), std::move(rt)};
 }
 
 accel_future_t NewFuture(const std::shared_ptr<Task>& task, const std::shared_ptr<Runtime>& rt) {
@@ -271,10 +297,9 @@ ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, c
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC, "desc", &status)) return status;
-    if (out_group == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_group' is NULL");
     accel_placement_group_desc_t d{};
-    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC, out_group, "out_group", &d, &status))
+      return status;
     std::shared_ptr<PlacementGroup> group;
     std::string why;
     status = rt->CreateGroup(d, &group, &why);
@@ -347,10 +372,8 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return status;
-    if (out_future == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_future' is NULL");
     accel_task_desc_t d{};
-    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
     auto task = std::make_shared<Task>();
     status = ReadTask(__func__, *rt, d, task.get());
     if (status != ACCEL_SUCCESS) return status;
@@ -536,10 +559,8 @@ ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_QUEUE_DESC, "desc", &status)) return status;
-    if (out_queue == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_queue' is NULL");
     accel_queue_desc_t d{};
-    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_QUEUE_DESC, out_queue, "out_queue", &d, &status)) return status;
     std::shared_ptr<Queue> parent;
     if (d.parent != nullptr) {
       parent = Find<Queue>(__func__, d.parent, HandleType::kQueue, "desc->parent", &status);
@@ -557,10 +578,8 @@ ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel
 ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue) {
   return Guarded(__func__, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto q = Find<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
+    auto [q, rt] = FindWithRuntime<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
     if (!q) return status;
-    auto rt = LiveRuntime(__func__, q->runtime, "queue", &status);
-    if (!rt) return status;
     std::string why;
     status = rt->DestroyQueue(q, &why);
     if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
@@ -572,10 +591,8 @@ ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue) {
 ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_usage_t* out_usage) {
   return Guarded(__func__, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto q = Find<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
+    auto [q, rt] = FindWithRuntime<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
     if (!q) return status;
-    auto rt = LiveRuntime(__func__, q->runtime, "queue", &status);
-    if (!rt) return status;
     if (!CheckHeader(__func__, out_usage, ACCEL_STRUCTURE_TYPE_QUEUE_USAGE, "out_usage", &status)) return status;
     FillOut(out_usage, rt->Usage(*q));
     return ACCEL_SUCCESS;
@@ -589,10 +606,8 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_ACTOR_DESC, "desc", &status)) return status;
-    if (out_actor == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_actor' is NULL");
     accel_actor_desc_t d{};
-    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_ACTOR_DESC, out_actor, "out_actor", &d, &status)) return status;
     auto actor = std::make_shared<Actor>();
     actor->name = d.name != nullptr ? d.name : "";
     actor->init = d.init;
@@ -630,10 +645,8 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
     accel_status_t status = ACCEL_SUCCESS;
     auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
-    if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return status;
-    if (out_future == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_future' is NULL");
     accel_task_desc_t d{};
-    std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
     if (d.request != nullptr || d.queue != nullptr || d.priority != 0 || d.preemptible != 0) {
       return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
                   "'desc->request', 'queue', 'priority' and 'preemptible' must be NULL/0: a call runs on the actor's "
@@ -660,10 +673,8 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
 ACCEL_API accel_status_t accel_actor_get_info(accel_actor_t actor, accel_actor_info_t* out_info) {
   return Guarded(__func__, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    auto [a, rt] = FindWithRuntime<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
-    auto rt = LiveRuntime(__func__, a->runtime, "actor", &status);
-    if (!rt) return status;
     if (!CheckHeader(__func__, out_info, ACCEL_STRUCTURE_TYPE_ACTOR_INFO, "out_info", &status)) return status;
     FillOut(out_info, rt->Info(*a));
     return ACCEL_SUCCESS;

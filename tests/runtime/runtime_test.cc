@@ -286,12 +286,14 @@ TEST(Runtime, DependenciesRunInOrderAndFailuresAndCancellationsPropagate) {
 
   // Cancel a task that waits for a gate held by a running one; its dependent is cancelled too.
   Gate gate;
+  std::atomic<bool> blocker_started{false};
   accel_future_t blocker = nullptr;
   accel_future_t waiting = nullptr;
   accel_future_t dependent = nullptr;
   ASSERT_EQ(rt.Submit(
                 nullptr,
                 [&](accel_task_context_t ctx) {
+                  blocker_started = true;
                   gate.Wait();
                   uint32_t cancelled = 0;
                   EXPECT_EQ(accel_task_context_is_cancelled(ctx, &cancelled), ACCEL_SUCCESS);
@@ -307,6 +309,8 @@ TEST(Runtime, DependenciesRunInOrderAndFailuresAndCancellationsPropagate) {
   EXPECT_EQ(accel_future_wait(waiting, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
   EXPECT_EQ(accel_future_wait(dependent, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
   EXPECT_EQ(accel_future_wait(blocker, 1000000), ACCEL_ERROR_TIMEOUT) << "a wait that times out leaves the task";
+  // Cancelled while running (not before it started, which a loaded machine could otherwise make it).
+  ASSERT_TRUE(Eventually([&] { return blocker_started.load(); }));
   EXPECT_EQ(accel_future_cancel(blocker), ACCEL_SUCCESS);
   gate.Open();
   EXPECT_EQ(accel_future_wait(blocker, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);

@@ -267,7 +267,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::deque<std::shared_ptr<Task>> schedule_keep_;         // Schedule's, reused
   std::vector<std::shared_ptr<Task>> schedule_candidates_;  // Schedule's, reused
   accel_tenant_t no_device_tenant_ = nullptr;               // shared by tasks without devices: may allocate nothing
-  accel_runtime_counters_t counters_{};
+  accel_runtime_counters_t counters_{};  // .started is started_
+  std::atomic<uint64_t> started_{0};
   std::shared_ptr<Queue> default_queue_;
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;

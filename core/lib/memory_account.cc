@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <cmath>
 #include <map>
 #include <mutex>
+
+#include "names.h"
 
 namespace accel::core {
 
@@ -65,46 +66,30 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-constexpr const char* kUnits = "B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or a percentage such as 25%";
-
 Status ParseAmount(std::string_view item, std::string_view text, MemoryLimitEntry& entry) {
   text = Trim(text);
   if (text.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': no size", item);
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || !std::isfinite(value) || text.front() == '-' || text.front() == '+') {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': '{}' is not a size ({})", item, text, kUnits);
+  // Exponents too ("1e9"), as ACCEL_MEMORY_LIMIT has always read them.
+  const info::ByteSize size = info::ParseByteSize(text, std::chars_format::general);
+  switch (size.outcome) {
+    case info::ByteSize::Outcome::kBytes: entry.bytes = size.bytes; return Status::Ok();
+    case info::ByteSize::Outcome::kNotANumber: break;
+    case info::ByteSize::Outcome::kUnknownUnit:
+      if (size.unit == "%") {
+        if (size.value <= 0 || size.value > 100) {
+          return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {}% is not a share in (0, 100]", item, size.value);
+        }
+        entry.is_percent = true;
+        entry.percent = size.value;
+        return Status::Ok();
+      }
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': unknown unit '{}' ({}, or a percentage such as 25%)", item,
+                   size.unit, info::kByteSizeUnits);
+    case info::ByteSize::Outcome::kTooLarge:
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {} is larger than 2^64 bytes", item, text);
   }
-  const std::string_view unit = Trim(std::string_view(end, text.data() + text.size() - end));
-  if (unit == "%") {
-    if (value <= 0 || value > 100) {
-      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {}% is not a share in (0, 100]", item, value);
-    }
-    entry.is_percent = true;
-    entry.percent = value;
-    return Status::Ok();
-  }
-  static const std::map<std::string_view, double> kScale = {{"", 1},
-                                                            {"B", 1},
-                                                            {"kB", 1e3},
-                                                            {"KB", 1e3},
-                                                            {"MB", 1e6},
-                                                            {"GB", 1e9},
-                                                            {"TB", 1e12},
-                                                            {"KiB", 1024.0},
-                                                            {"MiB", 1048576.0},
-                                                            {"GiB", 1073741824.0},
-                                                            {"TiB", 1099511627776.0}};
-  const auto scale = kScale.find(unit);
-  if (scale == kScale.end()) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': unknown unit '{}' ({})", item, unit, kUnits);
-  }
-  const double bytes = std::floor(value * scale->second);
-  if (bytes >= 18446744073709549568.0) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': {} is larger than 2^64 bytes", item, text);
-  }
-  entry.bytes = static_cast<uint64_t>(bytes);
-  return Status::Ok();
+  return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}': '{}' is not a size ({}, or a percentage such as 25%)", item, text,
+               info::kByteSizeUnits);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 
 namespace accel::info {
 namespace {
@@ -146,6 +147,58 @@ std::string HumanBytes(uint64_t bytes) {
     ++unit;
   }
   return fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+namespace {
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+struct ByteUnit {
+  std::string_view name;
+  double scale;
+};
+
+// kByteSizeUnits, and none.
+constexpr ByteUnit kByteUnits[] = {{"", 1},
+                                   {"B", 1},
+                                   {"kB", 1e3},
+                                   {"KB", 1e3},
+                                   {"MB", 1e6},
+                                   {"GB", 1e9},
+                                   {"TB", 1e12},
+                                   {"KiB", 1024.0},
+                                   {"MiB", 1048576.0},
+                                   {"GiB", 1073741824.0},
+                                   {"TiB", 1099511627776.0}};
+
+}  // namespace
+
+ByteSize ParseByteSize(std::string_view text, std::chars_format format) {
+  ByteSize out;
+  const std::string_view t = TrimBlanks(text);
+  if (t.empty() || t.front() == '-' || t.front() == '+') return out;
+  double value = 0;
+  const auto [end, error] = std::from_chars(t.data(), t.data() + t.size(), value, format);
+  if (error != std::errc() || !std::isfinite(value)) return out;
+  out.value = value;
+  out.unit = TrimBlanks(std::string_view(end, static_cast<size_t>(t.data() + t.size() - end)));
+  out.outcome = ByteSize::Outcome::kUnknownUnit;
+  for (const ByteUnit& unit : kByteUnits) {
+    if (unit.name != out.unit) continue;
+    const double bytes = std::floor(value * unit.scale);
+    if (bytes >= 18446744073709549568.0) {
+      out.outcome = ByteSize::Outcome::kTooLarge;
+    } else {
+      out.outcome = ByteSize::Outcome::kBytes;
+      out.bytes = static_cast<uint64_t>(bytes);
+    }
+    break;
+  }
+  return out;
 }
 
 std::string UuidHex(const uint8_t (&uuid)[ACCEL_UUID_SIZE]) {

@@ -1,14 +1,16 @@
 // Names Accel prints and reads for its enums and bit sets (accel-info, the sim
-// backend's topology descriptions), and small formatting helpers.
+// backend's topology descriptions), and small formatting and parsing helpers.
 // Everything here is a pure function over constant tables: thread-safe.
 #ifndef ACCEL_CORE_NAMES_NAMES_H_
 #define ACCEL_CORE_NAMES_NAMES_H_
 
 #include <accel/accel.h>
 
+#include <charconv>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace accel::info {
@@ -57,6 +59,30 @@ std::string VersionString(uint32_t version);
 
 // "23.4 GiB", "512 B": binary units, one decimal from KiB upward.
 std::string HumanBytes(uint64_t bytes);
+
+// The units ParseByteSize reads, for messages.
+inline constexpr const char* kByteSizeUnits = "B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
+
+// What ParseByteSize read. Plain value; `unit` views the parsed text.
+struct ByteSize {
+  enum class Outcome {
+    kBytes,        // `bytes` holds the size
+    kNotANumber,   // empty, signed (+ or -), or not a finite number where the size starts
+    kUnknownUnit,  // a number, then a unit not in kByteSizeUnits (`value` and `unit` say which)
+    kTooLarge,     // 2^64 bytes or more
+  };
+  Outcome outcome = Outcome::kNotANumber;
+  uint64_t bytes = 0;     // when kBytes
+  double value = 0;       // the number, but for kNotANumber
+  std::string_view unit;  // the unit as written, without blanks, but for kNotANumber
+};
+
+// Reads a byte size: a number and an optional unit of kByteSizeUnits (powers
+// of 1000, then of 1024; none means bytes), blanks (spaces, tabs) allowed
+// around both: "40GiB", "1.5 TB", "4096". `format` is std::from_chars's:
+// fixed, digits with an optional fraction; general, an exponent too ("1e9").
+// Fractions of a byte are dropped. ACCEL_MEMORY_LIMIT and accel-plan's sizes.
+ByteSize ParseByteSize(std::string_view text, std::chars_format format = std::chars_format::fixed);
 
 // The canonical 8-4-4-4-12 lowercase hex form of a 16-byte UUID.
 std::string UuidHex(const uint8_t (&uuid)[ACCEL_UUID_SIZE]);

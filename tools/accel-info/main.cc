@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "command_line.h"
 #include "names.h"
 #include "output.h"
 #include "report.h"
@@ -28,7 +29,7 @@ namespace accel::info {
 namespace {
 
 constexpr int kExitSuccess = 0;
-constexpr int kExitUsage = 1;
+// 1, a usage error: tools::kExitUsage, from tools::ParseCommandLine.
 constexpr int kExitQueryFailed = 2;
 constexpr int kExitNoDevices = 3;
 
@@ -68,12 +69,6 @@ std::string VersionText() {
                         AbiString(v.abi_version), AbiString(v.backend_abi_min), AbiString(v.backend_abi_max));
   }
   return text;
-}
-
-// CLI11's help text, ending with exactly one newline.
-void PrintHelp(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  fmt::print("{}\n", text);
 }
 
 int Run(const Options& options) {
@@ -189,22 +184,7 @@ int main(int argc, char** argv) {
       "Exit status: 0 success (also with zero devices), 1 usage error, 2 instance creation or a query "
       "failed, 3 --require-devices and no device is visible.");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    PrintHelp(app.help());
-    return kExitSuccess;
-  } catch (const CLI::CallForAllHelp&) {
-    PrintHelp(app.help("", CLI::AppFormatMode::All));
-    return kExitSuccess;
-  } catch (const CLI::CallForVersion& e) {
-    fmt::print("{}\n", e.what());
-    return kExitSuccess;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return kExitSuccess;
-    fmt::print(stderr, "accel-info: {}\nRun with --help for more information.\n", e.what());
-    return kExitUsage;
-  }
+  if (const auto exit = accel::tools::ParseCommandLine(app, argc, argv, "accel-info")) return *exit;
 
   options.topo = topo->parsed();
   options.exporting = exporter->parsed();

@@ -2,15 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <initializer_list>
-#include <map>
 #include <unordered_map>
 
 #include "json_text.h"
 #include "level.h"
+#include "names.h"
 
 namespace accel::plan {
 namespace {
@@ -24,14 +22,6 @@ struct FieldError {
   std::string field;
   std::string reason;
 };
-
-constexpr const char* kSizeUnits = "B, kB, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Every key of `obj` is one of `known`.
 void CheckKeys(const json& obj, const std::string& path, std::initializer_list<std::string_view> known) {
@@ -119,29 +109,15 @@ std::string LevelList() {
 }  // namespace
 
 Expected<uint64_t> ParseBytes(std::string_view text) {
-  const std::string_view t = Trim(text);
-  const auto not_a_size = [&] { return Error{fmt::format("'{}' is not a size such as 40GiB ({})", text, kSizeUnits)}; };
-  if (t.empty() || t.front() == '-' || t.front() == '+') return not_a_size();
-  double value = 0;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value, std::chars_format::fixed);
-  if (ec != std::errc() || !std::isfinite(value)) return not_a_size();
-  static const std::map<std::string_view, double> kScale = {{"", 1},
-                                                            {"B", 1},
-                                                            {"kB", 1e3},
-                                                            {"KB", 1e3},
-                                                            {"MB", 1e6},
-                                                            {"GB", 1e9},
-                                                            {"TB", 1e12},
-                                                            {"KiB", 1024.0},
-                                                            {"MiB", 1048576.0},
-                                                            {"GiB", 1073741824.0},
-                                                            {"TiB", 1099511627776.0}};
-  const std::string_view unit = Trim(std::string_view(end, static_cast<size_t>(t.data() + t.size() - end)));
-  const auto scale = kScale.find(unit);
-  if (scale == kScale.end()) return Error{fmt::format("'{}': unknown unit '{}' ({})", text, unit, kSizeUnits)};
-  const double bytes = std::floor(value * scale->second);
-  if (bytes >= 18446744073709549568.0) return Error{fmt::format("'{}' is 2^64 bytes or more", text)};
-  return static_cast<uint64_t>(bytes);
+  const info::ByteSize size = info::ParseByteSize(text);
+  switch (size.outcome) {
+    case info::ByteSize::Outcome::kBytes: return size.bytes;
+    case info::ByteSize::Outcome::kNotANumber: break;
+    case info::ByteSize::Outcome::kUnknownUnit:
+      return Error{fmt::format("'{}': unknown unit '{}' ({})", text, size.unit, info::kByteSizeUnits)};
+    case info::ByteSize::Outcome::kTooLarge: return Error{fmt::format("'{}' is 2^64 bytes or more", text)};
+  }
+  return Error{fmt::format("'{}' is not a size such as 40GiB ({})", text, info::kByteSizeUnits)};
 }
 
 Expected<std::vector<GangRequest>> ParseGangs(std::string_view text, std::string_view source) {

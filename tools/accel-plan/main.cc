@@ -18,6 +18,7 @@
 
 #include "cluster_file.h"
 #include "cluster_input.h"
+#include "command_line.h"
 #include "gangs_file.h"
 #include "generator.h"
 #include "names.h"
@@ -28,7 +29,7 @@ namespace accel::plan {
 namespace {
 
 constexpr int kExitSuccess = 0;
-constexpr int kExitUsage = 1;
+// 1, a usage error: tools::kExitUsage, from tools::ParseCommandLine.
 constexpr int kExitBadInput = 2;
 constexpr int kExitFailure = 3;
 
@@ -86,12 +87,6 @@ int Run(const Options& options) {
   return kExitSuccess;
 }
 
-// CLI11's help text, ending with exactly one newline.
-void PrintHelp(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  fmt::print("{}\n", text);
-}
-
 }  // namespace
 }  // namespace accel::plan
 
@@ -128,25 +123,11 @@ int main(int argc, char** argv) {
       "names the file and the field), 3 the output could not be written (or another failure). docs/planner.md "
       "describes both files.");
 
-  try {
-    app.parse(argc, argv);
-    if (cluster->count() == 0 && generate->count() == 0) {
-      throw CLI::RequiredError("--cluster or --generate");
-    }
-  } catch (const CLI::CallForHelp&) {
-    PrintHelp(app.help());
-    return kExitSuccess;
-  } catch (const CLI::CallForAllHelp&) {
-    PrintHelp(app.help("", CLI::AppFormatMode::All));
-    return kExitSuccess;
-  } catch (const CLI::CallForVersion& e) {
-    fmt::print("{}\n", e.what());
-    return kExitSuccess;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return kExitSuccess;
-    fmt::print(stderr, "accel-plan: {}\nRun with --help for more information.\n", e.what());
-    return kExitUsage;
-  }
+  // Run at the end of the parse, so that its error is a usage error like CLI11's own.
+  app.callback([&] {
+    if (cluster->count() == 0 && generate->count() == 0) throw CLI::RequiredError("--cluster or --generate");
+  });
+  if (const auto exit = accel::tools::ParseCommandLine(app, argc, argv, "accel-plan")) return *exit;
   options.generated = generate->count() > 0;
   try {
     return Run(options);

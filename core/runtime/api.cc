@@ -209,41 +209,41 @@ ACCEL_API uint32_t accel_runtime_version(void) { return ACCEL_RUNTIME_VERSION; }
 ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const accel_runtime_desc_t* desc,
                                               accel_runtime_t* out_runtime) {
   if (out_runtime != nullptr) *out_runtime = nullptr;
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     uint32_t n = 0;
     if (accel_instance_enumerate_physical_devices(instance, &n, nullptr) != ACCEL_SUCCESS) {
-      return Fail(__func__, accel_last_error_status(), accel_last_error());
+      return Fail(fn, accel_last_error_status(), accel_last_error());
     }
-    if (out_runtime == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_runtime' is NULL");
+    if (out_runtime == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_runtime' is NULL");
     accel_runtime_desc_t d{};
     if (desc != nullptr) {
       accel_status_t status = ACCEL_SUCCESS;
-      if (!CheckHeader(__func__, desc, ACCEL_STRUCTURE_TYPE_RUNTIME_DESC, "desc", &status)) return status;
+      if (!CheckHeader(fn, desc, ACCEL_STRUCTURE_TYPE_RUNTIME_DESC, "desc", &status)) return status;
       std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
     }
-    if (d.reserved0 != 0) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved0' must be 0");
+    if (d.reserved0 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved0' must be 0");
     if (d.worker_threads > 1024) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
                   fmt::format("'desc->worker_threads' {} is more than 1024", d.worker_threads));
     }
     auto runtime = Runtime::Create(instance, d.worker_threads);
-    if (!runtime) return Fail(__func__, ACCEL_ERROR_INTERNAL, runtime.error().message);
+    if (!runtime) return Fail(fn, ACCEL_ERROR_INTERNAL, runtime.error().message);
     *out_runtime = reinterpret_cast<accel_runtime_t>(HandleTable::Get().Insert(HandleType::kRuntime, runtime.value()));
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
     if (rt->OnWorker()) {
-      return Fail(__func__, ACCEL_ERROR_FAILED_PRECONDITION,
+      return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION,
                   "'runtime' is destroyed from one of its own tasks: it would wait for itself");
     }
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(runtime))) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_HANDLE, "'runtime' is a stale runtime handle (already destroyed)");
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'runtime' is a stale runtime handle (already destroyed)");
     }
     rt->Shutdown();
     return ACCEL_SUCCESS;
@@ -251,11 +251,11 @@ ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
 }
 
 ACCEL_API accel_status_t accel_runtime_get_device_count(accel_runtime_t runtime, uint32_t* out_count) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (out_count == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
+    if (out_count == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
     *out_count = static_cast<uint32_t>(rt->device_count());
     return ACCEL_SUCCESS;
   });
@@ -263,13 +263,13 @@ ACCEL_API accel_status_t accel_runtime_get_device_count(accel_runtime_t runtime,
 
 ACCEL_API accel_status_t accel_runtime_get_device(accel_runtime_t runtime, uint32_t index,
                                                   accel_runtime_device_t* out_device) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!CheckHeader(__func__, out_device, ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE, "out_device", &status)) return status;
+    if (!CheckHeader(fn, out_device, ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE, "out_device", &status)) return status;
     if (index >= rt->device_count()) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
                   fmt::format("'index' {} is past the runtime's {} device(s)", index, rt->device_count()));
     }
     FillOut(out_device, rt->Device(index));
@@ -278,11 +278,11 @@ ACCEL_API accel_status_t accel_runtime_get_device(accel_runtime_t runtime, uint3
 }
 
 ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime, accel_runtime_counters_t* out_counters) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!CheckHeader(__func__, out_counters, ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS, "out_counters", &status)) {
+    if (!CheckHeader(fn, out_counters, ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS, "out_counters", &status)) {
       return status;
     }
     FillOut(out_counters, rt->Counters());
@@ -293,17 +293,17 @@ ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime, acc
 ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, const accel_placement_group_desc_t* desc,
                                                       accel_placement_group_t* out_group) {
   if (out_group != nullptr) *out_group = nullptr;
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
     accel_placement_group_desc_t d{};
-    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC, out_group, "out_group", &d, &status))
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC, out_group, "out_group", &d, &status))
       return status;
     std::shared_ptr<PlacementGroup> group;
     std::string why;
     status = rt->CreateGroup(d, &group, &why);
-    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     *out_group =
         reinterpret_cast<accel_placement_group_t>(HandleTable::Get().Insert(HandleType::kPlacementGroup, group));
     return ACCEL_SUCCESS;
@@ -311,12 +311,12 @@ ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, c
 }
 
 ACCEL_API accel_status_t accel_placement_group_destroy(accel_placement_group_t group) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto g = Find<PlacementGroup>(__func__, group, HandleType::kPlacementGroup, "group", &status);
+    auto g = Find<PlacementGroup>(fn, group, HandleType::kPlacementGroup, "group", &status);
     if (!g) return status;
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(group))) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_HANDLE, "'group' is a stale placement group handle");
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'group' is a stale placement group handle");
     }
     if (auto rt = g->runtime.lock()) rt->DestroyGroup(g);
     return ACCEL_SUCCESS;
@@ -325,13 +325,13 @@ ACCEL_API accel_status_t accel_placement_group_destroy(accel_placement_group_t g
 
 ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group_t group, uint32_t* inout_count,
                                                            accel_bundle_device_t* out_devices) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto g = Find<PlacementGroup>(__func__, group, HandleType::kPlacementGroup, "group", &status);
+    auto g = Find<PlacementGroup>(fn, group, HandleType::kPlacementGroup, "group", &status);
     if (!g) return status;
-    if (inout_count == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'inout_count' is NULL");
+    if (inout_count == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'inout_count' is NULL");
     auto rt = g->runtime.lock();
-    if (!rt) return Fail(__func__, ACCEL_ERROR_FAILED_PRECONDITION, "the group's runtime was destroyed");
+    if (!rt) return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION, "the group's runtime was destroyed");
     const auto slots = g->slots;  // immutable after creation except the free fields
     if (out_devices == nullptr) {
       *inout_count = static_cast<uint32_t>(slots.size());
@@ -339,13 +339,13 @@ ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group
     }
     if (*inout_count < slots.size()) {
       return Fail(
-          __func__, ACCEL_ERROR_INVALID_ARGUMENT,
+          fn, ACCEL_ERROR_INVALID_ARGUMENT,
           fmt::format("'inout_count' is {}, smaller than the {} entries to return", *inout_count, slots.size()));
     }
     for (size_t i = 0; i < slots.size(); ++i) {
       accel_bundle_device_t& o = out_devices[i];
       if (o.stype != ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE || o.struct_size < 16) {
-        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
                     fmt::format("'out_devices[{}]' has stype {} / struct_size {}: each entry's header must be set "
                                 "(ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE)",
                                 i, o.stype, o.struct_size));
@@ -368,45 +368,44 @@ ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group
 ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_task_desc_t* desc,
                                            accel_future_t* out_future) {
   if (out_future != nullptr) *out_future = nullptr;
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
     accel_task_desc_t d{};
-    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
     auto task = std::make_shared<Task>();
-    status = ReadTask(__func__, *rt, d, task.get());
+    status = ReadTask(fn, *rt, d, task.get());
     if (status != ACCEL_SUCCESS) return status;
     std::string why;
     status = rt->ReadRequest(d.request, "desc->request", false, &task->request, &why);
-    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     if (d.queue != nullptr) {
-      auto q = Find<Queue>(__func__, d.queue, HandleType::kQueue, "desc->queue", &status);
+      auto q = Find<Queue>(fn, d.queue, HandleType::kQueue, "desc->queue", &status);
       if (!q) return status;
       if (q->owner != rt.get()) {
-        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
       }
       task->queue = q;
     }
     task->priority = d.priority;
     if (d.preemptible > 1) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
-                  fmt::format("'desc->preemptible' is {}: 0 or 1", d.preemptible));
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'desc->preemptible' is {}: 0 or 1", d.preemptible));
     }
     task->preemptible = d.preemptible == 1;
     // Set before the task can end; a refused task is dropped without calling it.
     task->release_user_data = d.release_user_data;
     status = rt->Submit(task, &why);
-    if (status != ACCEL_SUCCESS) return Fail(__func__, status, fmt::format("'desc->request': {}", why));
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, fmt::format("'desc->request': {}", why));
     *out_future = NewFuture(task, rt);
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_future_query(accel_future_t future) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     std::lock_guard lock(f->task->done_mutex);
     if (!f->task->done) return ACCEL_NOT_READY;
@@ -416,9 +415,9 @@ ACCEL_API accel_status_t accel_future_query(accel_future_t future) {
 }
 
 ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeout_ns) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     Task& task = *f->task;
     std::unique_lock lock(task.done_mutex);
@@ -426,7 +425,7 @@ ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeo
       task.done_cv.wait(lock, [&] { return task.done; });
     } else if (!task.done_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
                                       [&] { return task.done; })) {
-      return Fail(__func__, ACCEL_ERROR_TIMEOUT,
+      return Fail(fn, ACCEL_ERROR_TIMEOUT,
                   fmt::format("{} did not end within {} ns (it goes on)", task.name, timeout_ns));
     }
     if (task.final_result < 0) return accel_set_last_error(task.final_result, task.final_message.c_str());
@@ -435,9 +434,9 @@ ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeo
 }
 
 ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     if (auto rt = f->runtime.lock()) {
       rt->Cancel(f->task);
@@ -450,12 +449,12 @@ ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
 
 ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t size, char* out_text,
                                                   size_t* out_size) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     if (out_text == nullptr && out_size == nullptr) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
     }
     std::string text;
     {
@@ -465,15 +464,15 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
     if (text.empty()) {
       if (auto rt = f->runtime.lock()) text = rt->Explain(*f->task);
     }
-    return CopyText(__func__, text, size, out_text, out_size);
+    return CopyText(fn, text, size, out_text, out_size);
   });
 }
 
 ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(future))) {
       accel_status_t status = ACCEL_SUCCESS;
-      Find<Future>(__func__, future, HandleType::kFuture, "future", &status);
+      Find<Future>(fn, future, HandleType::kFuture, "future", &status);
       return status;
     }
     return ACCEL_SUCCESS;
@@ -481,11 +480,11 @@ ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
 }
 
 ACCEL_API accel_status_t accel_task_context_get_device_count(accel_task_context_t context, uint32_t* out_count) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(__func__, context, &status);
+    Task* task = Context(fn, context, &status);
     if (task == nullptr) return status;
-    if (out_count == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
+    if (out_count == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
     *out_count = static_cast<uint32_t>(task->ranks.size());
     return ACCEL_SUCCESS;
   });
@@ -509,44 +508,44 @@ ACCEL_API accel_status_t accel_task_context_get_memory_limit(accel_task_context_
 }
 
 ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t context, uint32_t* out_attempt) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(__func__, context, &status);
+    Task* task = Context(fn, context, &status);
     if (task == nullptr) return status;
-    if (out_attempt == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_attempt' is NULL");
+    if (out_attempt == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_attempt' is NULL");
     *out_attempt = task->attempt;
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(__func__, context, &status);
+    Task* task = Context(fn, context, &status);
     if (task == nullptr) return status;
-    if (out_cancelled == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_cancelled' is NULL");
+    if (out_cancelled == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_cancelled' is NULL");
     *out_cancelled = task->cancel_requested || task->preempt_requested ? 1 : 0;
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_task_context_is_preempted(accel_task_context_t context, uint32_t* out_preempted) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(__func__, context, &status);
+    Task* task = Context(fn, context, &status);
     if (task == nullptr) return status;
-    if (out_preempted == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_preempted' is NULL");
+    if (out_preempted == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_preempted' is NULL");
     *out_preempted = task->preempt_requested ? 1 : 0;
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_task_context_get_actor_data(accel_task_context_t context, void** out_user_data) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(__func__, context, &status);
+    Task* task = Context(fn, context, &status);
     if (task == nullptr) return status;
-    if (out_user_data == nullptr) return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_user_data' is NULL");
+    if (out_user_data == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_user_data' is NULL");
     *out_user_data = task->actor ? task->actor->user_data : nullptr;
     return ACCEL_SUCCESS;
   });
@@ -555,45 +554,45 @@ ACCEL_API accel_status_t accel_task_context_get_actor_data(accel_task_context_t 
 ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel_queue_desc_t* desc,
                                             accel_queue_t* out_queue) {
   if (out_queue != nullptr) *out_queue = nullptr;
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
     accel_queue_desc_t d{};
-    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_QUEUE_DESC, out_queue, "out_queue", &d, &status)) return status;
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_QUEUE_DESC, out_queue, "out_queue", &d, &status)) return status;
     std::shared_ptr<Queue> parent;
     if (d.parent != nullptr) {
-      parent = Find<Queue>(__func__, d.parent, HandleType::kQueue, "desc->parent", &status);
+      parent = Find<Queue>(fn, d.parent, HandleType::kQueue, "desc->parent", &status);
       if (!parent) return status;
     }
     std::shared_ptr<Queue> queue;
     std::string why;
     status = rt->CreateQueue(d, parent, &queue, &why);
-    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     *out_queue = reinterpret_cast<accel_queue_t>(HandleTable::Get().Insert(HandleType::kQueue, queue));
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto [q, rt] = FindWithRuntime<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
+    auto [q, rt] = FindWithRuntime<Queue>(fn, queue, HandleType::kQueue, "queue", &status);
     if (!q) return status;
     std::string why;
     status = rt->DestroyQueue(q, &why);
-    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     HandleTable::Get().Remove(reinterpret_cast<uint64_t>(queue));
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_usage_t* out_usage) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto [q, rt] = FindWithRuntime<Queue>(__func__, queue, HandleType::kQueue, "queue", &status);
+    auto [q, rt] = FindWithRuntime<Queue>(fn, queue, HandleType::kQueue, "queue", &status);
     if (!q) return status;
-    if (!CheckHeader(__func__, out_usage, ACCEL_STRUCTURE_TYPE_QUEUE_USAGE, "out_usage", &status)) return status;
+    if (!CheckHeader(fn, out_usage, ACCEL_STRUCTURE_TYPE_QUEUE_USAGE, "out_usage", &status)) return status;
     FillOut(out_usage, rt->Usage(*q));
     return ACCEL_SUCCESS;
   });
@@ -602,12 +601,12 @@ ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_
 ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel_actor_desc_t* desc,
                                             accel_actor_t* out_actor) {
   if (out_actor != nullptr) *out_actor = nullptr;
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(__func__, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
     accel_actor_desc_t d{};
-    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_ACTOR_DESC, out_actor, "out_actor", &d, &status)) return status;
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_ACTOR_DESC, out_actor, "out_actor", &d, &status)) return status;
     auto actor = std::make_shared<Actor>();
     actor->name = d.name != nullptr ? d.name : "";
     actor->init = d.init;
@@ -618,12 +617,12 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
     holder->priority = d.priority;
     std::string why;
     status = rt->ReadRequest(d.request, "desc->request", false, &holder->request, &why);
-    if (status != ACCEL_SUCCESS) return Fail(__func__, status, why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     if (d.queue != nullptr) {
-      auto q = Find<Queue>(__func__, d.queue, HandleType::kQueue, "desc->queue", &status);
+      auto q = Find<Queue>(fn, d.queue, HandleType::kQueue, "desc->queue", &status);
       if (!q) return status;
       if (q->owner != rt.get()) {
-        return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
       }
       holder->queue = q;
     }
@@ -631,7 +630,7 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
     status = rt->CreateActor(actor, holder, &why);
     if (status != ACCEL_SUCCESS) {
       actor->release_user_data = nullptr;
-      return Fail(__func__, status, fmt::format("'desc->request': {}", why));
+      return Fail(fn, status, fmt::format("'desc->request': {}", why));
     }
     *out_actor = reinterpret_cast<accel_actor_t>(HandleTable::Get().Insert(HandleType::kActor, actor));
     return ACCEL_SUCCESS;
@@ -641,29 +640,29 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
 ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_desc_t* desc,
                                           accel_future_t* out_future) {
   if (out_future != nullptr) *out_future = nullptr;
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    auto a = Find<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
     accel_task_desc_t d{};
-    if (!ReadDesc(__func__, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
     if (d.request != nullptr || d.queue != nullptr || d.priority != 0 || d.preemptible != 0) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT,
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
                   "'desc->request', 'queue', 'priority' and 'preemptible' must be NULL/0: a call runs on the actor's "
                   "reservation");
     }
-    auto owner = LiveRuntime(__func__, a->runtime, "actor", &status);
+    auto owner = LiveRuntime(fn, a->runtime, "actor", &status);
     if (!owner) return status;
     auto task = std::make_shared<Task>();
     task->actor = a;
-    status = ReadTask(__func__, *owner, d, task.get());
+    status = ReadTask(fn, *owner, d, task.get());
     if (status != ACCEL_SUCCESS) return status;
     task->release_user_data = d.release_user_data;
     std::string why;
     status = owner->Call(task, &why);
     if (status != ACCEL_SUCCESS) {
       task->release_user_data = nullptr;
-      return Fail(__func__, status, why);
+      return Fail(fn, status, why);
     }
     *out_future = NewFuture(task, owner);
     return ACCEL_SUCCESS;
@@ -671,37 +670,37 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
 }
 
 ACCEL_API accel_status_t accel_actor_get_info(accel_actor_t actor, accel_actor_info_t* out_info) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto [a, rt] = FindWithRuntime<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    auto [a, rt] = FindWithRuntime<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
-    if (!CheckHeader(__func__, out_info, ACCEL_STRUCTURE_TYPE_ACTOR_INFO, "out_info", &status)) return status;
+    if (!CheckHeader(fn, out_info, ACCEL_STRUCTURE_TYPE_ACTOR_INFO, "out_info", &status)) return status;
     FillOut(out_info, rt->Info(*a));
     return ACCEL_SUCCESS;
   });
 }
 
 ACCEL_API accel_status_t accel_actor_get_message(accel_actor_t actor, size_t size, char* out_text, size_t* out_size) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    auto a = Find<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
     if (out_text == nullptr && out_size == nullptr) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
     }
-    auto rt = LiveRuntime(__func__, a->runtime, "actor", &status);
+    auto rt = LiveRuntime(fn, a->runtime, "actor", &status);
     if (!rt) return status;
-    return CopyText(__func__, rt->ActorMessage(*a), size, out_text, out_size);
+    return CopyText(fn, rt->ActorMessage(*a), size, out_text, out_size);
   });
 }
 
 ACCEL_API accel_status_t accel_actor_destroy(accel_actor_t actor) {
-  return Guarded(__func__, [&]() -> accel_status_t {
+  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto a = Find<Actor>(__func__, actor, HandleType::kActor, "actor", &status);
+    auto a = Find<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(actor))) {
-      return Fail(__func__, ACCEL_ERROR_INVALID_HANDLE, "'actor' is a stale actor handle");
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'actor' is a stale actor handle");
     }
     if (auto rt = a->runtime.lock()) rt->DestroyActor(a);
     return ACCEL_SUCCESS;

@@ -330,6 +330,8 @@ TEST(Queues, BadInputIsRefusedWithTheField) {
   for (const auto& c : cases) {
     EXPECT_EQ(accel_queue_create(rt.get(), &c.desc, &q), ACCEL_ERROR_INVALID_ARGUMENT) << c.expect;
     EXPECT_NE(std::string(accel_last_error()).find(c.expect), std::string::npos) << accel_last_error();
+    EXPECT_EQ(std::string(accel_last_error()).rfind("accel_queue_create: ", 0), 0U)
+        << "the message starts with the entry point's name: " << accel_last_error();
     EXPECT_EQ(q, nullptr);
   }
   accel_queue_desc_t d = QueueDesc("x");

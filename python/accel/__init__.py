@@ -1,4 +1,4 @@
-"""Accel for Python: devices, arrays on accelerator memory, streams, events, kernels, DLPack.
+"""Accel for Python: devices, arrays on accelerator memory, streams, events, kernels, DLPack, and the scheduler.
 
 The package wraps the Accel C ABI (include/accel/accel.h) through the extension
 module ``accel._accel``. See python/README.md for what works so far.
@@ -20,11 +20,19 @@ from ._accel import (  # noqa: E402,F401
     Array,
     Device,
     Event,
+    Future,
     Kernel,
     LocalMemory,
     Module,
     PhysicalDevice,
+    PlacementGroup,
+    Queue,
+    Runtime,
+    SelectorError,
     Stream,
+    TaskContext,
+    TaskError,
+    check_selector,
     current_stream,
     device,
     devices,
@@ -36,20 +44,45 @@ from ._accel import (  # noqa: E402,F401
     version,
 )
 
+from ._runtime import (  # noqa: E402,F401
+    ActorClass,
+    ActorHandle,
+    ActorMethod,
+    RemoteFunction,
+    actor,
+    current_runtime,
+    placement_group,
+    task,
+)
+
 AccelError.__module__ = "accel"
 
 __all__ = [
     "AccelError",
+    "ActorClass",
+    "ActorHandle",
+    "ActorMethod",
     "Array",
     "Device",
     "Event",
+    "Future",
     "Kernel",
     "LocalMemory",
     "Module",
     "PhysicalDevice",
+    "PlacementGroup",
+    "Queue",
+    "RemoteFunction",
+    "Runtime",
+    "SelectorError",
     "Status",
     "Stream",
+    "TaskContext",
+    "TaskError",
+    "actor",
     "asarray",
+    "check_selector",
+    "current_runtime",
     "current_stream",
     "device",
     "devices",
@@ -62,6 +95,8 @@ __all__ = [
     "loader_warnings",
     "nics",
     "physical_devices",
+    "placement_group",
+    "task",
     "version",
     "zeros",
 ]

@@ -3,7 +3,7 @@
 import enum
 from types import TracebackType
 from os import PathLike
-from typing import Any, Literal, Mapping, Sequence, SupportsIndex
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence, SupportsIndex, TypedDict, TypeVar, overload
 
 _DType = str | type | Any  # "float32", "<f4", numpy.float32, numpy.dtype("float32")
 _DeviceLike = Device | int | str | None  # an index, a stable id, or None (the first device)
@@ -336,3 +336,265 @@ def loader_report() -> list[dict[str, Any]]:
 def loader_warnings() -> list[dict[str, Any]]:
     """The overrides that named nothing or could not be parsed: setting ("ACCEL_BACKENDS"), value, item (the part that
     is wrong), message (docs/loader.md, "Setting warnings")."""
+
+# ---- the scheduler (libaccel-runtime; python/README.md, "Scheduling"; docs/scheduler.md) ----
+
+_T = TypeVar("_T")
+_Strategy = Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"]
+_Level = Literal["clique", "pcie_root", "numa", "node", "rack", "block"]
+
+class _Bundle(TypedDict, total=False):
+    devices: int  # default 1
+    share: float  # of each device's compute, in (0, 1]; default 1.0
+    memory: int  # bytes per device; 0 (default): share * the device's memory
+    selector: str | None  # a capability selector (docs/selectors.md); None or "": any device
+
+class TaskError(AccelError):
+    """A task, actor call or actor __init__ raised a Python exception. str(e) is the task's message:
+    "<name> raised ValueError: boom (at file.py:12 in f)"; __cause__ is the exception itself; .status is the
+    exception's own status for an AccelError (DEVICE_LOST retries the task), else ACCEL_ERROR_INTERNAL."""
+
+class SelectorError(AccelError, ValueError):
+    """A capability selector does not parse. str(e) names the field and what was expected."""
+
+    column: int
+    """The 1-based column of the error."""
+
+def check_selector(selector: str) -> None:
+    """Raises SelectorError (with .column) when `selector` does not parse (accel_selector_check)."""
+
+class TaskContext:
+    """What a running task (or actor __init__/method) knows of itself; valid only during that call, on its thread.
+    A function gets it as its first argument (after self) when that parameter is named `ctx`."""
+
+    @property
+    def devices(self) -> list[Device]:
+        """The devices the task got, in topology rank order; allocations on them count against its share."""
+    def memory_limit(self, index: int = 0) -> int:
+        """Bytes the task may allocate on devices[index]."""
+    @property
+    def attempt(self) -> int:
+        """0 for the first attempt; counts retries (device loss) and actor restarts."""
+    @property
+    def cancelled(self) -> bool:
+        """True once Future.cancel, the runtime's close or a preemption asked the task to stop."""
+    @property
+    def preempted(self) -> bool:
+        """True once the task was preempted: raising then queues it again instead of failing it."""
+    @property
+    def runtime(self) -> Runtime | None: ...
+
+class Future:
+    """The result of a task or actor call."""
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Waits (without the GIL; Ctrl-C interrupts) and returns the function's return value. Raises TaskError when it
+        raised, AccelError with the task's status and message otherwise (CANCELLED, FAILED_PRECONDITION for a failed
+        dependency, ...), AccelError TIMEOUT when `timeout` seconds passed first (the task goes on)."""
+    def done(self) -> bool: ...
+    def cancel(self) -> None:
+        """A task not started ends CANCELLED (and its dependents); a running one sees ctx.cancelled."""
+    @property
+    def message(self) -> str:
+        """After a failure, its message; while waiting, why it waits ("capacity: ...", "waiting for dependency ...")."""
+    @property
+    def name(self) -> str: ...
+
+class PlacementGroup:
+    """Devices reserved all at once, bundle by bundle; destroyed by destroy(), `with`, or when it and the Futures of
+    the tasks run in it are gone."""
+
+    def devices(self) -> list[dict[str, Any]]:
+        """Each device held, in topology rank order: bundle, rank, share, memory, device (a Device)."""
+    def destroy(self) -> None:
+        """Frees the reservation once its running tasks end; its waiting tasks end CANCELLED."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def bundle_count(self) -> int: ...
+    @property
+    def destroyed(self) -> bool: ...
+    def __enter__(self) -> PlacementGroup: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+
+class Queue:
+    """A scheduling queue (docs/scheduler.md, "Queues"): quota and limit in device equivalents, a weight."""
+
+    def usage(self) -> dict[str, Any]:
+        """devices, memory, pending, running, finished, preempted, dominant_share, over_quota (descendants included)."""
+    def destroy(self) -> None:
+        """AccelError FAILED_PRECONDITION while it has children or unfinished work."""
+    @property
+    def name(self) -> str: ...
+
+class Runtime:
+    """The scheduler over this process's devices. `with accel.Runtime() as rt:` makes it the current runtime
+    (accel.current_runtime) and closes it at the end: tasks not started are cancelled, running ones awaited."""
+
+    def __init__(self, workers: int = 0) -> None:
+        """workers: worker threads (0: the machine's logical CPUs, at least 2)."""
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def workers(self) -> int: ...
+    def devices(self) -> list[dict[str, Any]]:
+        """Each physical device: device (a Device), share_free, memory_free, memory_total, lost."""
+    def counters(self) -> dict[str, int]:
+        """submitted, placed, started, finished, failed, cancelled, retried, devices_lost, pending, running,
+        placement_groups_created, placement_groups_refused, preempted, actors_created, actors_restarted, actors_died."""
+    def submit(
+        self,
+        function: Callable[..., Any],
+        /,
+        *args: Any,
+        devices: int = 0,
+        share: float | None = None,
+        memory: int = 0,
+        selector: str | None = None,
+        placement_group: PlacementGroup | None = None,
+        bundle: int = 0,
+        after: Future | Iterable[Future] = (),
+        max_retries: int = 0,
+        queue: Queue | None = None,
+        priority: int = 0,
+        preemptible: bool = False,
+        name: str | None = None,
+    ) -> Future:
+        """Runs function(*args) (function(ctx, *args) when its first parameter is named ctx) as a task on `devices`
+        devices matching `selector`, each with `share` of its compute (None: 1.0, or the bundle's share in a placement
+        group) and `memory` bytes (0: share * its memory). Futures in `after` or among `args` are dependencies (an
+        argument Future is replaced by its value). AccelError NOT_FOUND / RESOURCE_EXHAUSTED when no device could ever
+        hold it, SelectorError for a selector that does not parse."""
+    def actor(
+        self,
+        cls: type | ActorClass,
+        /,
+        *args: Any,
+        devices: int = 0,
+        share: float | None = None,
+        memory: int = 0,
+        selector: str | None = None,
+        placement_group: PlacementGroup | None = None,
+        bundle: int = 0,
+        max_restarts: int = 0,
+        queue: Queue | None = None,
+        priority: int = 0,
+        name: str | None = None,
+    ) -> ActorHandle:
+        """Creates an actor: cls(*args) runs on its reservation (again after each restart)."""
+    def placement_group(
+        self,
+        bundles: list[_Bundle],
+        strategy: _Strategy = "PACK",
+        level: _Level = "clique",
+        required: bool = True,
+        name: str | None = None,
+    ) -> PlacementGroup:
+        """Reserves every bundle or none, now; AccelError RESOURCE_EXHAUSTED names the constraint that decided."""
+    def queue(
+        self,
+        name: str,
+        parent: Queue | None = None,
+        quota: float = 0.0,
+        limit: float = 0.0,
+        quota_memory: int = 0,
+        limit_memory: int = 0,
+        weight: float = 1.0,
+    ) -> Queue:
+        """A queue (quota and limit in device equivalents; limit 0: none) under `parent` (None: top level)."""
+    def __enter__(self) -> Runtime: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+
+def current_runtime() -> Runtime:
+    """Inside a task: its runtime; elsewhere the innermost open `with accel.Runtime()`; AccelError otherwise."""
+
+def placement_group(
+    bundles: list[_Bundle],
+    strategy: _Strategy = "PACK",
+    level: _Level = "clique",
+    required: bool = True,
+    name: str | None = None,
+) -> PlacementGroup:
+    """current_runtime().placement_group(...)."""
+
+class RemoteFunction:
+    """A function made a task by @accel.task. Calling it directly runs the plain function."""
+
+    def remote(self, *args: Any, **kwargs: Any) -> Future:
+        """Submits it to current_runtime() with the decorator's options; Futures among the arguments are
+        dependencies."""
+    def options(self, **options: Any) -> RemoteFunction:
+        """A copy with these options (those of Runtime.submit) replacing the decorator's."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+@overload
+def task(function: Callable[..., Any], /) -> RemoteFunction: ...
+@overload
+def task(
+    *,
+    devices: int = 0,
+    share: float | None = None,
+    memory: int = 0,
+    selector: str | None = None,
+    placement_group: PlacementGroup | None = None,
+    bundle: int = 0,
+    after: Future | Iterable[Future] = (),
+    max_retries: int = 0,
+    queue: Queue | None = None,
+    priority: int = 0,
+    preemptible: bool = False,
+    name: str | None = None,
+) -> Callable[[Callable[..., Any]], RemoteFunction]: ...
+
+class ActorClass:
+    """A class made an actor by @accel.actor."""
+
+    def remote(self, *args: Any, **kwargs: Any) -> ActorHandle:
+        """Creates the actor in current_runtime(); cls(*args, **kwargs) runs on its reservation."""
+    def options(self, **options: Any) -> ActorClass: ...
+
+@overload
+def actor(cls: type, /) -> ActorClass: ...
+@overload
+def actor(
+    *,
+    devices: int = 0,
+    share: float | None = None,
+    memory: int = 0,
+    selector: str | None = None,
+    placement_group: PlacementGroup | None = None,
+    bundle: int = 0,
+    max_restarts: int = 0,
+    queue: Queue | None = None,
+    priority: int = 0,
+    name: str | None = None,
+) -> Callable[[type], ActorClass]: ...
+
+class ActorMethod:
+    """handle.method of an ActorHandle."""
+
+    def remote(self, *args: Any, **kwargs: Any) -> Future:
+        """Queues a call; calls run one at a time, in the order made, on the actor's devices."""
+    def options(
+        self, *, name: str | None = None, after: Future | Iterable[Future] = (), max_retries: int = 0
+    ) -> ActorMethod: ...
+
+class ActorHandle:
+    """An actor. handle.m.remote(...) (an ActorMethod) or handle.call("m", ...) return Futures. Destroyed by destroy(),
+    `with`, or when the handle and the Futures of its calls are gone."""
+
+    def call(self, method: str, /, *args: Any, **kwargs: Any) -> Future: ...
+    def info(self) -> dict[str, Any]:
+        """state ("PENDING", "ALIVE", "RESTARTING", "DEAD"), restarts, calls_pending, calls_done."""
+    @property
+    def message(self) -> str:
+        """Why it is DEAD or PENDING; "" otherwise."""
+    @property
+    def name(self) -> str: ...
+    def destroy(self) -> None:
+        """Cancels the calls not started, lets the running one end, drops the instance (finalize) and frees the
+        reservation; returns once that is done (from inside a task: at once)."""
+    def __enter__(self) -> ActorHandle: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+    def __getattr__(self, name: str) -> ActorMethod: ...

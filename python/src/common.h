@@ -226,5 +226,7 @@ std::pair<int32_t, int32_t> dlpack_device_of(const Device& device);
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array);
 void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream);
 void init_topology(py::module_& m, py::class_<Device>& device);
+// The scheduler (libaccel-runtime, runtime.cc): after AccelError and Device exist.
+void init_runtime(py::module_& m);
 
 }  // namespace accelpy

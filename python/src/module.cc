@@ -1112,4 +1112,5 @@ PYBIND11_MODULE(_accel, m) {
   init_dlpack(m, array);
   init_kernels(m, stream);
   init_topology(m, device_class);
+  init_runtime(m);
 }

@@ -19,15 +19,18 @@ def public(names):
 
 def test_every_exported_name_has_a_stub():
     tree = stub_tree()
-    stubbed = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    stubbed = {node.name for node in tree.body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")}
     assert set(accel.__all__) == stubbed
 
 
 def test_every_class_member_has_a_stub_and_exists():
     for node in stub_tree().body:
-        if not isinstance(node, ast.ClassDef) or node.name in ("Status", "AccelError"):
+        if not isinstance(node, ast.ClassDef) or node.name.startswith("_") or node.name == "Status":
             continue
         cls = getattr(accel, node.name)
+        if issubclass(cls, BaseException):  # AccelError and its subclasses: members of BaseException
+            continue
         stubbed = public(item.name for item in node.body if isinstance(item, ast.FunctionDef))
         # pybind11 gives every class an __init__ (one that raises where there is no constructor): not compared.
         actual = public(n for n in dir(cls) if n not in dir(object) or (n in ("__eq__", "__hash__") and n in vars(cls)))

@@ -17,6 +17,14 @@ foreach(_accel_py_sample list_devices dlpack_numpy vector_add)
     ENVIRONMENT "${ACCEL_PYTHON_TEST_ENVIRONMENT};ACCEL_BACKENDS=host" TIMEOUT 120)
 endforeach()
 
+# scheduling.py on the sim backend's eight simulated H100s (one NVLink clique).
+if(TARGET accel_backend_sim)
+  add_test(NAME python.sample.scheduling
+    COMMAND ${ACCEL_PYTHON_TEST_INTERPRETER} ${CMAKE_CURRENT_LIST_DIR}/scheduling.py)
+  set_tests_properties(python.sample.scheduling PROPERTIES
+    ENVIRONMENT "${ACCEL_PYTHON_TEST_ENVIRONMENT};ACCEL_BACKENDS=sim;ACCEL_SIM_PROFILE=h100-sxm-8" TIMEOUT 120)
+endif()
+
 # vector_add.py again on PoCL, where the opencl-c source is loaded (the exit code says the result matched;
 # FAIL_REGULAR_EXPRESSION catches a fallback to the native-host library).
 if(TARGET accel_backend_opencl)

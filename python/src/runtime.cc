@@ -1,0 +1,1053 @@
+// accel._accel's scheduler part: libaccel-runtime (include/accel/runtime.h,
+// docs/scheduler.md) for Python. The accel package (accel/_runtime.py) builds
+// the user-facing API (accel.task, actors, current runtime) on these classes.
+//
+// Threads and the GIL: task functions run on the runtime's worker threads.
+// The trampolines take the GIL (when the interpreter is not finalizing) and
+// call a Python "runner" with the TaskContext; every C call that can block or
+// run callbacks (submit, wait, cancel, destroy, ...) is made without the GIL.
+//
+// Lifetimes: what the runtime calls back with (TaskCall, ActorState) holds
+// Python objects and no C++ object of the bindings, so that no runtime is ever
+// destroyed from its own callbacks; Futures keep their runtime, placement
+// group and actor alive (queues live until destroyed or their runtime
+// closes). A runtime whose last reference goes away on a worker thread is
+// destroyed by a helper thread (a runtime cannot be destroyed from its own
+// threads), and every runtime still open is closed at exit.
+#include <pybind11/stl.h>
+
+#include <accel/runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <thread>
+
+#include "common.h"
+
+namespace accelpy {
+namespace {
+
+PyObject* g_accel_error_type = nullptr;  // accel.AccelError (the module holds it)
+PyObject* g_task_error = nullptr;        // accel.TaskError(AccelError)
+PyObject* g_selector_error = nullptr;    // accel.SelectorError(AccelError, ValueError)
+
+// True on threads that have run a task function: the runtime's workers.
+thread_local bool t_runtime_thread = false;
+
+using accel::detail::sized;
+
+// Raises `cls` (AccelError or a subclass) with the status attributes set.
+[[noreturn]] void raise_as(PyObject* cls, accel_status_t status, const std::string& message,
+                           py::handle cause = py::handle(), uint32_t column = 0) {
+  py::object exc = py::reinterpret_borrow<py::object>(cls)(message);
+  exc.attr("status") = static_cast<int>(status);
+  exc.attr("status_name") = accel_status_name(status);
+  if (cls == g_selector_error) exc.attr("column") = column;
+  if (cause) PyException_SetCause(exc.ptr(), py::reinterpret_borrow<py::object>(cause).release().ptr());
+  PyErr_SetObject(cls, exc.ptr());
+  throw py::error_already_set();
+}
+
+// Checks a selector with accel_selector_check; raises SelectorError with the column.
+void check_selector(const std::string& selector, const std::string& field) {
+  if (selector.empty()) return;
+  uint32_t column = 0;
+  if (accel_selector_check(selector.c_str(), &column) != ACCEL_SUCCESS) {
+    raise_as(g_selector_error, ACCEL_ERROR_INVALID_ARGUMENT, field + ": " + accel_last_error(), py::handle(), column);
+  }
+}
+
+py::object device_object(const std::shared_ptr<Instance>& inst, accel_device_t handle) {
+  for (uint32_t i = 0; i < inst->devices.size(); ++i)
+    if (inst->devices[i].handle == handle) return py::cast(Device{inst, handle, i});
+  return py::cast(Device{inst, handle, UINT32_MAX});
+}
+
+// The first access path (stable order) of a physical device, as the runtime hands them to tasks.
+py::object first_access_path(const std::shared_ptr<Instance>& inst, accel_physical_device_t physical) {
+  uint32_t count = 0;
+  check(accel_physical_device_enumerate_devices(physical, &count, nullptr));
+  std::vector<accel_device_t> handles(count);
+  check(accel_physical_device_enumerate_devices(physical, &count, handles.data()));
+  for (auto& info : inst->devices)
+    if (std::find(handles.begin(), handles.end(), info.handle) != handles.end())
+      return device_object(inst, info.handle);
+  return py::none();
+}
+
+// ---- runtime ---------------------------------------------------------------
+
+// One accel_runtime_t. The GIL guards `handle`; the C calls themselves are thread-safe.
+struct RuntimeCore {
+  std::shared_ptr<Instance> inst;
+  accel_runtime_t handle = nullptr;
+  uint32_t workers = 0;
+
+  ~RuntimeCore() {
+    accel_runtime_t h = handle;
+    handle = nullptr;
+    if (h == nullptr) return;
+    if (t_runtime_thread) {
+      // A worker cannot destroy its runtime (it would wait for itself).
+      std::thread([h, keep = inst] { accel_runtime_destroy(h); }).detach();
+      return;
+    }
+    NoGil nogil;
+    accel_runtime_destroy(h);
+  }
+
+  accel_runtime_t live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "the accel.Runtime is closed");
+    return handle;
+  }
+
+  void close() {
+    accel_runtime_t h = handle;
+    if (h == nullptr) return;
+    handle = nullptr;  // new work is refused from now on
+    accel_status_t status;
+    {
+      NoGil nogil;
+      status = accel_runtime_destroy(h);
+    }
+    if (status != ACCEL_SUCCESS) {
+      handle = h;  // e.g. closed from one of its own tasks: still open
+      check(status);
+    }
+  }
+};
+
+using RuntimePtr = std::shared_ptr<RuntimeCore>;
+
+std::mutex g_runtimes_mutex;
+std::vector<std::weak_ptr<RuntimeCore>>* g_runtimes = new std::vector<std::weak_ptr<RuntimeCore>>();  // leaked
+
+void close_all_runtimes() {  // atexit: before the interpreter finalizes, while tasks can still take the GIL
+  std::vector<RuntimePtr> open;
+  {
+    std::lock_guard lock(g_runtimes_mutex);
+    for (auto& weak : *g_runtimes)
+      if (auto rt = weak.lock()) open.push_back(rt);
+    g_runtimes->clear();
+  }
+  for (auto& rt : open) {
+    try {
+      rt->close();
+    } catch (...) {
+      PyErr_Clear();
+    }
+  }
+}
+
+// ---- placement groups and queues ---------------------------------------------
+
+struct GroupCore {
+  RuntimePtr rt;
+  accel_placement_group_t handle = nullptr;
+  std::string name;
+  uint32_t bundle_count = 0;
+  ~GroupCore() { destroy(); }
+  void destroy() {
+    if (handle == nullptr) return;
+    accel_placement_group_t h = handle;
+    handle = nullptr;
+    NoGil nogil;
+    accel_placement_group_destroy(h);  // INVALID_HANDLE after the runtime closed: nothing left to free
+  }
+  accel_placement_group_t live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "placement group '" + name + "' was destroyed");
+    return handle;
+  }
+  std::vector<accel_bundle_device_t> devices() const {
+    uint32_t count = 0;
+    check(accel_placement_group_get_devices(live(), &count, nullptr));
+    std::vector<accel_bundle_device_t> out(count, sized<accel_bundle_device_t>(ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE));
+    check(accel_placement_group_get_devices(live(), &count, out.data()));
+    out.resize(count);
+    return out;
+  }
+};
+using GroupPtr = std::shared_ptr<GroupCore>;
+
+// A queue lives until destroy() or its runtime's close, not only as long as
+// this object: the hierarchy holds it (dropping a child must not turn its
+// parent back into a leaf).
+struct QueueCore {
+  RuntimePtr rt;
+  accel_queue_t handle = nullptr;
+  std::string name;
+  accel_queue_t live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "queue '" + name + "' was destroyed");
+    return handle;
+  }
+};
+using QueuePtr = std::shared_ptr<QueueCore>;
+
+// ---- tasks -----------------------------------------------------------------
+
+// What a Future reads: the last attempt's return value or exception. The GIL guards it.
+struct TaskResult {
+  py::object value;
+  py::object exception;
+  // Called without the GIL when Python is gone: the objects are leaked, not freed.
+  void leak() {
+    value.release();
+    exception.release();
+  }
+};
+
+// The user_data of a task or actor call.
+struct TaskCall {
+  std::string name;
+  py::object runner;  // runner(ctx) -> the task's value
+  std::shared_ptr<TaskResult> result;
+};
+
+// The user_data of an actor: its Python instance, made by factory(ctx) in init.
+struct ActorState {
+  std::string name;
+  py::object factory;
+  py::object instance;
+};
+
+struct TaskContext {
+  accel_task_context_t handle = nullptr;
+  std::weak_ptr<RuntimeCore> rt;
+  std::shared_ptr<Instance> inst;
+  bool valid = true;  // only during the task function's call
+
+  accel_task_context_t live() const {
+    if (!valid) raise(ACCEL_ERROR_FAILED_PRECONDITION, "the TaskContext was used after its task function returned");
+    return handle;
+  }
+  uint32_t device_count() const {
+    uint32_t count = 0;
+    check(accel_task_context_get_device_count(live(), &count));
+    return count;
+  }
+};
+using ContextPtr = std::shared_ptr<TaskContext>;
+
+// Per-call state: the context, made invalid when the call returns.
+struct ContextScope {
+  ContextPtr ctx;
+  ContextScope(accel_task_context_t handle, std::shared_ptr<Instance> inst, std::weak_ptr<RuntimeCore> rt)
+      : ctx(std::make_shared<TaskContext>()) {
+    ctx->handle = handle;
+    ctx->inst = std::move(inst);
+    ctx->rt = std::move(rt);
+  }
+  ~ContextScope() { ctx->valid = false; }
+};
+
+// The runtime a trampoline's context belongs to, for TaskContext.runtime; set in submit.
+struct Origin {
+  std::weak_ptr<RuntimeCore> rt;
+  std::shared_ptr<Instance> inst;
+};
+
+// The status and message a Python exception ends a task with: an AccelError's
+// own status (DEVICE_LOST retries), else ACCEL_ERROR_INTERNAL.
+accel_status_t describe_exception(const std::string& name, const py::error_already_set& e, std::string* message) {
+  accel_status_t status = ACCEL_ERROR_INTERNAL;
+  try {
+    py::object value = e.value();
+    if (py::isinstance(value, py::handle(g_accel_error_type))) {
+      py::object s = value.attr("status");
+      if (py::isinstance<py::int_>(s) && s.cast<int>() < 0) status = static_cast<accel_status_t>(s.cast<int>());
+    }
+    *message = py::module_::import("accel._runtime").attr("_error_message")(name, value, e.trace()).cast<std::string>();
+  } catch (py::error_already_set&) {
+    *message = name + " raised an exception that could not be described";
+  }
+  return status;
+}
+
+struct TaskPayload {
+  TaskCall call;
+  Origin origin;
+};
+
+accel_status_t run_task(accel_task_context_t context, void* user_data) {
+  t_runtime_thread = true;
+  auto* payload = static_cast<TaskPayload*>(user_data);
+  if (!python_alive()) return accel_set_last_error(ACCEL_ERROR_CANCELLED, "the Python interpreter is shutting down");
+  py::gil_scoped_acquire gil;
+  std::string message;
+  accel_status_t status = ACCEL_SUCCESS;
+  try {
+    ContextScope scope(context, payload->origin.inst, payload->origin.rt);
+    py::object value = payload->call.runner(scope.ctx);
+    payload->call.result->value = std::move(value);
+    payload->call.result->exception = py::object();
+  } catch (py::error_already_set& e) {
+    status = describe_exception(payload->call.name, e, &message);
+    payload->call.result->value = py::object();
+    payload->call.result->exception = e.value();
+  } catch (const AccelException& e) {
+    status = e.status;
+    message = e.message;
+  } catch (const std::exception& e) {
+    status = ACCEL_ERROR_INTERNAL;
+    message = payload->call.name + ": " + e.what();
+  }
+  if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
+  return accel_set_last_error(status, message.c_str());
+}
+
+void release_task(void* user_data) {
+  auto* payload = static_cast<TaskPayload*>(user_data);
+  if (!python_alive()) {
+    payload->call.runner.release();
+    if (payload->call.result.use_count() == 1) payload->call.result->leak();
+    delete payload;
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  delete payload;
+}
+
+// Set once the runtime released an actor's user_data: after finalize, with its reservation freed.
+struct Released {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  void set() {
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+    }
+    cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return done; });
+  }
+};
+
+struct ActorPayload {
+  ActorState state;
+  Origin origin;
+  std::shared_ptr<Released> released;
+};
+
+accel_status_t run_actor_init(accel_task_context_t context, void* user_data) {
+  t_runtime_thread = true;
+  auto* payload = static_cast<ActorPayload*>(user_data);
+  if (!python_alive()) return accel_set_last_error(ACCEL_ERROR_CANCELLED, "the Python interpreter is shutting down");
+  py::gil_scoped_acquire gil;
+  std::string message;
+  accel_status_t status = ACCEL_SUCCESS;
+  try {
+    ContextScope scope(context, payload->origin.inst, payload->origin.rt);
+    payload->state.instance = py::object();  // a restart makes a new instance
+    payload->state.instance = payload->state.factory(scope.ctx);
+  } catch (py::error_already_set& e) {
+    status = describe_exception(payload->state.name, e, &message);
+  } catch (const AccelException& e) {
+    status = e.status;
+    message = e.message;
+  } catch (const std::exception& e) {
+    status = ACCEL_ERROR_INTERNAL;
+    message = payload->state.name + ": " + e.what();
+  }
+  if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
+  return accel_set_last_error(status, message.c_str());
+}
+
+accel_status_t run_actor_finalize(accel_task_context_t, void* user_data) {
+  t_runtime_thread = true;
+  auto* payload = static_cast<ActorPayload*>(user_data);
+  if (!python_alive()) {
+    payload->state.instance.release();
+    return ACCEL_SUCCESS;
+  }
+  py::gil_scoped_acquire gil;
+  try {
+    payload->state.instance = py::object();  // the instance's __del__ runs here, on the reservation
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("finalizing an accel actor");
+  }
+  return ACCEL_SUCCESS;
+}
+
+void release_actor(void* user_data) {
+  auto* payload = static_cast<ActorPayload*>(user_data);
+  auto released = payload->released;
+  if (!python_alive()) {
+    payload->state.factory.release();
+    payload->state.instance.release();
+    delete payload;
+  } else {
+    py::gil_scoped_acquire gil;
+    delete payload;
+  }
+  released->set();
+}
+
+struct ActorCore {
+  RuntimePtr rt;
+  accel_actor_t handle = nullptr;
+  std::string name;
+  std::shared_ptr<Released> released = std::make_shared<Released>();
+  ~ActorCore() { destroy(false); }
+  // With `wait` (and not on a runtime thread), returns once finalize ran and the reservation is free.
+  void destroy(bool wait) {
+    if (handle == nullptr) return;
+    accel_actor_t h = handle;
+    handle = nullptr;
+    NoGil nogil;
+    const accel_status_t status = accel_actor_destroy(h);
+    // INVALID_HANDLE: the runtime closed, which released the actor already.
+    if (wait && !t_runtime_thread && (status == ACCEL_SUCCESS || status == ACCEL_ERROR_INVALID_HANDLE))
+      released->wait();
+  }
+  accel_actor_t live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "actor '" + name + "' was destroyed");
+    return handle;
+  }
+};
+using ActorPtr = std::shared_ptr<ActorCore>;
+
+struct Future {
+  RuntimePtr rt;
+  GroupPtr group;  // the placement group it runs in, kept until the future goes
+  ActorPtr actor;  // an actor call's actor
+  accel_future_t handle = nullptr;
+  std::string name;
+  std::shared_ptr<TaskResult> result;
+
+  ~Future() {
+    if (handle == nullptr) return;
+    NoGil nogil;
+    accel_future_release(handle);
+  }
+
+  std::string message() const {
+    size_t size = 0;
+    check(accel_future_get_message(handle, 0, nullptr, &size));
+    std::string text(size, '\0');
+    check(accel_future_get_message(handle, text.size(), text.data(), &size));
+    text.resize(size > 0 ? size - 1 : 0);
+    return text;
+  }
+
+  // Waits without the GIL in slices, so that Ctrl-C interrupts the wait.
+  // Returns the task's result, or nullopt when `timeout_s` passed first.
+  std::optional<accel_status_t> wait(std::optional<double> timeout_s, std::string* error) {
+    using clock = std::chrono::steady_clock;
+    const auto deadline = timeout_s ? clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                         std::chrono::duration<double>(std::max(0.0, *timeout_s)))
+                                    : clock::time_point::max();
+    for (;;) {
+      const auto now = clock::now();
+      uint64_t slice = 100'000'000;  // 100 ms
+      if (deadline != clock::time_point::max()) {
+        const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::min(deadline, now));
+        slice = std::min<uint64_t>(slice, static_cast<uint64_t>(left.count()));
+      }
+      accel_status_t status;
+      {
+        NoGil nogil;
+        status = accel_future_wait(handle, slice);
+        // A task may itself end with ACCEL_ERROR_TIMEOUT: the query tells.
+        if (status == ACCEL_ERROR_TIMEOUT) status = accel_future_query(handle);
+        if (status < 0) *error = accel_last_error();
+      }
+      if (status != ACCEL_NOT_READY) return status;
+      if (clock::now() >= deadline) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof(seconds), "%g", timeout_s.value_or(0.0));
+        *error = name + " did not end within " + seconds + " s (it goes on)";
+        return std::nullopt;
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+  }
+
+  py::object get(std::optional<double> timeout_s) {
+    std::string error;
+    auto ended = wait(timeout_s, &error);
+    if (!ended) raise(ACCEL_ERROR_TIMEOUT, error);
+    const accel_status_t status = *ended;
+    if (status == ACCEL_SUCCESS) return result->value ? result->value : py::none();
+    if (result->exception) raise_as(g_task_error, status, error, result->exception);
+    raise(status, error);
+  }
+};
+using FuturePtr = std::shared_ptr<Future>;
+
+// ---- requests ----------------------------------------------------------------
+
+// A resource request from Python arguments; owns the selector's text.
+struct Request {
+  std::string selector;
+  GroupPtr group;
+  accel_resource_request_t c = sized<accel_resource_request_t>(ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST);
+};
+
+// `share` None: 1.0, or inside a placement group the bundle's share; `devices`
+// 0 inside a placement group: all of the bundle's devices.
+std::unique_ptr<Request> make_request(uint32_t devices, std::optional<double> share, uint64_t memory,
+                                      std::optional<std::string> selector, GroupPtr group, uint32_t bundle) {
+  auto r = std::make_unique<Request>();
+  r->selector = selector.value_or("");
+  check_selector(r->selector, "selector");
+  double s = share.value_or(1.0);
+  if (group) {
+    group->live();
+    if (bundle >= group->bundle_count)
+      raise(ACCEL_ERROR_INVALID_ARGUMENT, "bundle " + std::to_string(bundle) + " is past placement group '" +
+                                              group->name + "''s " + std::to_string(group->bundle_count) +
+                                              " bundle(s)");
+    uint32_t in_bundle = 0;
+    double bundle_share = 1.0;
+    for (const auto& d : group->devices()) {
+      if (d.bundle != bundle) continue;
+      ++in_bundle;
+      bundle_share = d.share;
+    }
+    if (devices == 0) devices = in_bundle;
+    if (!share) s = bundle_share;
+    r->c.placement_group = group->handle;
+    r->c.bundle_index = bundle;
+    r->group = std::move(group);
+  }
+  r->c.device_count = devices;
+  r->c.share = devices > 0 ? s : 0.0;
+  r->c.memory = memory;
+  r->c.selector = r->selector.empty() ? nullptr : r->selector.c_str();
+  return r;
+}
+
+std::vector<accel_future_t> dependency_handles(const std::vector<FuturePtr>& after) {
+  std::vector<accel_future_t> out;
+  for (const auto& f : after) {
+    if (!f) raise(ACCEL_ERROR_INVALID_ARGUMENT, "after: None is not an accel.Future");
+    out.push_back(f->handle);
+  }
+  return out;
+}
+
+FuturePtr submit(const RuntimePtr& rt, py::object runner, const std::string& name, uint32_t devices,
+                 std::optional<double> share, uint64_t memory, std::optional<std::string> selector, GroupPtr group,
+                 uint32_t bundle, const std::vector<FuturePtr>& after, uint32_t max_retries, QueuePtr queue,
+                 int32_t priority, bool preemptible) {
+  auto request = make_request(devices, share, memory, std::move(selector), std::move(group), bundle);
+  auto deps = dependency_handles(after);
+  auto result = std::make_shared<TaskResult>();
+  auto payload =
+      std::make_unique<TaskPayload>(TaskPayload{TaskCall{name, std::move(runner), result}, Origin{rt, rt->inst}});
+
+  auto desc = sized<accel_task_desc_t>(ACCEL_STRUCTURE_TYPE_TASK_DESC);
+  desc.name = payload->call.name.c_str();
+  desc.function = run_task;
+  desc.user_data = payload.get();
+  desc.release_user_data = release_task;
+  desc.request = &request->c;  // device_count 0: no device (the C side checks the rest)
+  desc.dependencies = deps.empty() ? nullptr : deps.data();
+  desc.dependency_count = static_cast<uint32_t>(deps.size());
+  desc.max_retries = max_retries;
+  desc.queue = queue ? queue->live() : nullptr;
+  desc.priority = priority;
+  desc.preemptible = preemptible ? 1 : 0;
+
+  auto future = std::make_shared<Future>();
+  future->rt = rt;
+  future->group = request->group;
+  future->name = name;
+  future->result = result;
+  accel_runtime_t handle = rt->live();
+  accel_status_t status;
+  std::string error;
+  {
+    NoGil nogil;
+    status = accel_task_submit(handle, &desc, &future->handle);
+    if (status < 0) error = accel_last_error();
+  }
+  if (status < 0) raise(status, error);  // the payload is still ours (freed with the GIL held)
+  payload.release();
+  return future;
+}
+
+py::dict counters_dict(const accel_runtime_counters_t& c) {
+  py::dict d;
+  d["submitted"] = c.submitted;
+  d["placed"] = c.placed;
+  d["started"] = c.started;
+  d["finished"] = c.finished;
+  d["failed"] = c.failed;
+  d["cancelled"] = c.cancelled;
+  d["retried"] = c.retried;
+  d["devices_lost"] = c.devices_lost;
+  d["pending"] = c.pending;
+  d["running"] = c.running;
+  d["placement_groups_created"] = c.placement_groups_created;
+  d["placement_groups_refused"] = c.placement_groups_refused;
+  d["preempted"] = c.preempted;
+  d["actors_created"] = c.actors_created;
+  d["actors_restarted"] = c.actors_restarted;
+  d["actors_died"] = c.actors_died;
+  return d;
+}
+
+accel_placement_strategy_t strategy_from(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (name == "PACK") return ACCEL_PLACEMENT_STRATEGY_PACK;
+  if (name == "SPREAD") return ACCEL_PLACEMENT_STRATEGY_SPREAD;
+  if (name == "STRICT_PACK") return ACCEL_PLACEMENT_STRATEGY_STRICT_PACK;
+  if (name == "STRICT_SPREAD") return ACCEL_PLACEMENT_STRATEGY_STRICT_SPREAD;
+  raise(ACCEL_ERROR_INVALID_ARGUMENT, "strategy '" + name + "' is not one of PACK, SPREAD, STRICT_PACK, STRICT_SPREAD");
+}
+
+accel_topology_level_t level_from(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::replace(name.begin(), name.end(), '-', '_');
+  static const std::pair<const char*, accel_topology_level_t> kLevels[] = {
+      {"clique", ACCEL_TOPOLOGY_LEVEL_CLIQUE}, {"pcie_root", ACCEL_TOPOLOGY_LEVEL_PCIE_ROOT},
+      {"numa", ACCEL_TOPOLOGY_LEVEL_NUMA},     {"node", ACCEL_TOPOLOGY_LEVEL_NODE},
+      {"rack", ACCEL_TOPOLOGY_LEVEL_RACK},     {"block", ACCEL_TOPOLOGY_LEVEL_BLOCK}};
+  for (const auto& [n, level] : kLevels)
+    if (name == n) return level;
+  raise(ACCEL_ERROR_INVALID_ARGUMENT, "level '" + name + "' is not one of clique, pcie_root, numa, node, rack, block");
+}
+
+GroupPtr create_group(const RuntimePtr& rt, const py::list& bundles, const std::string& strategy,
+                      const std::string& level, bool required, std::optional<std::string> name) {
+  std::vector<std::string> selectors;
+  selectors.reserve(bundles.size());
+  std::vector<accel_resource_request_t> requests;
+  size_t index = 0;
+  for (py::handle item : bundles) {
+    const std::string field = "bundles[" + std::to_string(index++) + "]";
+    if (!py::isinstance<py::dict>(item)) raise(ACCEL_ERROR_INVALID_ARGUMENT, field + " is not a dict");
+    auto r = sized<accel_resource_request_t>(ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST);
+    r.device_count = 1;
+    r.share = 1.0;
+    std::string selector;
+    for (auto [key_obj, value] : item.cast<py::dict>()) {
+      const auto key = key_obj.cast<std::string>();
+      if (key == "devices") {
+        r.device_count = value.cast<uint32_t>();
+      } else if (key == "share") {
+        r.share = value.cast<double>();
+      } else if (key == "memory") {
+        r.memory = value.cast<uint64_t>();
+      } else if (key == "selector") {
+        selector = value.is_none() ? "" : value.cast<std::string>();
+      } else {
+        raise(ACCEL_ERROR_INVALID_ARGUMENT,
+              field + ": unknown key '" + key + "' (devices, share, memory and selector are known)");
+      }
+    }
+    check_selector(selector, field + ".selector");
+    selectors.push_back(selector);
+    requests.push_back(r);
+  }
+  for (size_t i = 0; i < requests.size(); ++i)
+    requests[i].selector = selectors[i].empty() ? nullptr : selectors[i].c_str();
+
+  auto group = std::make_shared<GroupCore>();
+  group->rt = rt;
+  group->name = name.value_or("");
+  group->bundle_count = static_cast<uint32_t>(requests.size());
+  auto desc = sized<accel_placement_group_desc_t>(ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC);
+  desc.name = name ? group->name.c_str() : nullptr;
+  desc.bundles = requests.data();
+  desc.bundle_count = group->bundle_count;
+  desc.strategy = strategy_from(strategy);
+  desc.level = level_from(level);
+  desc.required = required ? 1 : 0;
+  accel_runtime_t handle = rt->live();
+  accel_status_t status;
+  std::string error;
+  {
+    NoGil nogil;
+    status = accel_placement_group_create(handle, &desc, &group->handle);
+    if (status < 0) error = accel_last_error();
+  }
+  if (status < 0) raise(status, error);
+  if (!name) group->name = "placement group";
+  return group;
+}
+
+const char* actor_state_name(accel_actor_state_t state) {
+  switch (state) {
+    case ACCEL_ACTOR_STATE_PENDING: return "PENDING";
+    case ACCEL_ACTOR_STATE_ALIVE: return "ALIVE";
+    case ACCEL_ACTOR_STATE_RESTARTING: return "RESTARTING";
+    case ACCEL_ACTOR_STATE_DEAD: return "DEAD";
+    default: return "UNKNOWN";
+  }
+}
+
+}  // namespace
+
+void init_runtime(py::module_& m) {
+  g_accel_error_type = m.attr("AccelError").ptr();
+  py::tuple task_bases = py::make_tuple(py::handle(g_accel_error_type));
+  g_task_error = PyErr_NewExceptionWithDoc(
+      "accel.TaskError",
+      "A task or actor call raised a Python exception: str(e) is the task's message (the exception and where it "
+      "was raised); __cause__ is the exception itself.",
+      task_bases.ptr(), nullptr);
+  if (g_task_error == nullptr) throw py::error_already_set();
+  m.add_object("TaskError", py::handle(g_task_error));
+  py::tuple selector_bases = py::make_tuple(py::handle(g_accel_error_type), py::handle(PyExc_ValueError));
+  py::dict selector_dict;
+  selector_dict["column"] = 0;
+  g_selector_error = PyErr_NewExceptionWithDoc(
+      "accel.SelectorError",
+      "A capability selector does not parse (docs/selectors.md): .column is the 1-based column of the error.",
+      selector_bases.ptr(), selector_dict.ptr());
+  if (g_selector_error == nullptr) throw py::error_already_set();
+  m.add_object("SelectorError", py::handle(g_selector_error));
+
+  m.def(
+      "check_selector", [](const std::string& selector) { check_selector(selector, "selector"); }, py::arg("selector"),
+      "Raises SelectorError (with .column) when `selector` does not parse.");
+  m.def("_close_runtimes", &close_all_runtimes);
+  py::module_::import("atexit").attr("register")(m.attr("_close_runtimes"));
+
+  py::class_<TaskContext, ContextPtr>(m, "TaskContext",
+                                      "What a running task knows of itself; valid only during its function's call.")
+      .def_property_readonly("devices",
+                             [](const TaskContext& c) {
+                               py::list out;
+                               for (uint32_t i = 0, n = c.device_count(); i < n; ++i) {
+                                 accel_device_t d = nullptr;
+                                 check(accel_task_context_get_device(c.live(), i, &d));
+                                 out.append(device_object(c.inst, d));
+                               }
+                               return out;
+                             })
+      .def(
+          "memory_limit",
+          [](const TaskContext& c, uint32_t index) {
+            uint64_t bytes = 0;
+            check(accel_task_context_get_memory_limit(c.live(), index, &bytes));
+            return bytes;
+          },
+          py::arg("index") = 0)
+      .def_property_readonly("attempt",
+                             [](const TaskContext& c) {
+                               uint32_t attempt = 0;
+                               check(accel_task_context_get_attempt(c.live(), &attempt));
+                               return attempt;
+                             })
+      .def_property_readonly("cancelled",
+                             [](const TaskContext& c) {
+                               uint32_t cancelled = 0;
+                               check(accel_task_context_is_cancelled(c.live(), &cancelled));
+                               return cancelled != 0;
+                             })
+      .def_property_readonly("preempted",
+                             [](const TaskContext& c) {
+                               uint32_t preempted = 0;
+                               check(accel_task_context_is_preempted(c.live(), &preempted));
+                               return preempted != 0;
+                             })
+      .def_property_readonly("runtime",
+                             [](const TaskContext& c) -> py::object {
+                               c.live();
+                               auto rt = c.rt.lock();
+                               return rt ? py::cast(rt) : py::none();
+                             })
+      .def_property_readonly("_actor",
+                             [](const TaskContext& c) -> py::object {
+                               void* data = nullptr;
+                               check(accel_task_context_get_actor_data(c.live(), &data));
+                               if (data == nullptr) return py::none();
+                               auto& state = static_cast<ActorPayload*>(data)->state;
+                               return state.instance ? state.instance : py::none();
+                             })
+      .def("__repr__",
+           [](const TaskContext& c) { return std::string("<accel.TaskContext") + (c.valid ? "" : " (ended)") + ">"; });
+
+  py::class_<Future, FuturePtr>(m, "Future", "The result of a task or actor call (accel.task, Runtime.submit).")
+      .def("result", &Future::get, py::arg("timeout") = py::none())
+      .def("done",
+           [](const Future& f) {
+             accel_status_t status;
+             {
+               NoGil nogil;
+               status = accel_future_query(f.handle);
+             }
+             return status != ACCEL_NOT_READY;
+           })
+      .def("cancel",
+           [](const Future& f) {
+             accel_status_t status;
+             std::string error;
+             {
+               NoGil nogil;
+               status = accel_future_cancel(f.handle);
+               if (status < 0) error = accel_last_error();
+             }
+             if (status < 0) raise(status, error);
+           })
+      .def_property_readonly("message", &Future::message)
+      .def_property_readonly("name", [](const Future& f) { return f.name; })
+      .def("__repr__", [](const Future& f) {
+        const accel_status_t status = accel_future_query(f.handle);
+        std::string state = status == ACCEL_NOT_READY ? "pending"
+                            : status == ACCEL_SUCCESS ? "finished"
+                                                      : std::string("failed: ") + accel_status_name(status);
+        return "<accel.Future '" + f.name + "' " + state + ">";
+      });
+
+  py::class_<GroupCore, GroupPtr>(m, "PlacementGroup",
+                                  "Devices reserved all at once, bundle by bundle (Runtime.placement_group).")
+      .def("devices",
+           [](const GroupCore& g) {
+             py::list out;
+             for (const auto& d : g.devices()) {
+               py::dict item;
+               item["bundle"] = d.bundle;
+               item["rank"] = d.rank;
+               item["share"] = d.share;
+               item["memory"] = d.memory;
+               item["device"] = first_access_path(g.rt->inst, d.physical_device);
+               out.append(item);
+             }
+             return out;
+           })
+      .def("destroy", &GroupCore::destroy)
+      .def_property_readonly("name", [](const GroupCore& g) { return g.name; })
+      .def_property_readonly("bundle_count", [](const GroupCore& g) { return g.bundle_count; })
+      .def_property_readonly("destroyed", [](const GroupCore& g) { return g.handle == nullptr; })
+      .def("__enter__", [](GroupPtr g) { return g; })
+      .def("__exit__",
+           [](GroupCore& g, py::args) {
+             g.destroy();
+             return false;
+           })
+      .def("__repr__", [](const GroupCore& g) {
+        return "<accel.PlacementGroup '" + g.name + "' " + std::to_string(g.bundle_count) + " bundle(s)" +
+               (g.handle == nullptr ? " destroyed" : "") + ">";
+      });
+
+  py::class_<QueueCore, QueuePtr>(m, "Queue", "A scheduling queue with a quota, a limit and a weight (Runtime.queue).")
+      .def("usage",
+           [](const QueueCore& q) {
+             auto u = sized<accel_queue_usage_t>(ACCEL_STRUCTURE_TYPE_QUEUE_USAGE);
+             check(accel_queue_get_usage(q.live(), &u));
+             py::dict d;
+             d["devices"] = u.devices;
+             d["memory"] = u.memory;
+             d["pending"] = u.pending;
+             d["running"] = u.running;
+             d["finished"] = u.finished;
+             d["preempted"] = u.preempted;
+             d["dominant_share"] = u.dominant_share;
+             d["over_quota"] = u.over_quota != 0;
+             return d;
+           })
+      .def("destroy",
+           [](QueueCore& q) {
+             accel_status_t status;
+             std::string error;
+             {
+               NoGil nogil;
+               status = accel_queue_destroy(q.live());
+               if (status < 0) error = accel_last_error();
+             }
+             if (status < 0) raise(status, error);
+             q.handle = nullptr;
+           })
+      .def_property_readonly("name", [](const QueueCore& q) { return q.name; })
+      .def("__repr__", [](const QueueCore& q) { return "<accel.Queue '" + q.name + "'>"; });
+
+  py::class_<ActorCore, ActorPtr>(m, "_Actor", "An accel_actor_t (accel.ActorHandle wraps it).")
+      .def(
+          "call",
+          [](const ActorPtr& actor, py::object runner, const std::string& name, const std::vector<FuturePtr>& after,
+             uint32_t max_retries) {
+            auto deps = dependency_handles(after);
+            auto result = std::make_shared<TaskResult>();
+            auto payload = std::make_unique<TaskPayload>(
+                TaskPayload{TaskCall{name, std::move(runner), result}, Origin{actor->rt, actor->rt->inst}});
+            auto desc = sized<accel_task_desc_t>(ACCEL_STRUCTURE_TYPE_TASK_DESC);
+            desc.name = payload->call.name.c_str();
+            desc.function = run_task;
+            desc.user_data = payload.get();
+            desc.release_user_data = release_task;
+            desc.dependencies = deps.empty() ? nullptr : deps.data();
+            desc.dependency_count = static_cast<uint32_t>(deps.size());
+            desc.max_retries = max_retries;
+            auto future = std::make_shared<Future>();
+            future->rt = actor->rt;
+            future->actor = actor;
+            future->name = name;
+            future->result = result;
+            accel_actor_t handle = actor->live();
+            accel_status_t status;
+            std::string error;
+            {
+              NoGil nogil;
+              status = accel_actor_call(handle, &desc, &future->handle);
+              if (status < 0) error = accel_last_error();
+            }
+            if (status < 0) raise(status, error);
+            payload.release();
+            return future;
+          },
+          py::arg("runner"), py::arg("name"), py::arg("after"), py::arg("max_retries"))
+      .def("info",
+           [](const ActorCore& a) {
+             auto info = sized<accel_actor_info_t>(ACCEL_STRUCTURE_TYPE_ACTOR_INFO);
+             check(accel_actor_get_info(a.live(), &info));
+             py::dict d;
+             d["state"] = actor_state_name(info.state);
+             d["restarts"] = info.restarts;
+             d["calls_pending"] = info.calls_pending;
+             d["calls_done"] = info.calls_done;
+             return d;
+           })
+      .def_property_readonly("message",
+                             [](const ActorCore& a) {
+                               size_t size = 0;
+                               check(accel_actor_get_message(a.live(), 0, nullptr, &size));
+                               std::string text(size, '\0');
+                               check(accel_actor_get_message(a.live(), text.size(), text.data(), &size));
+                               text.resize(size > 0 ? size - 1 : 0);
+                               return text;
+                             })
+      .def("destroy", [](ActorCore& a) { a.destroy(true); })
+      .def_property_readonly("destroyed", [](const ActorCore& a) { return a.handle == nullptr; })
+      .def_property_readonly("name", [](const ActorCore& a) { return a.name; });
+
+  py::class_<RuntimeCore, RuntimePtr>(
+      m, "Runtime",
+      "The scheduler (libaccel-runtime) over this process's devices; `with accel.Runtime() as rt:` closes it.")
+      .def(py::init([](uint32_t workers) {
+             auto inst = instance();
+             auto rt = std::make_shared<RuntimeCore>();
+             rt->inst = inst;
+             rt->workers = workers;
+             auto desc = sized<accel_runtime_desc_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_DESC);
+             desc.worker_threads = workers;
+             accel_status_t status;
+             std::string error;
+             {
+               NoGil nogil;
+               status = accel_runtime_create(inst->handle, &desc, &rt->handle);
+               if (status < 0) error = accel_last_error();
+             }
+             if (status < 0) raise(status, error);
+             std::lock_guard lock(g_runtimes_mutex);
+             std::erase_if(*g_runtimes, [](const auto& w) { return w.expired(); });
+             g_runtimes->push_back(rt);
+             return rt;
+           }),
+           py::arg("workers") = 0)
+      .def("close", &RuntimeCore::close)
+      .def_property_readonly("closed", [](const RuntimeCore& rt) { return rt.handle == nullptr; })
+      .def("devices",
+           [](const RuntimeCore& rt) {
+             uint32_t count = 0;
+             check(accel_runtime_get_device_count(rt.live(), &count));
+             py::list out;
+             for (uint32_t i = 0; i < count; ++i) {
+               auto d = sized<accel_runtime_device_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE);
+               check(accel_runtime_get_device(rt.live(), i, &d));
+               py::dict item;
+               item["device"] = first_access_path(rt.inst, d.physical_device);
+               item["share_free"] = d.share_free;
+               item["memory_free"] = d.memory_free;
+               item["memory_total"] = d.memory_total;
+               item["lost"] = d.lost != 0;
+               out.append(item);
+             }
+             return out;
+           })
+      .def("counters",
+           [](const RuntimeCore& rt) {
+             auto c = sized<accel_runtime_counters_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS);
+             check(accel_runtime_get_counters(rt.live(), &c));
+             return counters_dict(c);
+           })
+      .def("_submit", &submit, py::arg("runner"), py::arg("name"), py::arg("devices"), py::arg("share"),
+           py::arg("memory"), py::arg("selector"), py::arg("placement_group"), py::arg("bundle"), py::arg("after"),
+           py::arg("max_retries"), py::arg("queue"), py::arg("priority"), py::arg("preemptible"))
+      .def(
+          "placement_group",
+          [](const RuntimePtr& rt, const py::list& bundles, const std::string& strategy, const std::string& level,
+             bool required, std::optional<std::string> name) {
+            return create_group(rt, bundles, strategy, level, required, std::move(name));
+          },
+          py::arg("bundles"), py::arg("strategy") = "PACK", py::arg("level") = "clique", py::arg("required") = true,
+          py::arg("name") = py::none())
+      .def(
+          "queue",
+          [](const RuntimePtr& rt, const std::string& name, QueuePtr parent, double quota, double limit,
+             uint64_t quota_memory, uint64_t limit_memory, double weight) {
+            auto q = std::make_shared<QueueCore>();
+            q->rt = rt;
+            q->name = name;
+            auto desc = sized<accel_queue_desc_t>(ACCEL_STRUCTURE_TYPE_QUEUE_DESC);
+            desc.name = q->name.c_str();
+            desc.parent = parent ? parent->live() : nullptr;
+            desc.quota_devices = quota;
+            desc.limit_devices = limit;
+            desc.quota_memory = quota_memory;
+            desc.limit_memory = limit_memory;
+            desc.weight = weight;
+            accel_runtime_t handle = rt->live();
+            accel_status_t status;
+            std::string error;
+            {
+              NoGil nogil;
+              status = accel_queue_create(handle, &desc, &q->handle);
+              if (status < 0) error = accel_last_error();
+            }
+            if (status < 0) raise(status, error);
+            return q;
+          },
+          py::arg("name"), py::arg("parent") = py::none(), py::arg("quota") = 0.0, py::arg("limit") = 0.0,
+          py::arg("quota_memory") = 0, py::arg("limit_memory") = 0, py::arg("weight") = 1.0)
+      .def(
+          "_actor",
+          [](const RuntimePtr& rt, py::object factory, const std::string& name, uint32_t devices,
+             std::optional<double> share, uint64_t memory, std::optional<std::string> selector, GroupPtr group,
+             uint32_t bundle, uint32_t max_restarts, QueuePtr queue, int32_t priority) {
+            auto request = make_request(devices, share, memory, std::move(selector), std::move(group), bundle);
+            auto actor = std::make_shared<ActorCore>();
+            actor->rt = rt;
+            actor->name = name;
+            auto payload = std::make_unique<ActorPayload>(ActorPayload{
+                ActorState{name, std::move(factory), py::object()}, Origin{rt, rt->inst}, actor->released});
+            auto desc = sized<accel_actor_desc_t>(ACCEL_STRUCTURE_TYPE_ACTOR_DESC);
+            desc.name = payload->state.name.c_str();
+            desc.request = &request->c;
+            desc.init = run_actor_init;
+            desc.finalize = run_actor_finalize;
+            desc.user_data = payload.get();
+            desc.release_user_data = release_actor;
+            desc.max_restarts = max_restarts;
+            desc.priority = priority;
+            desc.queue = queue ? queue->live() : nullptr;
+            accel_runtime_t handle = rt->live();
+            accel_status_t status;
+            std::string error;
+            {
+              NoGil nogil;
+              status = accel_actor_create(handle, &desc, &actor->handle);
+              if (status < 0) error = accel_last_error();
+            }
+            if (status < 0) raise(status, error);
+            payload.release();
+            return actor;
+          },
+          py::arg("factory"), py::arg("name"), py::arg("devices"), py::arg("share"), py::arg("memory"),
+          py::arg("selector"), py::arg("placement_group"), py::arg("bundle"), py::arg("max_restarts"), py::arg("queue"),
+          py::arg("priority"))
+      .def_property_readonly("workers", [](const RuntimeCore& rt) { return rt.workers; })
+      .def("__repr__", [](const RuntimeCore& rt) {
+        return std::string("<accel.Runtime") + (rt.handle == nullptr ? " closed" : "") + ">";
+      });
+}
+
+}  // namespace accelpy

@@ -27,15 +27,18 @@ HandleTable& HandleTable::Get() {
 }
 
 uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<void> object) {
-  std::lock_guard lock(mutex_);
-  const uint64_t handle = (uint64_t{static_cast<uint8_t>(type)} << kTagShift) | (next_++ & kCounterMask);
-  live_.emplace(handle, std::make_pair(type, std::move(object)));
+  const uint64_t counter = next_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t handle = (uint64_t{static_cast<uint8_t>(type)} << kTagShift) | (counter & kCounterMask);
+  Shard& shard = ShardOf(handle);
+  std::lock_guard lock(shard.mutex);
+  shard.live.emplace(handle, std::make_pair(type, std::move(object)));
   return handle;
 }
 
 bool HandleTable::Remove(uint64_t handle) {
-  std::lock_guard lock(mutex_);
-  return live_.erase(handle) != 0;
+  Shard& shard = ShardOf(handle);
+  std::lock_guard lock(shard.mutex);
+  return shard.live.erase(handle) != 0;
 }
 
 std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::string* why) const {
@@ -57,9 +60,10 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
     *why = fmt::format("is a {} handle, not a {} handle", HandleTypeName(static_cast<HandleType>(tag)), want);
     return nullptr;
   }
-  std::lock_guard lock(mutex_);
-  auto it = live_.find(handle);
-  if (it == live_.end()) {
+  const Shard& shard = ShardOf(handle);
+  std::lock_guard lock(shard.mutex);
+  auto it = shard.live.find(handle);
+  if (it == shard.live.end()) {
     *why = fmt::format("is a stale {} handle (already destroyed or released)", want);
     return nullptr;
   }

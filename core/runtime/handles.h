@@ -1,10 +1,15 @@
 // The runtime's handles: ids (type tag, counter) looked up in one table, so a
 // garbage, stale or wrong-type value is refused (docs/handles.md). The
 // runtime keeps its own table: it sees libaccel only through the public API.
-// Thread-safe: one mutex, the innermost lock.
+// Thread-safe: the table is split in shards by handle value, each with its
+// own mutex (the innermost lock), so that the submitting, waiting and worker
+// threads of many small tasks rarely meet on one.
 #ifndef ACCEL_RUNTIME_HANDLES_H_
 #define ACCEL_RUNTIME_HANDLES_H_
 
+#include <array>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,9 +41,16 @@ class HandleTable {
   std::shared_ptr<void> Find(uint64_t handle, HandleType type, std::string* why) const;
 
  private:
-  mutable std::mutex mutex_;
-  std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<void>>> live_;
-  uint64_t next_ = 1;
+  static constexpr size_t kShards = 16;  // a power of two
+  struct Shard {
+    mutable std::mutex mutex;
+    std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<void>>> live;
+  };
+  Shard& ShardOf(uint64_t handle) { return shards_[handle & (kShards - 1)]; }
+  const Shard& ShardOf(uint64_t handle) const { return shards_[handle & (kShards - 1)]; }
+
+  std::array<Shard, kShards> shards_;
+  std::atomic<uint64_t> next_{1};
 };
 
 }  // namespace accel::runtime

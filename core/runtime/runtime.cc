@@ -149,9 +149,17 @@ void Runtime::WorkerLoop() {
     ready_.pop_front();
     ++busy_;
     lock.unlock();
-    Run(task);
+    std::string message;
+    const accel_status_t result = Execute(task, &message);
+    // The ending and the next pick share one critical section.
     lock.lock();
     --busy_;
+    Complete(task, result, std::move(message), lock);
+    if (releases_due_.load(std::memory_order_acquire)) {
+      lock.unlock();
+      FlushReleases();
+      lock.lock();
+    }
   }
 }
 
@@ -895,13 +903,10 @@ bool Runtime::ProbeLost(const std::vector<uint32_t>& ranks) {
   return lost;
 }
 
-void Runtime::Run(const std::shared_ptr<Task>& task) {
-  if (task->kind != TaskKind::kTask) {
-    RunActorWork(task);
-    return;
-  }
+accel_status_t Runtime::Execute(const std::shared_ptr<Task>& task, std::string* message_out) {
+  if (task->kind != TaskKind::kTask) return ExecuteActorWork(task, message_out);
   accel_status_t result = ACCEL_SUCCESS;
-  std::string message;
+  std::string& message = *message_out;
   accel_tenant_t tenant = nullptr;
   const bool shared_tenant = task->ranks.empty();
   if (shared_tenant) tenant = no_device_tenant_;
@@ -917,9 +922,17 @@ void Runtime::Run(const std::shared_ptr<Task>& task) {
     task->tenant = nullptr;
   }
   if (tenant != nullptr && !shared_tenant) accel_tenant_destroy(tenant);
+  return result;
+}
 
+void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result, std::string message,
+                       std::unique_lock<std::mutex>& lock) {
+  if (task->kind != TaskKind::kTask) {
+    AfterActorWork(task, result, std::move(message));
+    Schedule(lock);
+    return;
+  }
   {
-    std::unique_lock lock(mutex_);
     const std::vector<uint32_t> ranks = task->ranks;
     ReleasePlacement(*task);
     bool retry = false;
@@ -952,7 +965,6 @@ void Runtime::Run(const std::shared_ptr<Task>& task) {
     }
     Schedule(lock);
   }
-  FlushReleases();
 }
 
 accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<PlacementGroup>* out,
@@ -1133,11 +1145,11 @@ accel_status_t Runtime::Call(const std::shared_ptr<Task>& call, std::string* why
   return ACCEL_SUCCESS;
 }
 
-void Runtime::RunActorWork(const std::shared_ptr<Task>& task) {
+accel_status_t Runtime::ExecuteActorWork(const std::shared_ptr<Task>& task, std::string* message_out) {
   const std::shared_ptr<Actor> actor = task->actor;
   Actor& a = *actor;
   accel_status_t result = ACCEL_SUCCESS;
-  std::string message;
+  std::string& message = *message_out;
   if (task->kind == TaskKind::kActorInit) {
     // A tenant for the actor's life, over its reservation.
     accel_tenant_t tenant = nullptr;
@@ -1167,12 +1179,7 @@ void Runtime::RunActorWork(const std::shared_ptr<Task>& task) {
   } else if (a.finalize != nullptr) {
     result = CallFunction(task, a.finalize, a.user_data, a.tenant, &message);
   }
-  {
-    std::unique_lock lock(mutex_);
-    AfterActorWork(task, result, std::move(message));
-    Schedule(lock);
-  }
-  FlushReleases();
+  return result;
 }
 
 void Runtime::KillActor(Actor& actor, std::string message) {

@@ -236,8 +236,14 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Queues the actor's finalize (or ends it when none is due).
   void EndActor(const std::shared_ptr<Actor>& actor);
   void CompleteActorEnd(Actor& actor);
-  void RunActorWork(const std::shared_ptr<Task>& task);
-  void Run(const std::shared_ptr<Task>& task);
+  // Runs a placed task's function (or an actor's init, call or finalize)
+  // without the lock; its result and message.
+  accel_status_t Execute(const std::shared_ptr<Task>& task, std::string* message);
+  accel_status_t ExecuteActorWork(const std::shared_ptr<Task>& task, std::string* message);
+  // Under the lock, after Execute: frees the placement, retries, requeues a
+  // preempted task or finishes it, and schedules.
+  void Complete(const std::shared_ptr<Task>& task, accel_status_t result, std::string message,
+                std::unique_lock<std::mutex>& lock);
   void ReleasePlacement(Task& task);
   // Runs the task's function under `tenant` with the context set.
   accel_status_t CallFunction(const std::shared_ptr<Task>& task, accel_task_function_t function, void* user_data,
@@ -267,7 +273,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::deque<std::shared_ptr<Task>> schedule_keep_;         // Schedule's, reused
   std::vector<std::shared_ptr<Task>> schedule_candidates_;  // Schedule's, reused
   accel_tenant_t no_device_tenant_ = nullptr;               // shared by tasks without devices: may allocate nothing
-  accel_runtime_counters_t counters_{};  // .started is started_
+  accel_runtime_counters_t counters_{};                     // .started is started_
   std::atomic<uint64_t> started_{0};
   std::shared_ptr<Queue> default_queue_;
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names

@@ -130,6 +130,20 @@ accel_status_t ContextEntry(const char* function, accel_task_context_t context, 
   });
 }
 
+// A value of the calling task's context (not per device) into `*out`.
+template <typename T, typename F>
+accel_status_t ContextValue(const char* function, accel_task_context_t context, T* out, const char* out_name,
+                            F&& value) {
+  return Guarded(function, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(function, context, &status);
+    if (task == nullptr) return status;
+    if (out == nullptr) return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", out_name));
+    *out = value(*task);
+    return ACCEL_SUCCESS;
+  });
+}
+
 const Runtime& OwnerOf(const Task& task) { return *task.owner; }
 
 // The runtime of a queue or actor, or null with INVALID_HANDLE set once it was destroyed.
@@ -480,14 +494,8 @@ ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
 }
 
 ACCEL_API accel_status_t accel_task_context_get_device_count(accel_task_context_t context, uint32_t* out_count) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
-    accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(fn, context, &status);
-    if (task == nullptr) return status;
-    if (out_count == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
-    *out_count = static_cast<uint32_t>(task->ranks.size());
-    return ACCEL_SUCCESS;
-  });
+  return ContextValue(__func__, context, out_count, "out_count",
+                      [](const Task& t) { return static_cast<uint32_t>(t.ranks.size()); });
 }
 
 ACCEL_API accel_status_t accel_task_context_get_device(accel_task_context_t context, uint32_t index,
@@ -508,47 +516,22 @@ ACCEL_API accel_status_t accel_task_context_get_memory_limit(accel_task_context_
 }
 
 ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t context, uint32_t* out_attempt) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
-    accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(fn, context, &status);
-    if (task == nullptr) return status;
-    if (out_attempt == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_attempt' is NULL");
-    *out_attempt = task->attempt;
-    return ACCEL_SUCCESS;
-  });
+  return ContextValue(__func__, context, out_attempt, "out_attempt", [](const Task& t) { return t.attempt; });
 }
 
 ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
-    accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(fn, context, &status);
-    if (task == nullptr) return status;
-    if (out_cancelled == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_cancelled' is NULL");
-    *out_cancelled = task->cancel_requested || task->preempt_requested ? 1 : 0;
-    return ACCEL_SUCCESS;
-  });
+  return ContextValue(__func__, context, out_cancelled, "out_cancelled",
+                      [](const Task& t) { return t.cancel_requested || t.preempt_requested ? 1 : 0; });
 }
 
 ACCEL_API accel_status_t accel_task_context_is_preempted(accel_task_context_t context, uint32_t* out_preempted) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
-    accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(fn, context, &status);
-    if (task == nullptr) return status;
-    if (out_preempted == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_preempted' is NULL");
-    *out_preempted = task->preempt_requested ? 1 : 0;
-    return ACCEL_SUCCESS;
-  });
+  return ContextValue(__func__, context, out_preempted, "out_preempted",
+                      [](const Task& t) { return t.preempt_requested ? 1 : 0; });
 }
 
 ACCEL_API accel_status_t accel_task_context_get_actor_data(accel_task_context_t context, void** out_user_data) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
-    accel_status_t status = ACCEL_SUCCESS;
-    Task* task = Context(fn, context, &status);
-    if (task == nullptr) return status;
-    if (out_user_data == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_user_data' is NULL");
-    *out_user_data = task->actor ? task->actor->user_data : nullptr;
-    return ACCEL_SUCCESS;
-  });
+  return ContextValue(__func__, context, out_user_data, "out_user_data",
+                      [](const Task& t) { return t.actor ? t.actor->user_data : nullptr; });
 }
 
 ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel_queue_desc_t* desc,

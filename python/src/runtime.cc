@@ -38,6 +38,19 @@ thread_local bool t_runtime_thread = false;
 
 using accel::detail::sized;
 
+// Makes an Accel C call without the GIL and raises its error (read on this thread before the GIL is taken back).
+template <class F>
+void CallWithoutGil(F&& c_call) {
+  accel_status_t status;
+  std::string error;
+  {
+    NoGil nogil;
+    status = c_call();
+    if (status < 0) error = accel_last_error();
+  }
+  if (status < 0) raise(status, error);
+}
+
 // Raises `cls` (AccelError or a subclass) with the status attributes set.
 [[noreturn]] void raise_as(PyObject* cls, accel_status_t status, const std::string& message,
                            py::handle cause = py::handle(), uint32_t column = 0) {
@@ -560,14 +573,9 @@ FuturePtr submit(const RuntimePtr& rt, py::object runner, const std::string& nam
   future->name = name;
   future->result = result;
   accel_runtime_t handle = rt->live();
-  accel_status_t status;
-  std::string error;
-  {
-    NoGil nogil;
-    status = accel_task_submit(handle, &desc, &future->handle);
-    if (status < 0) error = accel_last_error();
-  }
-  if (status < 0) raise(status, error);  // the payload is still ours (freed with the GIL held)
+  CallWithoutGil([&] {
+    return accel_task_submit(handle, &desc, &future->handle);
+  });  // the payload is still ours (freed with the GIL held)
   payload.release();
   return future;
 }
@@ -661,14 +669,7 @@ GroupPtr create_group(const RuntimePtr& rt, const py::list& bundles, const std::
   desc.level = level_from(level);
   desc.required = required ? 1 : 0;
   accel_runtime_t handle = rt->live();
-  accel_status_t status;
-  std::string error;
-  {
-    NoGil nogil;
-    status = accel_placement_group_create(handle, &desc, &group->handle);
-    if (status < 0) error = accel_last_error();
-  }
-  if (status < 0) raise(status, error);
+  CallWithoutGil([&] { return accel_placement_group_create(handle, &desc, &group->handle); });
   if (!name) group->name = "placement group";
   return group;
 }
@@ -777,17 +778,7 @@ void init_runtime(py::module_& m) {
              }
              return status != ACCEL_NOT_READY;
            })
-      .def("cancel",
-           [](const Future& f) {
-             accel_status_t status;
-             std::string error;
-             {
-               NoGil nogil;
-               status = accel_future_cancel(f.handle);
-               if (status < 0) error = accel_last_error();
-             }
-             if (status < 0) raise(status, error);
-           })
+      .def("cancel", [](const Future& f) { CallWithoutGil([&] { return accel_future_cancel(f.handle); }); })
       .def_property_readonly("message", &Future::message)
       .def_property_readonly("name", [](const Future& f) { return f.name; })
       .def("__repr__", [](const Future& f) {
@@ -847,14 +838,7 @@ void init_runtime(py::module_& m) {
            })
       .def("destroy",
            [](QueueCore& q) {
-             accel_status_t status;
-             std::string error;
-             {
-               NoGil nogil;
-               status = accel_queue_destroy(q.live());
-               if (status < 0) error = accel_last_error();
-             }
-             if (status < 0) raise(status, error);
+             CallWithoutGil([&] { return accel_queue_destroy(q.live()); });
              q.handle = nullptr;
            })
       .def_property_readonly("name", [](const QueueCore& q) { return q.name; })
@@ -883,14 +867,7 @@ void init_runtime(py::module_& m) {
             future->name = name;
             future->result = result;
             accel_actor_t handle = actor->live();
-            accel_status_t status;
-            std::string error;
-            {
-              NoGil nogil;
-              status = accel_actor_call(handle, &desc, &future->handle);
-              if (status < 0) error = accel_last_error();
-            }
-            if (status < 0) raise(status, error);
+            CallWithoutGil([&] { return accel_actor_call(handle, &desc, &future->handle); });
             payload.release();
             return future;
           },
@@ -929,14 +906,7 @@ void init_runtime(py::module_& m) {
              rt->workers = workers;
              auto desc = sized<accel_runtime_desc_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_DESC);
              desc.worker_threads = workers;
-             accel_status_t status;
-             std::string error;
-             {
-               NoGil nogil;
-               status = accel_runtime_create(inst->handle, &desc, &rt->handle);
-               if (status < 0) error = accel_last_error();
-             }
-             if (status < 0) raise(status, error);
+             CallWithoutGil([&] { return accel_runtime_create(inst->handle, &desc, &rt->handle); });
              std::lock_guard lock(g_runtimes_mutex);
              std::erase_if(*g_runtimes, [](const auto& w) { return w.expired(); });
              g_runtimes->push_back(rt);
@@ -996,14 +966,7 @@ void init_runtime(py::module_& m) {
             desc.limit_memory = limit_memory;
             desc.weight = weight;
             accel_runtime_t handle = rt->live();
-            accel_status_t status;
-            std::string error;
-            {
-              NoGil nogil;
-              status = accel_queue_create(handle, &desc, &q->handle);
-              if (status < 0) error = accel_last_error();
-            }
-            if (status < 0) raise(status, error);
+            CallWithoutGil([&] { return accel_queue_create(handle, &desc, &q->handle); });
             return q;
           },
           py::arg("name"), py::arg("parent") = py::none(), py::arg("quota") = 0.0, py::arg("limit") = 0.0,
@@ -1030,14 +993,7 @@ void init_runtime(py::module_& m) {
             desc.priority = priority;
             desc.queue = queue ? queue->live() : nullptr;
             accel_runtime_t handle = rt->live();
-            accel_status_t status;
-            std::string error;
-            {
-              NoGil nogil;
-              status = accel_actor_create(handle, &desc, &actor->handle);
-              if (status < 0) error = accel_last_error();
-            }
-            if (status < 0) raise(status, error);
+            CallWithoutGil([&] { return accel_actor_create(handle, &desc, &actor->handle); });
             payload.release();
             return actor;
           },

@@ -585,26 +585,7 @@ TEST(Actors, CallsRunInOrderOnOneReservationWithPersistentMemory) {
 TEST(Actors, DeviceLossRestartsTheActorElsewhereAndRetriesTheCall) {
   ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0,1");
   const accel_resource_request_t one = Request(1, 1.0, 64 * kMiB);
-  uint32_t first = 99;
-  {
-    RuntimeFixture probe;
-    accel_future_t f = nullptr;
-    ASSERT_EQ(probe.Submit(
-                  &one,
-                  [&](accel_task_context_t ctx) {
-                    accel_physical_device_t p = nullptr;
-                    EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &p), ACCEL_SUCCESS);
-                    accel_physical_device_properties_t props{};
-                    props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
-                    props.struct_size = sizeof(props);
-                    EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
-                    first = props.index;
-                    return ACCEL_SUCCESS;
-                  },
-                  &f),
-              ACCEL_SUCCESS);
-    ASSERT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
-  }
+  const uint32_t first = FirstDeviceIndex(one);
   ASSERT_LT(first, 2U);
   ScopedEnv faults("ACCEL_SIM_FAULTS", "device_lost_after=1,devices=gpu" + std::to_string(first));
   RuntimeFixture rt;

@@ -133,6 +133,30 @@ inline std::string Message(accel_future_t f) {
   return text;
 }
 
+// The index of the physical device a first task with `request` gets on a fresh runtime (99 on failure): the planner
+// is deterministic, so a test can then make that device fail.
+inline uint32_t FirstDeviceIndex(const accel_resource_request_t& request) {
+  uint32_t first = 99;
+  RuntimeFixture probe;
+  accel_future_t f = nullptr;
+  EXPECT_EQ(probe.Submit(
+                &request,
+                [&](accel_task_context_t ctx) {
+                  accel_physical_device_t p = nullptr;
+                  EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &p), ACCEL_SUCCESS);
+                  accel_physical_device_properties_t props{};
+                  props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+                  props.struct_size = sizeof(props);
+                  EXPECT_EQ(accel_physical_device_get_properties(p, &props), ACCEL_SUCCESS);
+                  first = props.index;
+                  return ACCEL_SUCCESS;
+                },
+                &f),
+            ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  return first;
+}
+
 inline std::string PhysicalId(accel_physical_device_t p) {
   accel_physical_device_properties_t props{};
   props.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;

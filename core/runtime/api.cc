@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -314,9 +315,17 @@ ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, c
     accel_placement_group_desc_t d{};
     if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC, out_group, "out_group", &d, &status))
       return status;
+    std::shared_ptr<Queue> queue;
+    if (d.struct_size >= offsetof(accel_placement_group_desc_t, queue) + sizeof(d.queue) && d.queue != nullptr) {
+      queue = Find<Queue>(fn, d.queue, HandleType::kQueue, "desc->queue", &status);
+      if (!queue) return status;
+      if (queue->owner != rt.get()) {
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
+      }
+    }
     std::shared_ptr<PlacementGroup> group;
     std::string why;
-    status = rt->CreateGroup(d, &group, &why);
+    status = rt->CreateGroup(d, std::move(queue), &group, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     *out_group =
         reinterpret_cast<accel_placement_group_t>(HandleTable::Get().Insert(HandleType::kPlacementGroup, group));

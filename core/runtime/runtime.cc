@@ -790,10 +790,7 @@ void Runtime::ReleasePlacement(Task& task) {
       }
     }
     if (!task.ranks.empty() && g.running > 0) --g.running;
-    if (g.destroyed && g.running == 0 && g.placement != 0) {
-      planner_.Release(g.placement);
-      g.placement = 0;
-    }
+    ReleaseGroup(g);
   } else if (task.placement != 0) {
     planner_.Release(task.placement);
   }
@@ -967,8 +964,22 @@ void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result,
   }
 }
 
-accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<PlacementGroup>* out,
-                                    std::string* why) {
+void Runtime::ReleaseGroup(PlacementGroup& g) {
+  if (!g.destroyed || g.running != 0 || g.placement == 0) return;
+  planner_.Release(g.placement);
+  g.placement = 0;
+  if (g.queue) {
+    for (Queue* q = g.queue.get(); q != nullptr; q = q->parent.get()) {
+      q->used_share -= g.charged_share;
+      q->used_memory -= g.charged_memory;
+    }
+    --g.queue->open_work;
+    g.queue.reset();
+  }
+}
+
+accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<Queue> queue,
+                                    std::shared_ptr<PlacementGroup>* out, std::string* why) {
   if (desc.bundle_count == 0) {
     *why = "'desc->bundle_count' is 0: a placement group needs at least one bundle";
     return ACCEL_ERROR_INVALID_ARGUMENT;
@@ -1025,13 +1036,49 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
     *why = "the runtime is being destroyed";
     return ACCEL_ERROR_FAILED_PRECONDITION;
   }
+  const std::string label = desc.name != nullptr ? fmt::format("placement group '{}': ", desc.name) : std::string();
+  if (queue && queue->children > 0) {
+    *why = fmt::format("{}queue '{}' has child queues: placement groups go to leaf queues", label, queue->name);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
   auto placed = planner_.Place(gang);
   if (!placed) {
     ++counters_.placement_groups_refused;
-    *why = fmt::format("{}nothing is held: {}",
-                       desc.name != nullptr ? fmt::format("placement group '{}': ", desc.name) : std::string(),
-                       placed.error().message);
+    *why = fmt::format("{}nothing is held: {}", label, placed.error().message);
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  int64_t share = 0;
+  uint64_t memory = 0;
+  for (const auto& a : placed->assignments) {
+    share += a.share;
+    memory += a.memory;
+  }
+  if (queue) {
+    // The same limits as a task's (docs/scheduler.md, "Queues"): refused now, never waiting, nothing held.
+    for (const Queue* q = queue.get(); q != nullptr; q = q->parent.get()) {
+      std::string limit;
+      if (q->limit_share > 0 && q->used_share + share > q->limit_share) {
+        limit = fmt::format("queue '{}' is at its limit: it holds {:g} of {:g} device(s) and the group asks {:g}",
+                            q->name, Devices(q->used_share), Devices(q->limit_share), Devices(share));
+      } else if (q->limit_memory > 0 && q->used_memory + memory > q->limit_memory) {
+        limit = fmt::format("queue '{}' is at its memory limit: it holds {} of {} and the group asks {}", q->name,
+                            Bytes(q->used_memory), Bytes(q->limit_memory), Bytes(memory));
+      }
+      if (!limit.empty()) {
+        planner_.Release(placed->id);
+        ++counters_.placement_groups_refused;
+        *why = fmt::format("{}nothing is held: {}", label, limit);
+        return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+      }
+    }
+    for (Queue* q = queue.get(); q != nullptr; q = q->parent.get()) {
+      q->used_share += share;
+      q->used_memory += memory;
+    }
+    ++queue->open_work;
+    group->charged_share = share;
+    group->charged_memory = memory;
+    group->queue = std::move(queue);
   }
   ++counters_.placement_groups_created;
   group->placement = placed->id;
@@ -1047,10 +1094,7 @@ void Runtime::DestroyGroup(const std::shared_ptr<PlacementGroup>& group) {
   {
     std::unique_lock lock(mutex_);
     group->destroyed = true;
-    if (group->running == 0 && group->placement != 0) {
-      planner_.Release(group->placement);
-      group->placement = 0;
-    }
+    ReleaseGroup(*group);
     Schedule(lock);
   }
   FlushReleases();

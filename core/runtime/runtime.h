@@ -149,6 +149,10 @@ struct PlacementGroup {
   std::vector<Slot> slots;  // by rank, then bundle
   uint32_t bundle_count = 0;
   std::weak_ptr<Runtime> runtime;
+  // 1.1: the queue its reservation counts against (null: none), and what it charged.
+  std::shared_ptr<Queue> queue;
+  int64_t charged_share = 0;
+  uint64_t charged_memory = 0;
 };
 
 class Runtime : public std::enable_shared_from_this<Runtime> {
@@ -181,8 +185,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   accel_actor_info_t Info(const Actor& actor) const;
   std::string ActorMessage(const Actor& actor) const;
 
-  accel_status_t CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<PlacementGroup>* out,
-                             std::string* why);
+  // `queue` (may be null): a leaf queue of this runtime the reservation counts against.
+  accel_status_t CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<Queue> queue,
+                             std::shared_ptr<PlacementGroup>* out, std::string* why);
   void DestroyGroup(const std::shared_ptr<PlacementGroup>& group);
 
   // Why `task` waits ("capacity: ...", "waiting for dependency 0 (...)"), "" when it does not.
@@ -245,6 +250,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void Complete(const std::shared_ptr<Task>& task, accel_status_t result, std::string message,
                 std::unique_lock<std::mutex>& lock);
   void ReleasePlacement(Task& task);
+  // Frees a destroyed group's reservation once nothing runs inside it, and its queue's charge.
+  void ReleaseGroup(PlacementGroup& group);
   // Runs the task's function under `tenant` with the context set.
   accel_status_t CallFunction(const std::shared_ptr<Task>& task, accel_task_function_t function, void* user_data,
                               accel_tenant_t tenant, std::string* message);

@@ -190,6 +190,9 @@ typedef struct accel_placement_group_desc_t {
   accel_placement_strategy_t strategy;
   accel_topology_level_t level;
   uint32_t required; /* STRICT_* only: 1 the constraint must hold; 0 falls back to PACK/SPREAD */
+  /* 1.1 (present when struct_size covers it) */
+  accel_queue_t queue; /* [optional] a leaf queue: the reservation counts against its and its ancestors' quota and
+                          limits for the group's life; NULL: outside queue accounting */
 } accel_placement_group_desc_t;
 
 /* Reserves every bundle or none, now. On success each bundle holds its
@@ -198,9 +201,11 @@ typedef struct accel_placement_group_desc_t {
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (bad
  *         header, zero bundles, a bundle with zero devices, a share that is
  *         NaN or outside (0, 1], a selector that does not parse: the message
- *         names "bundles[i].field"), ACCEL_ERROR_RESOURCE_EXHAUSTED when the
- *         group cannot be placed now (nothing is held; the message says
- *         which constraint or capacity decided it). */
+ *         names "bundles[i].field"; a queue with child queues or of
+ *         another runtime), ACCEL_ERROR_RESOURCE_EXHAUSTED when the group
+ *         cannot be placed now or would take its queue past a limit (nothing
+ *         is held; the message says which constraint, capacity or queue
+ *         decided it). */
 ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime,
                                                       const accel_placement_group_desc_t* desc, /* [in] */
                                                       accel_placement_group_t* out_group);      /* [out] */

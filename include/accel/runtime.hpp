@@ -472,11 +472,13 @@ class PlacementGroup : public detail::Owner<accel_placement_group_t, accel_place
   PlacementGroup() noexcept = default;
   // Throws ACCEL_ERROR_INVALID_ARGUMENT (no bundles, a bad bundle: the
   // message names "bundles[i].field"), ACCEL_ERROR_RESOURCE_EXHAUSTED when it
-  // cannot be placed now (nothing is held; the message says why).
+  // cannot be placed now or would take `queue` past a limit (nothing is held;
+  // the message says why). `queue`: a leaf queue's handle() the reservation
+  // counts against, or nullptr.
   PlacementGroup(Runtime& runtime, const std::vector<ResourceRequest>& bundles,
                  accel_placement_strategy_t strategy = ACCEL_PLACEMENT_STRATEGY_PACK,
                  accel_topology_level_t level = ACCEL_TOPOLOGY_LEVEL_CLIQUE, bool required = true,
-                 const std::string& name = {}) {
+                 const std::string& name = {}, accel_queue_t queue = nullptr) {
     std::vector<accel_resource_request_t> c_bundles;
     c_bundles.reserve(bundles.size());
     for (const ResourceRequest& bundle : bundles) c_bundles.push_back(bundle.c_request());
@@ -487,6 +489,7 @@ class PlacementGroup : public detail::Owner<accel_placement_group_t, accel_place
     desc.strategy = strategy;
     desc.level = level;
     desc.required = required ? 1u : 0u;
+    desc.queue = queue;
     check(accel_placement_group_create(runtime.handle(), &desc, out()));
   }
   // Takes ownership of a handle created through the C API.

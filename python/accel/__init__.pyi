@@ -490,8 +490,10 @@ class Runtime:
         level: _Level = "clique",
         required: bool = True,
         name: str | None = None,
+        queue: Queue | None = None,
     ) -> PlacementGroup:
-        """Reserves every bundle or none, now; AccelError RESOURCE_EXHAUSTED names the constraint that decided."""
+        """Reserves every bundle or none, now, counted against `queue` while it lives; AccelError RESOURCE_EXHAUSTED
+        names the constraint, capacity or queue limit that decided."""
     def queue(
         self,
         name: str,
@@ -515,6 +517,7 @@ def placement_group(
     level: _Level = "clique",
     required: bool = True,
     name: str | None = None,
+    queue: Queue | None = None,
 ) -> PlacementGroup:
     """current_runtime().placement_group(...)."""
 

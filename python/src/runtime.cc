@@ -623,7 +623,7 @@ accel_topology_level_t level_from(std::string name) {
 }
 
 GroupPtr create_group(const RuntimePtr& rt, const py::list& bundles, const std::string& strategy,
-                      const std::string& level, bool required, std::optional<std::string> name) {
+                      const std::string& level, bool required, std::optional<std::string> name, const QueuePtr& queue) {
   std::vector<std::string> selectors;
   selectors.reserve(bundles.size());
   std::vector<accel_resource_request_t> requests;
@@ -668,6 +668,7 @@ GroupPtr create_group(const RuntimePtr& rt, const py::list& bundles, const std::
   desc.strategy = strategy_from(strategy);
   desc.level = level_from(level);
   desc.required = required ? 1 : 0;
+  desc.queue = queue ? queue->live() : nullptr;
   accel_runtime_t handle = rt->live();
   CallWithoutGil([&] { return accel_placement_group_create(handle, &desc, &group->handle); });
   if (!name) group->name = "placement group";
@@ -945,11 +946,11 @@ void init_runtime(py::module_& m) {
       .def(
           "placement_group",
           [](const RuntimePtr& rt, const py::list& bundles, const std::string& strategy, const std::string& level,
-             bool required, std::optional<std::string> name) {
-            return create_group(rt, bundles, strategy, level, required, std::move(name));
+             bool required, std::optional<std::string> name, const QueuePtr& queue) {
+            return create_group(rt, bundles, strategy, level, required, std::move(name), queue);
           },
           py::arg("bundles"), py::arg("strategy") = "PACK", py::arg("level") = "clique", py::arg("required") = true,
-          py::arg("name") = py::none())
+          py::arg("name") = py::none(), py::arg("queue") = py::none())
       .def(
           "queue",
           [](const RuntimePtr& rt, const std::string& name, QueuePtr parent, double quota, double limit,

@@ -352,6 +352,18 @@ def test_queue_usage_counts_finished_tasks(rt, node):
         rt.queue("")
 
 
+def test_placement_group_counts_against_its_queue(rt, node):
+    team = rt.queue("gangs", limit=4.0)
+    group = rt.placement_group([{"devices": 1}] * 3, strategy="PACK", level="node", queue=team)
+    assert team.usage()["devices"] == 3.0
+    # Past the queue's limit: refused at once, nothing held.
+    with pytest.raises(accel.AccelError, match="queue 'gangs' is at its limit"):
+        rt.placement_group([{"devices": 1}] * 2, strategy="PACK", level="node", queue=team)
+    assert team.usage()["devices"] == 3.0
+    group.destroy()
+    assert team.usage()["devices"] == 0.0
+
+
 def test_queue_usage_without_devices(rt):
     q = rt.queue("cpu")
     assert sum(rt.submit(lambda: 1, queue=q).result() for _ in range(3)) == 3

@@ -240,6 +240,89 @@ TEST(Queues, WithoutPreemptibleWorkTheQueueUnderQuotaWaitsAndOthersGetNothingNew
   EXPECT_EQ(rt.Counters().preempted, 0U);
 }
 
+// A placement group in a queue (1.1): its reservation counts against the queue and its ancestors while it lives;
+// past a limit it is refused at once with nothing held; tasks of the queue then meet the limit too.
+TEST(Queues, PlacementGroupsCountAgainstTheirQueue) {
+  ASSERT_TRUE(kProfileSet);
+  RuntimeFixture rt;
+  accel_queue_t dept = MakeQueue(rt.get(), "dept", 0.0, 4.0);
+  accel_queue_t team = MakeQueue(rt.get(), "team", 0.0, 0.0, 1.0, dept);
+  auto group_in = [&](accel_queue_t q, uint32_t devices, accel_placement_group_t* out) {
+    std::vector<accel_resource_request_t> bundles(devices, Request(1, 1.0, kGiB));
+    accel_placement_group_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
+    d.struct_size = sizeof(d);
+    d.name = "g";
+    d.bundles = bundles.data();
+    d.bundle_count = devices;
+    d.strategy = ACCEL_PLACEMENT_STRATEGY_PACK;
+    d.level = ACCEL_TOPOLOGY_LEVEL_NODE;
+    d.queue = q;
+    return accel_placement_group_create(rt.get(), &d, out);
+  };
+  auto free_share = [&] {
+    double sum = 0;
+    for (const auto& dev : rt.Devices()) sum += dev.share_free;
+    return sum;
+  };
+  accel_placement_group_t three = nullptr;
+  ASSERT_EQ(group_in(team, 3, &three), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_DOUBLE_EQ(Usage(team).devices, 3.0);
+  EXPECT_DOUBLE_EQ(Usage(dept).devices, 3.0) << "an ancestor counts its descendants' groups";
+  EXPECT_EQ(Usage(team).memory, 3 * kGiB);
+  // Past dept's limit of 4: refused now, and nothing is held.
+  const double before = free_share();
+  accel_placement_group_t two = nullptr;
+  EXPECT_EQ(group_in(team, 2, &two), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error())
+                .find("placement group 'g': nothing is held: queue 'dept' is at its limit: it holds 3 of 4 "
+                      "device(s) and the group asks 2"),
+            std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(two, nullptr);
+  EXPECT_DOUBLE_EQ(free_share(), before);
+  EXPECT_DOUBLE_EQ(Usage(team).devices, 3.0);
+  // A queue with children takes no group; a queue of another runtime is refused.
+  accel_placement_group_t bad = nullptr;
+  EXPECT_EQ(group_in(dept, 1, &bad), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("queue 'dept' has child queues"), std::string::npos)
+      << accel_last_error();
+  {
+    RuntimeFixture other;
+    accel_queue_t foreign = MakeQueue(other.get(), "foreign");
+    EXPECT_EQ(group_in(foreign, 1, &bad), ACCEL_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(accel_last_error()).find("'desc->queue' is a queue of another runtime"), std::string::npos)
+        << accel_last_error();
+    EXPECT_EQ(accel_queue_destroy(foreign), ACCEL_SUCCESS);
+  }
+  // Tasks of the team meet the same limit: one more device fits, a second waits for it.
+  Gate gate;
+  const accel_resource_request_t one = Request(1, 1.0, kGiB);
+  auto wait = [&](accel_task_context_t) {
+    gate.Wait();
+    return ACCEL_SUCCESS;
+  };
+  accel_future_t fits = nullptr;
+  accel_future_t waits = nullptr;
+  ASSERT_EQ(rt.Submit(&one, wait, &fits, {}, 0, "fits", team), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return Usage(team).devices == 4.0; }));
+  ASSERT_EQ(rt.Submit(&one, wait, &waits, {}, 0, "waits", team), ACCEL_SUCCESS);
+  EXPECT_NE(Message(waits).find("queue 'dept' is at its limit"), std::string::npos) << Message(waits);
+  // The queue cannot go while its group lives; destroying the group frees its charge and the waiting task runs.
+  EXPECT_EQ(accel_queue_destroy(team), ACCEL_ERROR_FAILED_PRECONDITION);
+  EXPECT_EQ(accel_placement_group_destroy(three), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return Usage(team).running == 2; })) << Message(waits);
+  EXPECT_DOUBLE_EQ(Usage(dept).devices, 2.0);
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(fits, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(waits, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_DOUBLE_EQ(Usage(dept).devices, 0.0);
+  EXPECT_EQ(Usage(dept).memory, 0U);
+  EXPECT_EQ(accel_queue_destroy(team), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_queue_destroy(dept), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(rt.Counters().placement_groups_refused, 1U) << "the limit refusal counts; bad input does not";
+}
+
 TEST(Queues, LimitsHierarchyAndPriorities) {
   ASSERT_TRUE(kProfileSet);
   ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0,1,2");

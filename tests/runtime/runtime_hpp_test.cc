@@ -239,6 +239,22 @@ TEST_F(RuntimeHpp, APlacementGroupOfEightInACliqueReportsRanksZeroToSeven) {
   EXPECT_EQ(ran_on, bundle3);
 }
 
+TEST_F(RuntimeHpp, APlacementGroupInAQueueCountsAgainstItsLimit) {
+  accel::Queue team(runtime_, accel::QueueDesc("team").limit(2.0));
+  {
+    accel::PlacementGroup pair(runtime_, std::vector<accel::ResourceRequest>(2, accel::ResourceRequest().devices(1)),
+                               ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, true, "pair", team.handle());
+    EXPECT_EQ(team.usage().devices, 2.0);
+    const accel::Error refused = Thrown([&] {
+      accel::PlacementGroup more(runtime_, {accel::ResourceRequest().devices(1)}, ACCEL_PLACEMENT_STRATEGY_PACK,
+                                 ACCEL_TOPOLOGY_LEVEL_NODE, true, "more", team.handle());
+    });
+    EXPECT_EQ(refused.status(), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+    EXPECT_NE(std::string(refused.what()).find("queue 'team' is at its limit"), std::string::npos) << refused.what();
+  }
+  EXPECT_EQ(team.usage().devices, 0.0) << "the destroyed group's charge is gone";
+}
+
 TEST_F(RuntimeHpp, AQueuesUsageCountsItsTasks) {
   accel::Queue dept(runtime_, accel::QueueDesc("dept").quota(2.0).weight(2.0));
   accel::Queue team(runtime_, accel::QueueDesc("team").parent(dept).limit(1.0));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -588,6 +589,9 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
     }
     return std::make_tuple(under ? 0 : 1, value, std::cref(q->name));
   };
+  // Requests that found no room in this pass, with why: capacity only shrinks within a pass, so an identical request
+  // fails the same way without asking the planner again.
+  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string> no_room;
   bool hold = false;  // a queue under its quota waits for capacity: over-quota queues get nothing new
   std::string hold_queue;
   std::string hold_task;
@@ -619,7 +623,12 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
                       node->name, hold_queue, hold_task);
       continue;
     }
-    if (TryPlace(*t)) {
+    const auto shape =
+        std::make_tuple(t->request.device_count, t->request.share, t->request.memory, t->request.selector);
+    const auto known = no_room.find(shape);
+    if (known != no_room.end()) {
+      t->message = known->second;
+    } else if (TryPlace(*t)) {
       t->state = TaskState::kRunning;
       if (Counted(*t)) ++counters_.placed;
       Charge(*t, +1);
@@ -628,6 +637,7 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
       MakeReady(owner[t]);
       continue;
     }
+    if (known == no_room.end()) no_room.emplace(shape, t->message);
     if (under) {
       const std::string capacity = t->message;
       if (Reclaim(*t)) {

@@ -28,6 +28,9 @@ accel_status_t Fail(const char* function, accel_status_t code, const std::string
   return accel_set_last_error(code, fmt::format("{}: {}", function, message).c_str());
 }
 
+// Each entry point reads its name into `fn` before its Guarded lambda: inside
+// the lambda, __func__ would be "operator()".
+
 // Runs `body`, turning exceptions into ACCEL_ERROR_INTERNAL or
 // RESOURCE_EXHAUSTED: none crosses the C ABI.
 template <typename F>
@@ -224,7 +227,8 @@ ACCEL_API uint32_t accel_runtime_version(void) { return ACCEL_RUNTIME_VERSION; }
 ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const accel_runtime_desc_t* desc,
                                               accel_runtime_t* out_runtime) {
   if (out_runtime != nullptr) *out_runtime = nullptr;
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     uint32_t n = 0;
     if (accel_instance_enumerate_physical_devices(instance, &n, nullptr) != ACCEL_SUCCESS) {
       return Fail(fn, accel_last_error_status(), accel_last_error());
@@ -249,7 +253,8 @@ ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const a
 }
 
 ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -266,7 +271,8 @@ ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
 }
 
 ACCEL_API accel_status_t accel_runtime_get_device_count(accel_runtime_t runtime, uint32_t* out_count) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -278,7 +284,8 @@ ACCEL_API accel_status_t accel_runtime_get_device_count(accel_runtime_t runtime,
 
 ACCEL_API accel_status_t accel_runtime_get_device(accel_runtime_t runtime, uint32_t index,
                                                   accel_runtime_device_t* out_device) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -293,7 +300,8 @@ ACCEL_API accel_status_t accel_runtime_get_device(accel_runtime_t runtime, uint3
 }
 
 ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime, accel_runtime_counters_t* out_counters) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -308,7 +316,8 @@ ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime, acc
 ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, const accel_placement_group_desc_t* desc,
                                                       accel_placement_group_t* out_group) {
   if (out_group != nullptr) *out_group = nullptr;
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -334,7 +343,8 @@ ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, c
 }
 
 ACCEL_API accel_status_t accel_placement_group_destroy(accel_placement_group_t group) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto g = Find<PlacementGroup>(fn, group, HandleType::kPlacementGroup, "group", &status);
     if (!g) return status;
@@ -348,7 +358,8 @@ ACCEL_API accel_status_t accel_placement_group_destroy(accel_placement_group_t g
 
 ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group_t group, uint32_t* inout_count,
                                                            accel_bundle_device_t* out_devices) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto g = Find<PlacementGroup>(fn, group, HandleType::kPlacementGroup, "group", &status);
     if (!g) return status;
@@ -391,7 +402,8 @@ ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group
 ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_task_desc_t* desc,
                                            accel_future_t* out_future) {
   if (out_future != nullptr) *out_future = nullptr;
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -426,7 +438,8 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
 }
 
 ACCEL_API accel_status_t accel_future_query(accel_future_t future) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
@@ -438,7 +451,8 @@ ACCEL_API accel_status_t accel_future_query(accel_future_t future) {
 }
 
 ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeout_ns) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
@@ -457,7 +471,8 @@ ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeo
 }
 
 ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
@@ -472,7 +487,8 @@ ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
 
 ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t size, char* out_text,
                                                   size_t* out_size) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
@@ -492,7 +508,8 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
 }
 
 ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(future))) {
       accel_status_t status = ACCEL_SUCCESS;
       Find<Future>(fn, future, HandleType::kFuture, "future", &status);
@@ -546,7 +563,8 @@ ACCEL_API accel_status_t accel_task_context_get_actor_data(accel_task_context_t 
 ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel_queue_desc_t* desc,
                                             accel_queue_t* out_queue) {
   if (out_queue != nullptr) *out_queue = nullptr;
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -567,7 +585,8 @@ ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel
 }
 
 ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto [q, rt] = FindWithRuntime<Queue>(fn, queue, HandleType::kQueue, "queue", &status);
     if (!q) return status;
@@ -580,7 +599,8 @@ ACCEL_API accel_status_t accel_queue_destroy(accel_queue_t queue) {
 }
 
 ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_usage_t* out_usage) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto [q, rt] = FindWithRuntime<Queue>(fn, queue, HandleType::kQueue, "queue", &status);
     if (!q) return status;
@@ -593,7 +613,8 @@ ACCEL_API accel_status_t accel_queue_get_usage(accel_queue_t queue, accel_queue_
 ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel_actor_desc_t* desc,
                                             accel_actor_t* out_actor) {
   if (out_actor != nullptr) *out_actor = nullptr;
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
@@ -632,7 +653,8 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
 ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_desc_t* desc,
                                           accel_future_t* out_future) {
   if (out_future != nullptr) *out_future = nullptr;
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto a = Find<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
@@ -662,7 +684,8 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
 }
 
 ACCEL_API accel_status_t accel_actor_get_info(accel_actor_t actor, accel_actor_info_t* out_info) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto [a, rt] = FindWithRuntime<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
@@ -673,7 +696,8 @@ ACCEL_API accel_status_t accel_actor_get_info(accel_actor_t actor, accel_actor_i
 }
 
 ACCEL_API accel_status_t accel_actor_get_message(accel_actor_t actor, size_t size, char* out_text, size_t* out_size) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto a = Find<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;
@@ -687,7 +711,8 @@ ACCEL_API accel_status_t accel_actor_get_message(accel_actor_t actor, size_t siz
 }
 
 ACCEL_API accel_status_t accel_actor_destroy(accel_actor_t actor) {
-  return Guarded(__func__, [&, fn = __func__]() -> accel_status_t {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
     auto a = Find<Actor>(fn, actor, HandleType::kActor, "actor", &status);
     if (!a) return status;

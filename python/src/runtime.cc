@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <thread>
@@ -90,6 +91,25 @@ py::object first_access_path(const std::shared_ptr<Instance>& inst, accel_physic
   return py::none();
 }
 
+// Reads a text with the size pattern of accel_future_get_message, again when it grew between the two calls (a
+// waiting task's message changes as it waits).
+template <class Get>
+std::string read_text(Get&& get) {
+  size_t size = 0;
+  check(get(size_t{0}, nullptr, &size));
+  for (;;) {
+    std::string text(size, '\0');
+    size_t needed = 0;
+    const accel_status_t status = get(size, text.data(), &needed);
+    if (status == ACCEL_SUCCESS) {
+      text.resize(needed > 0 ? needed - 1 : 0);
+      return text;
+    }
+    if (status != ACCEL_ERROR_INVALID_ARGUMENT || needed <= size) check(status);
+    size = needed;
+  }
+}
+
 // ---- runtime ---------------------------------------------------------------
 
 // One accel_runtime_t. The GIL guards `handle`; the C calls themselves are thread-safe.
@@ -108,7 +128,10 @@ struct RuntimeCore {
       return;
     }
     NoGil nogil;
-    accel_runtime_destroy(h);
+    if (accel_runtime_destroy(h) == ACCEL_ERROR_FAILED_PRECONDITION) {
+      // On one of its workers after all (one that released a task's data without running it): as above.
+      std::thread([h, keep = inst] { accel_runtime_destroy(h); }).detach();
+    }
   }
 
   accel_runtime_t live() const {
@@ -272,7 +295,7 @@ accel_status_t describe_exception(const std::string& name, const py::error_alrea
       if (py::isinstance<py::int_>(s) && s.cast<int>() < 0) status = static_cast<accel_status_t>(s.cast<int>());
     }
     *message = py::module_::import("accel._runtime").attr("_error_message")(name, value, e.trace()).cast<std::string>();
-  } catch (py::error_already_set&) {
+  } catch (const std::exception&) {  // py::error_already_set, py::cast_error (an odd .status), ...
     *message = name + " raised an exception that could not be described";
   }
   return status;
@@ -305,6 +328,9 @@ accel_status_t run_task(accel_task_context_t context, void* user_data) {
   } catch (const std::exception& e) {
     status = ACCEL_ERROR_INTERNAL;
     message = payload->call.name + ": " + e.what();
+  } catch (...) {  // nothing may leave a task function into C
+    status = ACCEL_ERROR_INTERNAL;
+    message = payload->call.name + ": an unknown C++ exception";
   }
   if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
   return accel_set_last_error(status, message.c_str());
@@ -365,6 +391,9 @@ accel_status_t run_actor_init(accel_task_context_t context, void* user_data) {
   } catch (const std::exception& e) {
     status = ACCEL_ERROR_INTERNAL;
     message = payload->state.name + ": " + e.what();
+  } catch (...) {  // nothing may leave a task function into C
+    status = ACCEL_ERROR_INTERNAL;
+    message = payload->state.name + ": an unknown C++ exception";
   }
   if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
   return accel_set_last_error(status, message.c_str());
@@ -402,6 +431,7 @@ void release_actor(void* user_data) {
 
 struct ActorCore {
   RuntimePtr rt;
+  GroupPtr group;  // the placement group its reservation is in, kept while the actor lives
   accel_actor_t handle = nullptr;
   std::string name;
   std::shared_ptr<Released> released = std::make_shared<Released>();
@@ -439,21 +469,19 @@ struct Future {
   }
 
   std::string message() const {
-    size_t size = 0;
-    check(accel_future_get_message(handle, 0, nullptr, &size));
-    std::string text(size, '\0');
-    check(accel_future_get_message(handle, text.size(), text.data(), &size));
-    text.resize(size > 0 ? size - 1 : 0);
-    return text;
+    return read_text(
+        [&](size_t size, char* text, size_t* out) { return accel_future_get_message(handle, size, text, out); });
   }
 
   // Waits without the GIL in slices, so that Ctrl-C interrupts the wait.
   // Returns the task's result, or nullopt when `timeout_s` passed first.
   std::optional<accel_status_t> wait(std::optional<double> timeout_s, std::string* error) {
     using clock = std::chrono::steady_clock;
-    const auto deadline = timeout_s ? clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                         std::chrono::duration<double>(std::max(0.0, *timeout_s)))
-                                    : clock::time_point::max();
+    // inf, NaN or more than 30 years: no deadline (the conversion below would overflow).
+    const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
+    const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                       std::chrono::duration<double>(std::max(0.0, *timeout_s)))
+                                  : clock::time_point::max();
     for (;;) {
       const auto now = clock::now();
       uint64_t slice = 100'000'000;  // 100 ms
@@ -839,7 +867,8 @@ void init_runtime(py::module_& m) {
            })
       .def("destroy",
            [](QueueCore& q) {
-             CallWithoutGil([&] { return accel_queue_destroy(q.live()); });
+             accel_queue_t h = q.live();
+             CallWithoutGil([&] { return accel_queue_destroy(h); });
              q.handle = nullptr;
            })
       .def_property_readonly("name", [](const QueueCore& q) { return q.name; })
@@ -886,12 +915,10 @@ void init_runtime(py::module_& m) {
            })
       .def_property_readonly("message",
                              [](const ActorCore& a) {
-                               size_t size = 0;
-                               check(accel_actor_get_message(a.live(), 0, nullptr, &size));
-                               std::string text(size, '\0');
-                               check(accel_actor_get_message(a.live(), text.size(), text.data(), &size));
-                               text.resize(size > 0 ? size - 1 : 0);
-                               return text;
+                               accel_actor_t h = a.live();
+                               return read_text([&](size_t size, char* text, size_t* out) {
+                                 return accel_actor_get_message(h, size, text, out);
+                               });
                              })
       .def("destroy", [](ActorCore& a) { a.destroy(true); })
       .def_property_readonly("destroyed", [](const ActorCore& a) { return a.handle == nullptr; })
@@ -980,6 +1007,7 @@ void init_runtime(py::module_& m) {
             auto request = make_request(devices, share, memory, std::move(selector), std::move(group), bundle);
             auto actor = std::make_shared<ActorCore>();
             actor->rt = rt;
+            actor->group = request->group;
             actor->name = name;
             auto payload = std::make_unique<ActorPayload>(ActorPayload{
                 ActorState{name, std::move(factory), py::object()}, Origin{rt, rt->inst}, actor->released});

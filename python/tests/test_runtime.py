@@ -4,6 +4,7 @@ The ctest python.runtime runs this file on the sim backend's h100-sxm-8 node (AC
 ACCEL_SIM_PROFILE=h100-sxm-8): eight simulated H100s in one NVLink clique. The tests that need that node skip
 elsewhere (python.pytest runs on the host backend); the others run on any backend.
 """
+import gc
 import threading
 import time
 
@@ -210,6 +211,36 @@ def test_actor_keeps_state_across_calls_in_order(rt):
     with pytest.raises(accel.AccelError, match="destroyed"):
         log.add.remote(1)
     assert rt.counters()["actors_created"] == 1
+
+
+def test_actor_keeps_its_placement_group(rt, node):
+    class Pinned:
+        def __init__(self, ctx):
+            self.device = ctx.devices[0]
+
+        def where(self):
+            return self.device
+
+    # The bundle is busy, so the actor waits for it; then the actor holds the group's only reference: dropping the
+    # Python handles must not destroy the group under the waiting actor.
+    release = threading.Event()
+    started = threading.Event()
+
+    def occupy():
+        started.set()
+        return release.wait(30)
+
+    pg = rt.placement_group([{"devices": 1}])
+    busy = rt.submit(occupy, placement_group=pg, bundle=0)
+    assert started.wait(30)
+    pinned = rt.actor(Pinned, placement_group=pg, bundle=0)
+    assert pinned.info()["state"] == "PENDING", pinned.message
+    del pg, busy
+    gc.collect()
+    release.set()
+    assert pinned.where.remote().result(timeout=float("inf")).backend == "sim"
+    assert pinned.info()["state"] == "ALIVE", pinned.message
+    pinned.destroy()
 
 
 def test_actor_on_a_device_share_and_its_errors(rt, node):

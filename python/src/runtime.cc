@@ -301,6 +301,31 @@ accel_status_t describe_exception(const std::string& name, const py::error_alrea
   return status;
 }
 
+// Runs `body` (the Python code of a task or of an actor's init) with the GIL held and turns whatever it throws into
+// the task's status and message (`on_python_error` sees a Python exception first): nothing leaves into C.
+template <class Body, class OnPythonError>
+accel_status_t guarded_python(const std::string& name, Body&& body, OnPythonError&& on_python_error) {
+  std::string message;
+  accel_status_t status = ACCEL_SUCCESS;
+  try {
+    body();
+  } catch (py::error_already_set& e) {
+    status = describe_exception(name, e, &message);
+    on_python_error(e);
+  } catch (const AccelException& e) {
+    status = e.status;
+    message = e.message;
+  } catch (const std::exception& e) {
+    status = ACCEL_ERROR_INTERNAL;
+    message = name + ": " + e.what();
+  } catch (...) {
+    status = ACCEL_ERROR_INTERNAL;
+    message = name + ": an unknown C++ exception";
+  }
+  if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
+  return accel_set_last_error(status, message.c_str());
+}
+
 struct TaskPayload {
   TaskCall call;
   Origin origin;
@@ -311,29 +336,18 @@ accel_status_t run_task(accel_task_context_t context, void* user_data) {
   auto* payload = static_cast<TaskPayload*>(user_data);
   if (!python_alive()) return accel_set_last_error(ACCEL_ERROR_CANCELLED, "the Python interpreter is shutting down");
   py::gil_scoped_acquire gil;
-  std::string message;
-  accel_status_t status = ACCEL_SUCCESS;
-  try {
-    ContextScope scope(context, payload->origin.inst, payload->origin.rt);
-    py::object value = payload->call.runner(scope.ctx);
-    payload->call.result->value = std::move(value);
-    payload->call.result->exception = py::object();
-  } catch (py::error_already_set& e) {
-    status = describe_exception(payload->call.name, e, &message);
-    payload->call.result->value = py::object();
-    payload->call.result->exception = e.value();
-  } catch (const AccelException& e) {
-    status = e.status;
-    message = e.message;
-  } catch (const std::exception& e) {
-    status = ACCEL_ERROR_INTERNAL;
-    message = payload->call.name + ": " + e.what();
-  } catch (...) {  // nothing may leave a task function into C
-    status = ACCEL_ERROR_INTERNAL;
-    message = payload->call.name + ": an unknown C++ exception";
-  }
-  if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
-  return accel_set_last_error(status, message.c_str());
+  return guarded_python(
+      payload->call.name,
+      [&] {
+        ContextScope scope(context, payload->origin.inst, payload->origin.rt);
+        py::object value = payload->call.runner(scope.ctx);
+        payload->call.result->value = std::move(value);
+        payload->call.result->exception = py::object();
+      },
+      [&](const py::error_already_set& e) {
+        payload->call.result->value = py::object();
+        payload->call.result->exception = e.value();
+      });
 }
 
 void release_task(void* user_data) {
@@ -377,26 +391,14 @@ accel_status_t run_actor_init(accel_task_context_t context, void* user_data) {
   auto* payload = static_cast<ActorPayload*>(user_data);
   if (!python_alive()) return accel_set_last_error(ACCEL_ERROR_CANCELLED, "the Python interpreter is shutting down");
   py::gil_scoped_acquire gil;
-  std::string message;
-  accel_status_t status = ACCEL_SUCCESS;
-  try {
-    ContextScope scope(context, payload->origin.inst, payload->origin.rt);
-    payload->state.instance = py::object();  // a restart makes a new instance
-    payload->state.instance = payload->state.factory(scope.ctx);
-  } catch (py::error_already_set& e) {
-    status = describe_exception(payload->state.name, e, &message);
-  } catch (const AccelException& e) {
-    status = e.status;
-    message = e.message;
-  } catch (const std::exception& e) {
-    status = ACCEL_ERROR_INTERNAL;
-    message = payload->state.name + ": " + e.what();
-  } catch (...) {  // nothing may leave a task function into C
-    status = ACCEL_ERROR_INTERNAL;
-    message = payload->state.name + ": an unknown C++ exception";
-  }
-  if (status == ACCEL_SUCCESS) return ACCEL_SUCCESS;
-  return accel_set_last_error(status, message.c_str());
+  return guarded_python(
+      payload->state.name,
+      [&] {
+        ContextScope scope(context, payload->origin.inst, payload->origin.rt);
+        payload->state.instance = py::object();  // a restart makes a new instance
+        payload->state.instance = payload->state.factory(scope.ctx);
+      },
+      [](const py::error_already_set&) {});
 }
 
 accel_status_t run_actor_finalize(accel_task_context_t, void* user_data) {

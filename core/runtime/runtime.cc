@@ -524,19 +524,30 @@ double Runtime::Dominant(const Queue& q) const {
   return std::max(d, m);
 }
 
-std::string Runtime::OverLimit(const Task& task) const {
-  const auto [share, memory] = Need(task.request);
-  for (const Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) {
+std::string Runtime::OverLimit(const Queue* leaf, int64_t share, uint64_t memory, const char* asker) const {
+  for (const Queue* q = leaf; q != nullptr; q = q->parent.get()) {
     if (q->limit_share > 0 && q->used_share + share > q->limit_share) {
-      return fmt::format("queue '{}' is at its limit: it holds {:g} of {:g} device(s) and the task asks {:g}", q->name,
-                         Devices(q->used_share), Devices(q->limit_share), Devices(share));
+      return fmt::format("queue '{}' is at its limit: it holds {:g} of {:g} device(s) and the {} asks {:g}", q->name,
+                         Devices(q->used_share), Devices(q->limit_share), asker, Devices(share));
     }
     if (q->limit_memory > 0 && q->used_memory + memory > q->limit_memory) {
-      return fmt::format("queue '{}' is at its memory limit: it holds {} of {} and the task asks {}", q->name,
-                         Bytes(q->used_memory), Bytes(q->limit_memory), Bytes(memory));
+      return fmt::format("queue '{}' is at its memory limit: it holds {} of {} and the {} asks {}", q->name,
+                         Bytes(q->used_memory), Bytes(q->limit_memory), asker, Bytes(memory));
     }
   }
   return "";
+}
+
+void Runtime::ChargePath(Queue* leaf, int64_t share, uint64_t memory, int sign) {
+  for (Queue* q = leaf; q != nullptr; q = q->parent.get()) {
+    if (sign > 0) {
+      q->used_share += share;
+      q->used_memory += memory;
+    } else {
+      q->used_share -= share;
+      q->used_memory -= memory;
+    }
+  }
 }
 
 void Runtime::Charge(Task& task, int sign) {
@@ -548,17 +559,8 @@ void Runtime::Charge(Task& task, int sign) {
     share += task.shares[i];
     memory += task.memory[i];
   }
-  for (Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) {
-    if (sign > 0) {
-      q->used_share += share;
-      q->used_memory += memory;
-      ++q->running;
-    } else {
-      q->used_share -= share;
-      q->used_memory -= memory;
-      --q->running;
-    }
-  }
+  ChargePath(task.queue.get(), share, memory, sign);
+  for (Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) q->running += sign > 0 ? 1 : -1;
 }
 
 void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
@@ -619,7 +621,8 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
     if (!any) break;
     Task* t = by_queue[node][next[node]++];
     for (Queue* a = node; a != nullptr; a = a->parent.get()) --remaining[a];
-    const std::string limit = OverLimit(*t);
+    const auto [need_share, need_memory] = Need(t->request);
+    const std::string limit = OverLimit(t->queue.get(), need_share, need_memory, "task");
     if (!limit.empty()) {
       t->message = limit;
       continue;
@@ -987,10 +990,7 @@ void Runtime::ReleaseGroup(PlacementGroup& g) {
   planner_.Release(g.placement);
   g.placement = 0;
   if (g.queue) {
-    for (Queue* q = g.queue.get(); q != nullptr; q = q->parent.get()) {
-      q->used_share -= g.charged_share;
-      q->used_memory -= g.charged_memory;
-    }
+    ChargePath(g.queue.get(), g.charged_share, g.charged_memory, -1);
     --g.queue->open_work;
     g.queue.reset();
   }
@@ -1073,26 +1073,14 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
   }
   if (queue) {
     // The same limits as a task's (docs/scheduler.md, "Queues"): refused now, never waiting, nothing held.
-    for (const Queue* q = queue.get(); q != nullptr; q = q->parent.get()) {
-      std::string limit;
-      if (q->limit_share > 0 && q->used_share + share > q->limit_share) {
-        limit = fmt::format("queue '{}' is at its limit: it holds {:g} of {:g} device(s) and the group asks {:g}",
-                            q->name, Devices(q->used_share), Devices(q->limit_share), Devices(share));
-      } else if (q->limit_memory > 0 && q->used_memory + memory > q->limit_memory) {
-        limit = fmt::format("queue '{}' is at its memory limit: it holds {} of {} and the group asks {}", q->name,
-                            Bytes(q->used_memory), Bytes(q->limit_memory), Bytes(memory));
-      }
-      if (!limit.empty()) {
-        planner_.Release(placed->id);
-        ++counters_.placement_groups_refused;
-        *why = fmt::format("{}nothing is held: {}", label, limit);
-        return ACCEL_ERROR_RESOURCE_EXHAUSTED;
-      }
+    const std::string limit = OverLimit(queue.get(), share, memory, "group");
+    if (!limit.empty()) {
+      planner_.Release(placed->id);
+      ++counters_.placement_groups_refused;
+      *why = fmt::format("{}nothing is held: {}", label, limit);
+      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
-    for (Queue* q = queue.get(); q != nullptr; q = q->parent.get()) {
-      q->used_share += share;
-      q->used_memory += memory;
-    }
+    ChargePath(queue.get(), share, memory, +1);
     ++queue->open_work;
     group->charged_share = share;
     group->charged_memory = memory;

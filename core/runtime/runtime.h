@@ -228,8 +228,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void Charge(Task& task, int sign);
   bool UnderQuota(const Queue& q) const;
   double Dominant(const Queue& q) const;
-  // Why `task` would pass a queue's limit, or "".
-  std::string OverLimit(const Task& task) const;
+  // Why `share` and `memory` more would take `leaf` or an ancestor past its limit ("... and the <asker> asks ..."),
+  // or "".
+  std::string OverLimit(const Queue* leaf, int64_t share, uint64_t memory, const char* asker) const;
+  // Adds (`sign` > 0) or removes `share` and `memory` in the usage of `leaf` and its ancestors.
+  static void ChargePath(Queue* leaf, int64_t share, uint64_t memory, int sign);
   // After a call, init or finalize ended: the actor's next step.
   void AfterActorWork(const std::shared_ptr<Task>& task, accel_status_t result, std::string message);
   void KillActor(Actor& actor, std::string message);

@@ -170,6 +170,13 @@ void Runtime::MakeReady(std::shared_ptr<Task> task) {
   work_cv_.notify_one();
 }
 
+void Runtime::Start(const std::shared_ptr<Task>& task) {
+  task->state = TaskState::kRunning;
+  if (Counted(*task)) ++counters_.placed;
+  if (task->kind == TaskKind::kActorInit) task->actor->busy = true;
+  MakeReady(task);
+}
+
 accel_status_t Runtime::ReadRequest(const accel_resource_request_t* in, const std::string& field, bool in_group,
                                     Request* out, std::string* why) const {
   auto fail = [&](accel_status_t code, std::string text) {
@@ -356,9 +363,7 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     if (task->dependencies.empty() && task->request.device_count == 0 && task->kind == TaskKind::kTask) {
       // Nothing to wait for and nothing to hold: straight to a worker, without a pass over the waiting tasks (a
       // submission changes nothing for them).
-      task->state = TaskState::kRunning;
-      ++counters_.placed;
-      MakeReady(task);
+      Start(task);
     } else {
       queue_.push_back(task);
       Schedule(lock);
@@ -488,10 +493,7 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
       if (task->request.device_count == 0 || task->request.group) {
         // Outside queue accounting: nothing to hold, or the bundle's reservation.
         if (TryPlace(*task)) {
-          task->state = TaskState::kRunning;
-          if (Counted(*task)) ++counters_.placed;
-          if (task->kind == TaskKind::kActorInit) task->actor->busy = true;
-          MakeReady(task);
+          Start(task);
           continue;
         }
         keep.push_back(task);
@@ -640,12 +642,9 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
     if (known != no_room.end()) {
       t->message = known->second;
     } else if (TryPlace(*t)) {
-      t->state = TaskState::kRunning;
-      if (Counted(*t)) ++counters_.placed;
       Charge(*t, +1);
       if (t->preemptible) preemptible_[t->id] = owner[t];
-      if (t->kind == TaskKind::kActorInit) t->actor->busy = true;
-      MakeReady(owner[t]);
+      Start(owner[t]);
       continue;
     }
     if (known == no_room.end()) no_room.emplace(shape, t->message);
@@ -1341,8 +1340,7 @@ void Runtime::EndActor(const std::shared_ptr<Actor>& actor) {
     fin->memory = a.holder->memory;
     fin->state = TaskState::kRunning;
     a.busy = true;
-    MakeReady(fin);
-    work_cv_.notify_one();
+    MakeReady(fin);  // wakes a worker
     return;
   }
   CompleteActorEnd(a);

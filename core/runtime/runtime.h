@@ -214,6 +214,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void WorkerLoop();
   // Queues a placed task for a worker and wakes one.
   void MakeReady(std::shared_ptr<Task> task);
+  // A placed task (or actor init) starts: running, counted as placed, to a worker.
+  void Start(const std::shared_ptr<Task>& task);
   // Tries to start every waiting and pending task, in submission order.
   void Schedule(std::unique_lock<std::mutex>& lock);
   // Places the device-needing pending tasks in queue order; preempts for

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "handles.h"
@@ -58,11 +59,44 @@ std::shared_ptr<T> Find(const char* function, H handle, HandleType type, const c
   return std::static_pointer_cast<T>(found);
 }
 
-// A future: the task, and the runtime it belongs to (empty once destroyed).
-struct Future {
-  std::shared_ptr<Task> task;
-  std::weak_ptr<Runtime> runtime;
-};
+// A hint to the core that this thread spins.
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Waits until `task` is done or `timeout_ns` passed (false then). With no
+// timeout, a direct task nobody runs yet runs here (docs/scheduler.md, "The
+// direct path"); a short spin covers the common end of an empty task on
+// another thread before the thread blocks.
+bool WaitDone(const std::shared_ptr<Task>& task, const std::weak_ptr<Runtime>& runtime, uint64_t timeout_ns) {
+  if (task->done.load(std::memory_order_acquire)) return true;
+  if (timeout_ns == ACCEL_TIMEOUT_INFINITE && task->direct && !task->claimed.load(std::memory_order_relaxed)) {
+    if (auto rt = runtime.lock(); rt && rt->RunIfUnclaimed(task)) return true;
+  }
+  constexpr int kSpins = 256;
+  for (int i = 0; i < kSpins && timeout_ns == ACCEL_TIMEOUT_INFINITE; ++i) {
+    if (task->done.load(std::memory_order_acquire)) return true;
+    SpinPause();
+  }
+  task->waiters.fetch_add(1, std::memory_order_seq_cst);
+  bool done = true;
+  {
+    std::unique_lock lock(task->done_mutex);
+    const auto is_done = [&] { return task->done.load(std::memory_order_seq_cst); };
+    if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
+      task->done_cv.wait(lock, is_done);
+    } else {
+      done = task->done_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
+                                    is_done);
+    }
+  }
+  task->waiters.fetch_sub(1, std::memory_order_relaxed);
+  return done;
+}
 
 // The calling task's context, or null with the error set.
 Task* Context(const char* function, accel_task_context_t context, accel_status_t* status) {
@@ -174,10 +208,8 @@ std::pair<std::shared_ptr<T>, std::shared_ptr<Runtime>> FindWithRuntime(const ch
 }
 
 accel_future_t NewFuture(const std::shared_ptr<Task>& task, const std::shared_ptr<Runtime>& rt) {
-  auto future = std::make_shared<Future>();
-  future->task = task;
-  future->runtime = rt;
-  return reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, future));
+  task->runtime = rt;
+  return reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, task));
 }
 
 // The fields of a task desc that a task and an actor call share: function,
@@ -196,12 +228,12 @@ accel_status_t ReadTask(const char* function, const Runtime& rt, const accel_tas
   for (uint32_t i = 0; i < d.dependency_count; ++i) {
     const std::string argument = fmt::format("desc->dependencies[{}]", i);
     accel_status_t status = ACCEL_SUCCESS;
-    auto future = Find<Future>(function, d.dependencies[i], HandleType::kFuture, argument.c_str(), &status);
+    auto future = Find<Task>(function, d.dependencies[i], HandleType::kFuture, argument.c_str(), &status);
     if (!future) return status;
-    if (future->task->owner != &rt) {
+    if (future->owner != &rt) {
       return Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is a task of another runtime", argument));
     }
-    task->dependencies.push_back(future->task);
+    task->dependencies.push_back(future);
   }
   return ACCEL_SUCCESS;
 }
@@ -441,12 +473,11 @@ ACCEL_API accel_status_t accel_future_query(accel_future_t future) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
-    std::lock_guard lock(f->task->done_mutex);
-    if (!f->task->done) return ACCEL_NOT_READY;
-    if (f->task->final_result < 0) return accel_set_last_error(f->task->final_result, f->task->final_message.c_str());
-    return f->task->final_result;
+    if (!f->done.load(std::memory_order_acquire)) return ACCEL_NOT_READY;
+    if (f->final_result < 0) return accel_set_last_error(f->final_result, f->final_message.c_str());
+    return f->final_result;
   });
 }
 
@@ -454,16 +485,12 @@ ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeo
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
-    Task& task = *f->task;
-    std::unique_lock lock(task.done_mutex);
-    if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
-      task.done_cv.wait(lock, [&] { return task.done; });
-    } else if (!task.done_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
-                                      [&] { return task.done; })) {
+    Task& task = *f;
+    if (!WaitDone(f, f->runtime, timeout_ns)) {
       return Fail(fn, ACCEL_ERROR_TIMEOUT,
-                  fmt::format("{} did not end within {} ns (it goes on)", task.name, timeout_ns));
+                  fmt::format("{} did not end within {} ns (it goes on)", task.Name(), timeout_ns));
     }
     if (task.final_result < 0) return accel_set_last_error(task.final_result, task.final_message.c_str());
     return task.final_result;
@@ -474,12 +501,12 @@ ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     if (auto rt = f->runtime.lock()) {
-      rt->Cancel(f->task);
+      rt->Cancel(f);
     } else {
-      f->task->cancel_requested = true;
+      f->cancel_requested = true;
     }
     return ACCEL_SUCCESS;
   });
@@ -490,18 +517,15 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto f = Find<Future>(fn, future, HandleType::kFuture, "future", &status);
+    auto f = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     if (out_text == nullptr && out_size == nullptr) {
       return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_text' and 'out_size' are both NULL");
     }
     std::string text;
-    {
-      std::lock_guard lock(f->task->done_mutex);
-      if (f->task->done) text = f->task->final_result < 0 ? f->task->final_message : "";
-    }
+    if (f->done.load(std::memory_order_acquire)) text = f->final_result < 0 ? f->final_message : "";
     if (text.empty()) {
-      if (auto rt = f->runtime.lock()) text = rt->Explain(*f->task);
+      if (auto rt = f->runtime.lock()) text = rt->Explain(*f);
     }
     return CopyText(fn, text, size, out_text, out_size);
   });
@@ -512,7 +536,7 @@ ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
   return Guarded(fn, [&]() -> accel_status_t {
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(future))) {
       accel_status_t status = ACCEL_SUCCESS;
-      Find<Future>(fn, future, HandleType::kFuture, "future", &status);
+      Find<Task>(fn, future, HandleType::kFuture, "future", &status);
       return status;
     }
     return ACCEL_SUCCESS;

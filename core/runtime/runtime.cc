@@ -20,6 +20,8 @@ namespace {
 
 thread_local Task* t_current_task = nullptr;        // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 thread_local const Runtime* t_worker_of = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+// A worker's thread tenant between tasks (CallFunction).
+thread_local accel_tenant_t t_worker_tenant = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 std::string Bytes(uint64_t bytes) {
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -57,6 +59,37 @@ bool Within(const Queue* q, const Queue* ancestor) {
 
 bool Counted(const Task& task) { return task.kind == TaskKind::kTask || task.kind == TaskKind::kActorCall; }
 
+// This thread's slot for the sharded counters: threads numbered in order of first use.
+size_t ThreadSlot() {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t slot = next.fetch_add(1, std::memory_order_relaxed);
+  return slot;
+}
+
+// A hint to the core that this thread spins.
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// How long a worker with nothing to do spins before it sleeps, and how long
+// of that it leaves a lone direct task to its submitter (pauses, each some
+// 10-40 ns).
+constexpr int kWorkerSpins = 2000;
+constexpr int kLoneTaskSpins = 256;
+// A worker takes more than one direct task at a time only from a shard
+// holding kDeepShard or more, and then at most kMostTaken.
+constexpr size_t kDeepShard = 32;
+constexpr size_t kMostTaken = 16;
+
+// Claims a direct task: true for the one caller that gets to run or end it.
+bool Claim(Task& task) {
+  return !task.claimed.load(std::memory_order_relaxed) && !task.claimed.exchange(true, std::memory_order_acq_rel);
+}
+
 }  // namespace
 
 Task* CurrentTask() { return t_current_task; }
@@ -76,6 +109,7 @@ planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t ins
         fmt::format("the tenant for tasks without devices could not be made: {}", accel_last_error())};
   }
   if (workers == 0) workers = std::max(2U, std::thread::hardware_concurrency());
+  runtime->worker_count_ = workers;
   runtime->workers_.reserve(workers);
   for (uint32_t i = 0; i < workers; ++i) runtime->workers_.emplace_back([r = runtime.get()] { r->WorkerLoop(); });
   return runtime;
@@ -103,26 +137,41 @@ Runtime::~Runtime() {
 bool Runtime::OnWorker() const { return t_worker_of == this; }
 
 void Runtime::Shutdown() {
+  std::vector<std::shared_ptr<Task>> direct;  // ended outside the lock (their end may schedule)
   {
     std::unique_lock lock(mutex_);
     if (stopping_ && workers_.empty()) return;
-    stopping_ = true;
+    std::deque<std::shared_ptr<Task>> ready;
+    {
+      std::lock_guard ready_lock(ready_mutex_);
+      stopping_.store(true, std::memory_order_seq_cst);
+      ready.swap(ready_);
+      // Finalizers still run (they free the actors' memory); the rest is cancelled.
+      for (auto& task : ready) {
+        if (task->kind == TaskKind::kActorFinalize) ready_.push_back(task);
+      }
+      ready_size_.store(ready_.size(), std::memory_order_relaxed);
+    }
+    // A direct task pushed after this sees stopping_ under its shard's lock and ends itself.
+    for (DirectShard& shard : direct_) {
+      std::lock_guard shard_lock(shard.mutex);
+      for (auto& task : shard.tasks) direct.push_back(std::move(task));
+      shard.tasks.clear();
+      shard.size.store(0, std::memory_order_relaxed);
+    }
     auto queued = std::move(queue_);
     queue_.clear();
     for (auto& task : queued) {
-      Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled: the runtime was destroyed first", task->name));
+      Finish(task, ACCEL_ERROR_CANCELLED,
+             fmt::format("{} was cancelled: the runtime was destroyed first", task->Name()));
     }
-    // Finalizers still run (they free the actors' memory); the rest is cancelled.
-    auto ready = std::move(ready_);
-    ready_.clear();
     for (auto& task : ready) {
-      if (task->kind == TaskKind::kActorFinalize) {
-        ready_.push_back(task);
-        continue;
-      }
+      if (task->kind == TaskKind::kActorFinalize) continue;
+      Shard().run_out.fetch_add(1, std::memory_order_relaxed);
       ReleasePlacement(*task);
       if (task->kind == TaskKind::kActorCall || task->kind == TaskKind::kActorInit) task->actor->busy = false;
-      Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled: the runtime was destroyed first", task->name));
+      Finish(task, ACCEL_ERROR_CANCELLED,
+             fmt::format("{} was cancelled: the runtime was destroyed first", task->Name()));
     }
     for (auto& weak : actors_) {
       auto actor = weak.lock();
@@ -131,48 +180,219 @@ void Runtime::Shutdown() {
       EndActor(actor);
     }
   }
-  work_cv_.notify_all();
+  for (auto& task : direct) CancelForShutdown(task);
+  { std::lock_guard ready_lock(ready_mutex_); }
+  ready_cv_.notify_all();
   for (auto& w : workers_) w.join();
   workers_.clear();
   FlushReleases();
 }
 
-void Runtime::WorkerLoop() {
-  t_worker_of = this;
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    work_cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
-    if (ready_.empty()) {
-      if (stopping_) return;
-      continue;
-    }
-    std::shared_ptr<Task> task = std::move(ready_.front());
-    ready_.pop_front();
-    ++busy_;
-    lock.unlock();
-    std::string message;
-    const accel_status_t result = Execute(task, &message);
-    // The ending and the next pick share one critical section.
-    lock.lock();
-    --busy_;
-    Complete(task, result, std::move(message), lock);
-    if (releases_due_.load(std::memory_order_acquire)) {
-      lock.unlock();
-      FlushReleases();
-      lock.lock();
-    }
+void Runtime::CancelForShutdown(const std::shared_ptr<Task>& task) {
+  if (Claim(*task)) {
+    FinishDirect(task, ACCEL_ERROR_CANCELLED,
+                 fmt::format("{} was cancelled: the runtime was destroyed first", task->Name()));
   }
 }
 
+size_t Runtime::DirectWaiting() const {
+  size_t n = 0;
+  for (const DirectShard& shard : direct_) n += shard.size.load(std::memory_order_seq_cst);
+  return n;
+}
+
+size_t Runtime::DirectMost() const {
+  size_t most = 0;
+  for (const DirectShard& shard : direct_) most = std::max(most, shard.size.load(std::memory_order_relaxed));
+  return most;
+}
+
+bool Runtime::StealDirect(size_t start, size_t at_least, std::vector<std::shared_ptr<Task>>* batch) {
+  for (size_t i = 0; i < kDirectShards; ++i) {
+    DirectShard& shard = direct_[(start + i) % kDirectShards];
+    if (shard.size.load(std::memory_order_relaxed) < at_least) continue;
+    std::lock_guard shard_lock(shard.mutex);
+    // Oldest first. One at a time unless many wait: a task taken is no other worker's, and a batch of long tasks
+    // on one worker would run one after the other while workers idle. From a deep shard, a small share each.
+    const size_t n = shard.tasks.size();
+    const size_t share = n >= kDeepShard ? std::min<size_t>(n / (2 * worker_count_), kMostTaken) : 1;
+    for (size_t take = std::max<size_t>(share, 1); take > 0 && !shard.tasks.empty(); --take) {
+      std::shared_ptr<Task> task = std::move(shard.tasks.front());
+      shard.tasks.pop_front();
+      if (!task->claimed.load(std::memory_order_relaxed)) batch->push_back(std::move(task));
+    }
+    shard.size.store(shard.tasks.size(), std::memory_order_relaxed);
+    if (!batch->empty()) return true;
+  }
+  return false;
+}
+
+void Runtime::WorkerLoop() {
+  t_worker_of = this;
+  static std::atomic<size_t> next_start{0};
+  const size_t start = next_start.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::shared_ptr<Task>> batch;
+  bool lone_ok = true;
+  for (;;) {
+    std::shared_ptr<Task> task;
+    if (ready_size_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed)) {
+      std::unique_lock ready_lock(ready_mutex_);
+      if (!ready_.empty()) {
+        task = std::move(ready_.front());
+        ready_.pop_front();
+        ready_size_.store(ready_.size(), std::memory_order_relaxed);
+      }
+    }
+    if (task) {
+      std::string message;
+      const accel_status_t result = Execute(task, &message);
+      {
+        std::unique_lock lock(mutex_);
+        Shard().run_out.fetch_add(1, std::memory_order_relaxed);
+        Complete(task, result, std::move(message), lock);
+      }
+      FlushReleases();
+      continue;
+    }
+    // A lone direct task is left to its submitter for a short grace (it usually waits for it next and runs it
+    // itself); two or more, or a lone one after the grace, are stolen.
+    if (StealDirect(start, lone_ok ? 1 : 2, &batch)) {
+      lone_ok = false;
+      if (DirectWaiting() > 0) WakeOne();  // more than this worker's batch: pass the wakeup on
+      for (auto& t : batch) {
+        if (stopping_.load(std::memory_order_relaxed)) {
+          CancelForShutdown(t);
+        } else if (Claim(*t)) {
+          RunDirect(t);  // else a waiter or a cancel has it
+        }
+      }
+      batch.clear();
+      continue;
+    }
+    if (stopping_.load(std::memory_order_seq_cst)) {
+      std::lock_guard ready_lock(ready_mutex_);
+      if (ready_.empty() && DirectWaiting() == 0) return;  // nothing left to run
+      lone_ok = true;
+      continue;
+    }
+    // A short spin before sleeping: the next task of a stream of small ones usually comes within it, and while
+    // a worker spins, submitters wake no one.
+    bool found = false;
+    spinning_.fetch_add(1, std::memory_order_seq_cst);
+    for (int i = 0; i < kWorkerSpins && !found; ++i) {
+      if ((i & 15) == 0) {
+        // As StealDirect sees it: a shard with two, or with one once the grace is over.
+        const size_t most = DirectMost();
+        lone_ok = i >= kLoneTaskSpins;
+        found = ready_size_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed) ||
+                most >= 2 || (most == 1 && lone_ok);
+      }
+      SpinPause();
+    }
+    spinning_.fetch_sub(1, std::memory_order_seq_cst);
+    if (found) continue;
+    std::unique_lock ready_lock(ready_mutex_);
+    sleeping_.fetch_add(1, std::memory_order_seq_cst);
+    // Pairs with the submitters' check of sleeping_ after their push: one of the two sees the other.
+    if (ready_.empty() && DirectWaiting() == 0 && !stopping_.load(std::memory_order_seq_cst)) {
+      ready_cv_.wait(ready_lock);
+    }
+    sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+    lone_ok = true;  // woken for work: take what there is
+  }
+}
+
+void Runtime::WakeOne() {
+  if (sleeping_.load(std::memory_order_seq_cst) == 0 || spinning_.load(std::memory_order_seq_cst) > 0) return;
+  { std::lock_guard ready_lock(ready_mutex_); }  // the sleeper is in its wait, or will see the work
+  ready_cv_.notify_one();
+}
+
 void Runtime::MakeReady(std::shared_ptr<Task> task) {
-  ready_.push_back(std::move(task));
-  // One worker per task made ready, not all of them: a wakeup costs more than the empty task it starts.
-  work_cv_.notify_one();
+  Shard().run_in.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard ready_lock(ready_mutex_);
+    ready_.push_back(std::move(task));
+    ready_size_.store(ready_.size(), std::memory_order_seq_cst);
+  }
+  // One worker per task made ready, and only when none looks for work: a wakeup costs more than the empty task
+  // it starts.
+  WakeOne();
+}
+
+Runtime::CounterShard& Runtime::Shard() { return shards_[ThreadSlot() % kCounterShards]; }
+
+bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
+  if (!task->direct || !Claim(*task)) return false;
+  {
+    // Out of its shard when it is at an end (a submit-then-wait stream), so that no worker looks at it again.
+    DirectShard& shard = direct_[task->shard];
+    std::lock_guard shard_lock(shard.mutex);
+    if (!shard.tasks.empty() && shard.tasks.back() == task) {
+      shard.tasks.pop_back();
+    } else if (!shard.tasks.empty() && shard.tasks.front() == task) {
+      shard.tasks.pop_front();
+    }
+    shard.size.store(shard.tasks.size(), std::memory_order_relaxed);
+  }
+  RunDirect(task);
+  return true;
+}
+
+void Runtime::RunDirect(const std::shared_ptr<Task>& task) {
+  std::string message;
+  const accel_status_t result = Execute(task, &message);
+  FinishDirect(task, result, std::move(message));
+}
+
+void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t result, std::string message) {
+  task->result = result;
+  task->message = std::move(message);
+  task->queue->open_work.fetch_sub(1, std::memory_order_relaxed);
+  for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get())
+    q->finished.fetch_add(1, std::memory_order_relaxed);
+  Shard().run_out.fetch_add(1, std::memory_order_relaxed);
+  // Before the future is done: once a wait returns, the user data is released.
+  if (auto release = std::exchange(task->release_user_data, nullptr); release != nullptr) release(task->user_data);
+  Publish(*task, result);
+  // Pairs with WatchDependencies: either a dependent's pass sees `done`, or this sees `has_dependents`.
+  if (task->has_dependents.load(std::memory_order_seq_cst)) {
+    {
+      std::unique_lock lock(mutex_);
+      Schedule(lock);
+    }
+    FlushReleases();
+  }
+}
+
+void Runtime::WatchDependencies(const Task& task) {
+  for (const auto& dep : task.dependencies) {
+    if (dep->direct) dep->has_dependents.store(true, std::memory_order_seq_cst);
+  }
+}
+
+void Runtime::Publish(Task& task, accel_status_t result) {
+  CounterShard& shard = Shard();
+  if (result == ACCEL_SUCCESS) {
+    shard.finished.fetch_add(1, std::memory_order_relaxed);
+  } else if (result == ACCEL_ERROR_CANCELLED) {
+    shard.cancelled.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    shard.failed.fetch_add(1, std::memory_order_relaxed);
+  }
+  task.final_result = result;
+  task.final_message = task.message;
+  task.done.store(true, std::memory_order_seq_cst);
+  // Pairs with the waiter's count: a waiter that counted itself before `done` was set is woken under done_mutex.
+  if (task.waiters.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard done_lock(task.done_mutex); }
+    task.done_cv.notify_all();
+  }
 }
 
 void Runtime::Start(const std::shared_ptr<Task>& task) {
   task->state = TaskState::kRunning;
-  if (Counted(*task)) ++counters_.placed;
+  if (Counted(*task)) Shard().placed.fetch_add(1, std::memory_order_relaxed);
   if (task->kind == TaskKind::kActorInit) task->actor->busy = true;
   MakeReady(task);
 }
@@ -329,7 +549,52 @@ accel_status_t Runtime::Feasible(const Request& request, std::string* why) const
   return ACCEL_ERROR_RESOURCE_EXHAUSTED;
 }
 
+accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::string* why) {
+  if (!task->queue) task->queue = default_queue_;
+  if (task->queue->children > 0) {
+    *why = fmt::format("queue '{}' has child queues: tasks and actors go to leaf queues", task->queue->name);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
+  task->queue->open_work.fetch_add(1, std::memory_order_relaxed);
+  task->id = next_task_.fetch_add(1, std::memory_order_relaxed);
+  // An unnamed direct task's name ("task 7") is made when a message needs it (Task::Name).
+  if (!task->name.empty()) task->name = fmt::format("task {} ('{}')", task->id, task->name);
+  task->direct = true;
+  task->state = TaskState::kRunning;
+  CounterShard& shard = Shard();
+  shard.submitted.fetch_add(1, std::memory_order_relaxed);
+  shard.placed.fetch_add(1, std::memory_order_relaxed);
+  shard.run_in.fetch_add(1, std::memory_order_relaxed);
+  task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
+  DirectShard& ds = direct_[task->shard];
+  bool stopped = false;
+  {
+    std::lock_guard shard_lock(ds.mutex);
+    // What this thread's waits ran already (they claim in place) leaves from the front.
+    while (!ds.tasks.empty() && ds.tasks.front()->claimed.load(std::memory_order_relaxed)) ds.tasks.pop_front();
+    stopped = stopping_.load(std::memory_order_seq_cst);  // the shutdown empties the shards after setting it
+    if (!stopped) ds.tasks.push_back(task);
+    ds.size.store(ds.tasks.size(), std::memory_order_seq_cst);
+  }
+  if (stopped) {
+    // The shutdown began between the check in Submit and here: the task ends cancelled, as a queued one does.
+    CancelForShutdown(task);
+  } else {
+    WakeOne();
+  }
+  return ACCEL_SUCCESS;
+}
+
 accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* why) {
+  if (stopping_) {
+    *why = "the runtime is being destroyed";
+    return ACCEL_ERROR_FAILED_PRECONDITION;
+  }
+  if (task->dependencies.empty() && task->request.device_count == 0 && !task->request.group &&
+      task->kind == TaskKind::kTask && task->max_retries == 0) {
+    // Nothing to wait for, nothing to hold, nothing to retry: the direct path, without the runtime's lock.
+    return SubmitDirect(task, why);
+  }
   {
     std::unique_lock lock(mutex_);
     if (stopping_) {
@@ -359,21 +624,22 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     task->id = next_task_++;
     task->name =
         task->name.empty() ? fmt::format("task {}", task->id) : fmt::format("task {} ('{}')", task->id, task->name);
-    ++counters_.submitted;
-    if (task->dependencies.empty() && task->request.device_count == 0 && task->kind == TaskKind::kTask) {
-      // Nothing to wait for and nothing to hold: straight to a worker, without a pass over the waiting tasks (a
-      // submission changes nothing for them).
-      Start(task);
-    } else {
-      queue_.push_back(task);
-      Schedule(lock);
-    }
+    Shard().submitted.fetch_add(1, std::memory_order_relaxed);
+    WatchDependencies(*task);
+    queue_.push_back(task);
+    Schedule(lock);
   }
   FlushReleases();
   return ACCEL_SUCCESS;
 }
 
 void Runtime::Cancel(const std::shared_ptr<Task>& task) {
+  if (task->direct) {
+    task->cancel_requested = true;
+    if (Claim(*task))
+      FinishDirect(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled before it started", task->Name()));
+    return;
+  }
   {
     std::unique_lock lock(mutex_);
     task->cancel_requested = true;
@@ -418,20 +684,20 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
     std::unordered_set<const Actor*> blocked;  // actors whose next call in order cannot start now
     for (auto& task : queue_) {
       if (task->cancel_requested) {
-        Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled before it started", task->name));
+        Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled before it started", task->Name()));
         progress = true;
         continue;
       }
       if (task->request.group && task->request.group->destroyed) {
-        Finish(
-            task, ACCEL_ERROR_CANCELLED,
-            fmt::format("{} was cancelled: placement group '{}' was destroyed", task->name, task->request.group->name));
+        Finish(task, ACCEL_ERROR_CANCELLED,
+               fmt::format("{} was cancelled: placement group '{}' was destroyed", task->Name(),
+                           task->request.group->name));
         progress = true;
         continue;
       }
       if (task->kind == TaskKind::kActorCall && task->actor->state == ACCEL_ACTOR_STATE_DEAD) {
         Finish(task, ACCEL_ERROR_FAILED_PRECONDITION,
-               fmt::format("{} did not run: {}", task->name, task->actor->message));
+               fmt::format("{} did not run: {}", task->Name(), task->actor->message));
         progress = true;
         continue;
       }
@@ -440,8 +706,8 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
         bool ended = false;
         for (size_t i = 0; i < task->dependencies.size() && !ended; ++i) {
           const Task& dep = *task->dependencies[i];
-          if (dep.state != TaskState::kDone) {
-            task->message = fmt::format("waiting for dependency {} ({})", i, dep.name);
+          if (!dep.done.load(std::memory_order_seq_cst)) {
+            task->message = fmt::format("waiting for dependency {} ({})", i, dep.Name());
             all = false;
             break;
           }
@@ -449,7 +715,7 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
             const accel_status_t code =
                 dep.result == ACCEL_ERROR_CANCELLED ? ACCEL_ERROR_CANCELLED : ACCEL_ERROR_FAILED_PRECONDITION;
             Finish(task, code,
-                   fmt::format("{} did not run: dependency {} ({}) ended with {}: {}", task->name, i, dep.name,
+                   fmt::format("{} did not run: dependency {} ({}) ended with {}: {}", task->Name(), i, dep.Name(),
                                accel_status_name(dep.result), dep.message));
             ended = true;
           }
@@ -510,8 +776,6 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   }
   keep.clear();
   candidates.clear();
-  counters_.pending = queue_.size();
-  counters_.running = ready_.size() + busy_;
 }
 
 bool Runtime::UnderQuota(const Queue& q) const {
@@ -664,7 +928,7 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
       if (!hold) {
         hold = true;
         hold_queue = node->name;
-        hold_task = t->name;
+        hold_task = t->Name();
       }
     }
   }
@@ -841,20 +1105,7 @@ void Runtime::Finish(const std::shared_ptr<Task>& task, accel_status_t result, s
     --task->queue->open_work;
     for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get()) ++q->finished;
   }
-  if (result == ACCEL_SUCCESS) {
-    ++counters_.finished;
-  } else if (result == ACCEL_ERROR_CANCELLED) {
-    ++counters_.cancelled;
-  } else {
-    ++counters_.failed;
-  }
-  {
-    std::lock_guard done(task->done_mutex);
-    task->done = true;
-    task->final_result = result;
-    task->final_message = task->message;
-  }
-  task->done_cv.notify_all();
+  Publish(*task, result);
   if (task->release_user_data != nullptr) {
     to_release_.push_back(task);
     releases_due_.store(true, std::memory_order_release);
@@ -863,23 +1114,31 @@ void Runtime::Finish(const std::shared_ptr<Task>& task, accel_status_t result, s
 
 accel_status_t Runtime::CallFunction(const std::shared_ptr<Task>& task, accel_task_function_t function, void* user_data,
                                      accel_tenant_t tenant, std::string* message) {
+  // A worker keeps the shared tenant of tasks without devices between them: switching costs two libaccel calls
+  // per task, and a worker allocates nothing of its own between tasks.
+  const bool keep = t_worker_of == this && tenant == no_device_tenant_;
   accel_tenant_t previous = nullptr;
-  accel_thread_set_tenant(tenant, &previous);
-  if (Counted(*task)) started_.fetch_add(1, std::memory_order_relaxed);  // no lock on the task's path
+  if (!keep) {
+    accel_thread_set_tenant(tenant, &previous);
+  } else if (t_worker_tenant != tenant) {
+    accel_thread_set_tenant(tenant, nullptr);
+    t_worker_tenant = tenant;
+  }
+  if (Counted(*task)) Shard().started.fetch_add(1, std::memory_order_relaxed);  // no lock on the task's path
   Task* outer = t_current_task;
   t_current_task = task.get();
   accel_set_last_error(ACCEL_SUCCESS, nullptr);
   accel_status_t result = function(reinterpret_cast<accel_task_context_t>(task.get()), user_data);
   if (result < 0) {
     *message = accel_last_error();
-    if (message->empty()) *message = fmt::format("{} returned {}", task->name, accel_status_name(result));
+    if (message->empty()) *message = fmt::format("{} returned {}", task->Name(), accel_status_name(result));
   } else if (result > 0) {
-    *message = fmt::format("{} returned {}, not a result: a task returns ACCEL_SUCCESS or an error", task->name,
+    *message = fmt::format("{} returned {}, not a result: a task returns ACCEL_SUCCESS or an error", task->Name(),
                            accel_status_name(result));
     result = ACCEL_ERROR_INTERNAL;
   }
   t_current_task = outer;
-  accel_thread_set_tenant(previous, nullptr);
+  if (!keep) accel_thread_set_tenant(previous, nullptr);
   return result;
 }
 
@@ -894,7 +1153,8 @@ accel_status_t MakeTenant(accel_instance_t instance, const Resources& resources,
   accel_tenant_desc_t td{};
   td.stype = ACCEL_STRUCTURE_TYPE_TENANT_DESC;
   td.struct_size = sizeof(td);
-  td.name = task.name.c_str();
+  const std::string name = task.Name();
+  td.name = name.c_str();
   td.limits = limits.data();
   td.limit_count = static_cast<uint32_t>(limits.size());
   td.other_limit = 0;
@@ -929,10 +1189,10 @@ accel_status_t Runtime::Execute(const std::shared_ptr<Task>& task, std::string* 
   if (shared_tenant) tenant = no_device_tenant_;
   if (!shared_tenant && MakeTenant(instance_, resources_, *task, &tenant) != ACCEL_SUCCESS) {
     result = ACCEL_ERROR_INTERNAL;
-    message = fmt::format("{}: its tenant could not be made: {}", task->name, accel_last_error());
+    message = fmt::format("{}: its tenant could not be made: {}", task->Name(), accel_last_error());
   } else if (task->cancel_requested) {
     result = ACCEL_ERROR_CANCELLED;
-    message = fmt::format("{} was cancelled before it started", task->name);
+    message = fmt::format("{} was cancelled before it started", task->Name());
   } else {
     task->tenant = tenant;
     result = CallFunction(task, task->function, task->user_data, tenant, &message);
@@ -1106,6 +1366,7 @@ void Runtime::DestroyGroup(const std::shared_ptr<PlacementGroup>& group) {
 }
 
 std::string Runtime::Explain(const Task& task) const {
+  if (task.direct) return "";  // never waits for anything but a thread
   std::lock_guard lock(mutex_);
   if (task.state == TaskState::kWaiting || task.state == TaskState::kPending) return task.message;
   return "";
@@ -1114,9 +1375,20 @@ std::string Runtime::Explain(const Task& task) const {
 accel_runtime_counters_t Runtime::Counters() const {
   std::lock_guard lock(mutex_);
   accel_runtime_counters_t c = counters_;
-  c.started = started_.load(std::memory_order_relaxed);
+  uint64_t run_in = 0;
+  uint64_t run_out = 0;
+  for (const CounterShard& shard : shards_) {
+    run_in += shard.run_in.load(std::memory_order_relaxed);
+    run_out += shard.run_out.load(std::memory_order_relaxed);
+    c.submitted += shard.submitted.load(std::memory_order_relaxed);
+    c.placed += shard.placed.load(std::memory_order_relaxed);
+    c.started += shard.started.load(std::memory_order_relaxed);
+    c.finished += shard.finished.load(std::memory_order_relaxed);
+    c.failed += shard.failed.load(std::memory_order_relaxed);
+    c.cancelled += shard.cancelled.load(std::memory_order_relaxed);
+  }
   c.pending = queue_.size();
-  c.running = ready_.size() + busy_;
+  c.running = run_in >= run_out ? run_in - run_out : 0;  // the shards are read one by one
   return c;
 }
 
@@ -1186,7 +1458,8 @@ accel_status_t Runtime::Call(const std::shared_ptr<Task>& call, std::string* why
     call->name = call->name.empty() ? fmt::format("call {} of {}", call->id, a.name)
                                     : fmt::format("call {} ('{}') of {}", call->id, call->name, a.name);
     ++a.calls_pending;
-    ++counters_.submitted;
+    Shard().submitted.fetch_add(1, std::memory_order_relaxed);
+    WatchDependencies(*call);
     queue_.push_back(call);
     Schedule(lock);
   }
@@ -1221,7 +1494,7 @@ accel_status_t Runtime::ExecuteActorWork(const std::shared_ptr<Task>& task, std:
   } else if (task->kind == TaskKind::kActorCall) {
     if (task->cancel_requested) {
       result = ACCEL_ERROR_CANCELLED;
-      message = fmt::format("{} was cancelled before it started", task->name);
+      message = fmt::format("{} was cancelled before it started", task->Name());
     } else {
       result = CallFunction(task, task->function, task->user_data, a.tenant, &message);
     }
@@ -1298,7 +1571,7 @@ void Runtime::AfterActorWork(const std::shared_ptr<Task>& task, accel_status_t r
   task->ranks.clear();
   task->memory.clear();
   if (result == ACCEL_ERROR_DEVICE_LOST && !task->cancel_requested && ProbeLost(ranks)) {
-    const bool restarting = RestartOrKill(actor, fmt::format("{} lost a device: {}", task->name, message));
+    const bool restarting = RestartOrKill(actor, fmt::format("{} lost a device: {}", task->Name(), message));
     if (restarting && task->attempt < task->max_retries) {
       ++task->attempt;
       ++counters_.retried;
@@ -1452,7 +1725,7 @@ accel_status_t Runtime::CreateQueue(const accel_queue_desc_t& desc, std::shared_
       *why = fmt::format(
           "'desc->parent' ('{}') holds {} task(s) or actor(s) not ended: only a queue without work "
           "gets children",
-          parent->name, parent->open_work);
+          parent->name, parent->open_work.load());
       return ACCEL_ERROR_FAILED_PRECONDITION;
     }
   }
@@ -1482,7 +1755,7 @@ accel_status_t Runtime::DestroyQueue(const std::shared_ptr<Queue>& queue, std::s
   std::lock_guard lock(mutex_);
   if (queue->children > 0 || queue->open_work > 0) {
     *why = fmt::format("queue '{}' still has {} child queue(s) and {} task(s) or actor(s) not ended", queue->name,
-                       queue->children, queue->open_work);
+                       queue->children.load(), queue->open_work.load());
     return ACCEL_ERROR_FAILED_PRECONDITION;
   }
   queue->destroyed = true;

@@ -4,13 +4,15 @@
 // fair share, priority), run on worker threads under a libaccel tenant,
 // retried on device loss, preempted to give a queue its quota; actors with
 // ordered calls on one reservation; placement groups reserved atomically.
-// Thread-safe: every member takes `mutex_` (taken before the handle table's);
-// task functions run without it.
+// Thread-safe: every member takes `mutex_` (taken before the handle table's
+// and before `ready_mutex_`) except the direct path, which takes only
+// `ready_mutex_` and atomics; task functions run without either.
 #ifndef ACCEL_RUNTIME_RUNTIME_H_
 #define ACCEL_RUNTIME_RUNTIME_H_
 
 #include <accel/runtime.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -53,7 +55,7 @@ enum class TaskKind : unsigned char { kTask, kActorCall, kActorInit, kActorFinal
 struct Task {
   uint64_t id = 0;
   const Runtime* owner = nullptr;
-  std::string name;  // "task 7 ('load')"
+  std::string name;  // "task 7 ('load')"; empty for an unnamed direct task: use Name()
   accel_task_function_t function = nullptr;
   void* user_data = nullptr;
   void (*release_user_data)(void*) = nullptr;
@@ -81,12 +83,31 @@ struct Task {
   uint64_t placement = 0;
   accel_tenant_t tenant = nullptr;
 
-  // Completion, for futures that outlive the runtime.
-  std::mutex done_mutex;
+  // A direct task (docs/scheduler.md, "The direct path"): no dependencies,
+  // no devices, no retries. It goes to a worker without the runtime's lock;
+  // whoever sets `claimed` first (a worker, a thread waiting for it, a
+  // cancel, the shutdown) runs or ends it. Set before it is published.
+  bool direct = false;
+  uint32_t shard = 0;  // its shard of Runtime::direct_
+  std::atomic<bool> claimed{false};
+  // Set (under the runtime's lock) when a waiting task depends on this one
+  // while it may end without that lock: its end then schedules.
+  std::atomic<bool> has_dependents{false};
+
+  // The runtime, for the task's future (empty once destroyed); set with the future.
+  std::weak_ptr<Runtime> runtime;
+
+  // Completion, for futures that outlive the runtime: final_* are written
+  // before `done` is set and never after.
+  std::atomic<bool> done{false};
+  std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on done_cv
+  std::mutex done_mutex;             // only for done_cv
   std::condition_variable done_cv;
-  bool done = false;  // under done_mutex; mirrors state == kDone
   accel_status_t final_result = ACCEL_NOT_READY;
   std::string final_message;
+
+  // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
+  std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }
 };
 
 // A queue of the hierarchy (docs/scheduler.md, "Queues"). Amounts in the
@@ -95,7 +116,7 @@ struct Task {
 struct Queue {
   std::string name;  // the path: "research/vision"
   std::shared_ptr<Queue> parent;
-  uint32_t children = 0;
+  std::atomic<uint32_t> children{0};  // atomic: read on the direct path
   int64_t quota_share = 0;
   int64_t limit_share = 0;  // 0: none
   uint64_t quota_memory = 0;
@@ -103,8 +124,11 @@ struct Queue {
   double weight = 1.0;
   int64_t used_share = 0;
   uint64_t used_memory = 0;
-  uint64_t running = 0, finished = 0, preempted = 0;  // with descendants
-  uint64_t open_work = 0;                             // its own tasks and actors not ended
+  uint64_t running = 0, preempted = 0;  // with descendants
+  // With descendants; atomic: direct tasks end without the runtime's lock.
+  std::atomic<uint64_t> finished{0};
+  // Its own tasks and actors not ended; atomic for the same reason.
+  std::atomic<uint64_t> open_work{0};
   bool destroyed = false;
   const Runtime* owner = nullptr;
   std::weak_ptr<Runtime> runtime;
@@ -167,6 +191,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // why it can never run.
   accel_status_t Submit(const std::shared_ptr<Task>& task, std::string* why);
   void Cancel(const std::shared_ptr<Task>& task);
+  // Runs a direct task that is not started yet on the calling thread; false
+  // when another thread has it (docs/scheduler.md, "The direct path").
+  bool RunIfUnclaimed(const std::shared_ptr<Task>& task);
 
   // Queues: validated desc in, queue out; errors name the field.
   accel_status_t CreateQueue(const accel_queue_desc_t& desc, std::shared_ptr<Queue> parent, std::shared_ptr<Queue>* out,
@@ -204,16 +231,32 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // True on a worker thread of this runtime.
   bool OnWorker() const;
   // True once Shutdown began.
-  bool stopping() const {
-    std::lock_guard lock(mutex_);
-    return stopping_;
-  }
+  bool stopping() const { return stopping_; }
 
  private:
   Runtime(accel_instance_t instance, Resources resources);
   void WorkerLoop();
-  // Queues a placed task for a worker and wakes one.
+  // Queues a placed task for a worker and wakes one when none looks for work.
   void MakeReady(std::shared_ptr<Task> task);
+  // Wakes a sleeping worker unless one spins (and so takes what comes).
+  void WakeOne();
+  // Takes the oldest task (a few from a deep shard) of the first direct shard holding `at_least`, from `start`
+  // on, into `batch`; false when none had any.
+  bool StealDirect(size_t start, size_t at_least, std::vector<std::shared_ptr<Task>>* batch);
+  // How many tasks the direct shards hold (claimed ones included).
+  size_t DirectWaiting() const;
+  // The most tasks one direct shard holds.
+  size_t DirectMost() const;
+  // Ends a direct task that is not started as cancelled by the shutdown (when it gets the claim).
+  void CancelForShutdown(const std::shared_ptr<Task>& task);
+  // Submit's direct path (the task qualifies; the caller checked stopping_).
+  accel_status_t SubmitDirect(const std::shared_ptr<Task>& task, std::string* why);
+  // Runs a claimed direct task and ends it.
+  void RunDirect(const std::shared_ptr<Task>& task);
+  // Ends a claimed direct task; schedules its dependents, if any.
+  void FinishDirect(const std::shared_ptr<Task>& task, accel_status_t result, std::string message);
+  // Under mutex_: marks the direct dependencies of `task` as watched.
+  static void WatchDependencies(const Task& task);
   // A placed task (or actor init) starts: running, counted as placed, to a worker.
   void Start(const std::shared_ptr<Task>& task);
   // Tries to start every waiting and pending task, in submission order.
@@ -271,22 +314,49 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   Resources resources_;
   planner::Planner planner_;
 
+  // Counters bumped on the task path without the runtime's lock: one block
+  // per thread slot (a cache line each), summed by Counters().
+  struct alignas(64) CounterShard {
+    std::atomic<uint64_t> submitted{0}, placed{0}, started{0}, finished{0}, failed{0}, cancelled{0};
+    std::atomic<uint64_t> run_in{0}, run_out{0};  // made ready / ended: their difference is `running`
+  };
+  static constexpr size_t kCounterShards = 16;
+  CounterShard& Shard();
+  // Ends a task with `result`: counts it, publishes `final_*` and wakes its waiters.
+  void Publish(Task& task, accel_status_t result);
+
   mutable std::mutex mutex_;
-  std::condition_variable work_cv_;
   std::deque<std::shared_ptr<Task>> queue_;  // waiting and pending, submission order
-  std::deque<std::shared_ptr<Task>> ready_;  // placed, for a worker
   std::vector<std::thread> workers_;
-  bool stopping_ = false;
-  uint64_t next_task_ = 1;
-  uint32_t busy_ = 0;
+  uint32_t worker_count_ = 1;  // set before the workers start
+  std::atomic<uint64_t> next_task_{1};
   std::vector<std::shared_ptr<Task>> to_release_;
   std::vector<std::shared_ptr<Actor>> actors_to_release_;
   std::atomic<bool> releases_due_{false};                   // to_release_ or actors_to_release_ holds something
   std::deque<std::shared_ptr<Task>> schedule_keep_;         // Schedule's, reused
   std::vector<std::shared_ptr<Task>> schedule_candidates_;  // Schedule's, reused
   accel_tenant_t no_device_tenant_ = nullptr;               // shared by tasks without devices: may allocate nothing
-  accel_runtime_counters_t counters_{};                     // .started is started_
-  std::atomic<uint64_t> started_{0};
+  accel_runtime_counters_t counters_{};                     // the counters not in shards_, under mutex_
+  std::array<CounterShard, kCounterShards> shards_;
+
+  // Work for the workers: placed tasks and actor work in ready_ (its lock
+  // taken after mutex_ when both are held), direct tasks in direct_, one
+  // shard per submitting thread slot, taken one at a time (a few from a deep shard).
+  alignas(64) std::mutex ready_mutex_;
+  std::condition_variable ready_cv_;
+  std::deque<std::shared_ptr<Task>> ready_;
+  // Read by workers looking for work: apart from the lock's line.
+  alignas(64) std::atomic<size_t> ready_size_{0};  // ready_.size(), written under ready_mutex_
+  std::atomic<uint32_t> spinning_{0};              // workers spinning before they sleep: they take what comes
+  std::atomic<uint32_t> sleeping_{0};              // workers in (or entering) ready_cv_'s wait
+  alignas(64) std::atomic<bool> stopping_{false};  // set under mutex_ and ready_mutex_
+  struct alignas(64) DirectShard {
+    std::mutex mutex;
+    std::deque<std::shared_ptr<Task>> tasks;  // may hold claimed ones: skipped
+    std::atomic<size_t> size{0};              // tasks.size(), written under mutex
+  };
+  static constexpr size_t kDirectShards = 8;
+  std::array<DirectShard, kDirectShards> direct_;
   std::shared_ptr<Queue> default_queue_;
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;

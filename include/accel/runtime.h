@@ -282,6 +282,9 @@ ACCEL_API accel_status_t accel_future_query(accel_future_t future);
 
 /* Waits up to `timeout_ns` for the task to end and returns its result
  * (ACCEL_ERROR_TIMEOUT when it did not end in time; the task goes on).
+ * With ACCEL_TIMEOUT_INFINITE, a task without devices, dependencies or
+ * retries that no worker has started runs on the calling thread
+ * (docs/scheduler.md, "The direct path"); a finite timeout never runs it.
  * Returns ACCEL_ERROR_INVALID_HANDLE for a bad future. */
 ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeout_ns);
 

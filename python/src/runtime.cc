@@ -34,8 +34,21 @@ PyObject* g_accel_error_type = nullptr;  // accel.AccelError (the module holds i
 PyObject* g_task_error = nullptr;        // accel.TaskError(AccelError)
 PyObject* g_selector_error = nullptr;    // accel.SelectorError(AccelError, ValueError)
 
-// True on threads that have run a task function: the runtime's workers.
+// True while this thread runs a task function (a runtime worker, or a thread
+// whose wait runs a task nobody started: docs/scheduler.md, "The direct path").
 thread_local bool t_runtime_thread = false;
+
+// Sets t_runtime_thread for one task function and restores it after.
+class InTaskFunction {
+ public:
+  InTaskFunction() : previous_(t_runtime_thread) { t_runtime_thread = true; }
+  ~InTaskFunction() { t_runtime_thread = previous_; }
+  InTaskFunction(const InTaskFunction&) = delete;
+  InTaskFunction& operator=(const InTaskFunction&) = delete;
+
+ private:
+  bool previous_;
+};
 
 using accel::detail::sized;
 
@@ -108,6 +121,13 @@ std::string read_text(Get&& get) {
     if (status != ACCEL_ERROR_INVALID_ARGUMENT || needed <= size) check(status);
     size = needed;
   }
+}
+
+// Whether this is Python's main thread, the one signals (Ctrl-C) reach. Needs the GIL.
+bool on_main_thread() {
+  // Leaked: a static py::object would be released after the interpreter ends.
+  static const auto* const main_thread = new py::object(py::module_::import("threading").attr("main_thread"));
+  return (*main_thread)().attr("ident").cast<unsigned long>() == PyThread_get_thread_ident();
 }
 
 // ---- runtime ---------------------------------------------------------------
@@ -332,7 +352,7 @@ struct TaskPayload {
 };
 
 accel_status_t run_task(accel_task_context_t context, void* user_data) {
-  t_runtime_thread = true;
+  const InTaskFunction in_task;
   auto* payload = static_cast<TaskPayload*>(user_data);
   if (!python_alive()) return accel_set_last_error(ACCEL_ERROR_CANCELLED, "the Python interpreter is shutting down");
   py::gil_scoped_acquire gil;
@@ -387,7 +407,7 @@ struct ActorPayload {
 };
 
 accel_status_t run_actor_init(accel_task_context_t context, void* user_data) {
-  t_runtime_thread = true;
+  const InTaskFunction in_task;
   auto* payload = static_cast<ActorPayload*>(user_data);
   if (!python_alive()) return accel_set_last_error(ACCEL_ERROR_CANCELLED, "the Python interpreter is shutting down");
   py::gil_scoped_acquire gil;
@@ -402,7 +422,7 @@ accel_status_t run_actor_init(accel_task_context_t context, void* user_data) {
 }
 
 accel_status_t run_actor_finalize(accel_task_context_t, void* user_data) {
-  t_runtime_thread = true;
+  const InTaskFunction in_task;
   auto* payload = static_cast<ActorPayload*>(user_data);
   if (!python_alive()) {
     payload->state.instance.release();
@@ -475,12 +495,21 @@ struct Future {
         [&](size_t size, char* text, size_t* out) { return accel_future_get_message(handle, size, text, out); });
   }
 
-  // Waits without the GIL in slices, so that Ctrl-C interrupts the wait.
+  // Waits without the GIL; on the main thread in slices, so that Ctrl-C
+  // interrupts the wait. Elsewhere a wait without a deadline is one C wait,
+  // which runs the task here when no worker started it (docs/scheduler.md,
+  // "The direct path": a task that waits for another never starves the workers).
   // Returns the task's result, or nullopt when `timeout_s` passed first.
   std::optional<accel_status_t> wait(std::optional<double> timeout_s, std::string* error) {
     using clock = std::chrono::steady_clock;
     // inf, NaN or more than 30 years: no deadline (the conversion below would overflow).
     const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
+    if (!bounded && !on_main_thread()) {
+      NoGil nogil;
+      const accel_status_t status = accel_future_wait(handle, ACCEL_TIMEOUT_INFINITE);
+      if (status < 0) *error = accel_last_error();
+      return status;
+    }
     const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
                                                        std::chrono::duration<double>(std::max(0.0, *timeout_s)))
                                   : clock::time_point::max();

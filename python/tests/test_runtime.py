@@ -427,6 +427,56 @@ def test_close_cancels_what_has_not_started():
     rt.close()  # idempotent
 
 
+def test_a_wait_runs_a_task_no_worker_started_on_the_waiting_thread():
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def blocker():
+        started.release()
+        return release.wait(30)
+
+    finalized = []
+
+    @accel.actor
+    class Slow:
+        def __init__(self, ctx):
+            pass
+
+        def ping(self):
+            return "pong"
+
+        def __del__(self):
+            time.sleep(0.3)
+            finalized.append(threading.get_ident())
+
+    seen = {}
+
+    def waiter(rt):
+        # Off the main thread, result() without a timeout is one C wait: with both workers held, only it can run
+        # the task (docs/scheduler.md, "The direct path").
+        seen["ran_on"] = rt.submit(threading.get_ident).result()
+        seen["waiter"] = threading.get_ident()
+        release.set()
+        # The task ran here, yet this thread is no worker: a destroy on it still waits for the finalize.
+        slow = Slow.remote()
+        seen["ping"] = slow.ping.remote().result()
+        slow.destroy()
+        seen["finalized_before_destroy_returned"] = list(finalized)
+
+    with accel.Runtime(workers=2) as rt:
+        blockers = [rt.submit(blocker) for _ in range(2)]
+        assert started.acquire(timeout=30) and started.acquire(timeout=30)
+        thread = threading.Thread(target=waiter, args=(rt,))
+        thread.start()
+        thread.join(60)
+        release.set()
+        assert not thread.is_alive()
+        assert [b.result(timeout=30) for b in blockers] == [True, True]
+    assert seen["ran_on"] == seen["waiter"]
+    assert seen["ping"] == "pong"
+    assert len(seen["finalized_before_destroy_returned"]) == 1
+
+
 def test_no_current_runtime_outside_with():
     with pytest.raises(accel.AccelError) as info:
         accel.current_runtime()

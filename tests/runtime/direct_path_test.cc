@@ -1,0 +1,302 @@
+// The direct path of libaccel-runtime (docs/scheduler.md, "The direct
+// path"): tasks without devices, dependencies or retries go to the workers
+// without the runtime's lock, and a thread that waits for one without a
+// timeout runs it itself when no worker has started it. These tests pin what
+// that may and may not change: who runs the task, cancellation and shutdown
+// of tasks not started, dependents of direct tasks (no lost wakeup), tasks
+// nobody waits for, and counters from several threads.
+#include <accel/runtime.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime_fixture.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
+
+constexpr uint32_t kWorkers = 2;
+
+// Occupies every worker of `rt` until `gate` opens; returns once all run.
+void BlockWorkers(RuntimeFixture& rt, Gate& gate, std::atomic<int>& started) {
+  for (uint32_t i = 0; i < kWorkers; ++i) {
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(
+                  nullptr,
+                  [&](accel_task_context_t) {
+                    ++started;
+                    gate.Wait();
+                    return ACCEL_SUCCESS;
+                  },
+                  &f),
+              ACCEL_SUCCESS);
+  }
+  ASSERT_TRUE(Eventually([&] { return started.load() == static_cast<int>(kWorkers); }));
+}
+
+TEST(DirectPath, AnInfiniteWaitRunsATaskNoWorkerStartedOnTheWaitingThread) {
+  RuntimeFixture rt(nullptr, kWorkers);
+  Gate gate;
+  std::atomic<int> started{0};
+  BlockWorkers(rt, gate, started);
+
+  std::atomic<bool> ran{false};
+  std::thread::id ran_on;
+  accel_future_t f = nullptr;
+  ASSERT_EQ(rt.Submit(
+                nullptr,
+                [&](accel_task_context_t ctx) {
+                  uint32_t devices = 99;
+                  EXPECT_EQ(accel_task_context_get_device_count(ctx, &devices), ACCEL_SUCCESS);
+                  EXPECT_EQ(devices, 0U);
+                  ran_on = std::this_thread::get_id();
+                  ran = true;
+                  return ACCEL_SUCCESS;
+                },
+                &f),
+            ACCEL_SUCCESS);
+  // A wait with a timeout never runs the task: it returns within its time.
+  EXPECT_EQ(accel_future_wait(f, 1000000), ACCEL_ERROR_TIMEOUT);
+  EXPECT_FALSE(ran.load());
+  EXPECT_EQ(accel_future_query(f), ACCEL_NOT_READY);
+
+  std::thread::id waiter_id;
+  std::atomic<bool> waited{false};
+  std::thread waiter([&] {
+    waiter_id = std::this_thread::get_id();
+    EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    waited = true;
+  });
+  // Both workers are held: only the waiting thread can have run it.
+  const bool done = Eventually([&] { return waited.load(); });
+  gate.Open();
+  waiter.join();
+  EXPECT_TRUE(done) << "the wait did not run the task itself";
+  EXPECT_TRUE(ran.load());
+  EXPECT_EQ(ran_on, waiter_id);
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.started, 3U);
+}
+
+TEST(DirectPath, CancelEndsATaskNotStartedAtOnceWithoutRunningIt) {
+  RuntimeFixture rt(nullptr, kWorkers);
+  Gate gate;
+  std::atomic<int> started{0};
+  BlockWorkers(rt, gate, started);
+
+  std::atomic<bool> ran{false};
+  std::atomic<int> released{0};
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.function = [](accel_task_context_t, void* p) {
+    static_cast<std::atomic<bool>*>(p)->store(true);
+    return ACCEL_SUCCESS;
+  };
+  d.user_data = &ran;
+  d.release_user_data = [](void*) {};
+  accel_future_t f = nullptr;
+  ASSERT_EQ(accel_task_submit(rt.get(), &d, &f), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_future_cancel(f), ACCEL_SUCCESS);
+  // No worker is free: the cancel itself ended it.
+  EXPECT_EQ(accel_future_query(f), ACCEL_ERROR_CANCELLED);
+  EXPECT_NE(Message(f).find("was cancelled before it started"), std::string::npos) << Message(f);
+  EXPECT_EQ(accel_future_cancel(f), ACCEL_SUCCESS) << "cancelling an ended task changes nothing";
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  ASSERT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  EXPECT_FALSE(ran.load()) << "a cancelled task never runs, though it stays in a worker's queue until taken";
+  EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS);
+  (void)released;
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.cancelled, 1U);
+  EXPECT_EQ(c.finished, kWorkers);
+}
+
+TEST(DirectPath, DestroyCancelsTheTasksNotStartedAndReleasesTheirDataOnce) {
+  constexpr int kQueued = 50;
+  std::vector<accel_future_t> futures;
+  std::atomic<int> ran{0};
+  std::atomic<int> released{0};
+  Gate gate;
+  std::atomic<int> started{0};
+  {
+    ScopedInstance instance(nullptr);
+    accel_runtime_desc_t rd{};
+    rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+    rd.struct_size = sizeof(rd);
+    rd.worker_threads = kWorkers;
+    accel_runtime_t rt = nullptr;
+    ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &rt), ACCEL_SUCCESS) << accel_last_error();
+    struct Data {
+      std::atomic<int>* ran;
+      std::atomic<int>* released;
+      Gate* gate;
+      std::atomic<int>* started;
+      bool block;
+    };
+    auto submit = [&](bool block) {
+      accel_task_desc_t d{};
+      d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+      d.struct_size = sizeof(d);
+      d.function = [](accel_task_context_t, void* p) {
+        auto* data = static_cast<Data*>(p);
+        if (data->block) {
+          ++*data->started;
+          data->gate->Wait();
+        } else {
+          ++*data->ran;
+        }
+        return ACCEL_SUCCESS;
+      };
+      d.user_data = new Data{&ran, &released, &gate, &started, block};
+      d.release_user_data = [](void* p) {
+        auto* data = static_cast<Data*>(p);
+        ++*data->released;
+        delete data;
+      };
+      accel_future_t f = nullptr;
+      ASSERT_EQ(accel_task_submit(rt, &d, &f), ACCEL_SUCCESS) << accel_last_error();
+      futures.push_back(f);
+    };
+    for (uint32_t i = 0; i < kWorkers; ++i) submit(true);
+    ASSERT_TRUE(Eventually([&] { return started.load() == static_cast<int>(kWorkers); }));
+    for (int i = 0; i < kQueued; ++i) submit(false);
+    // Destroy waits for the running tasks: from a helper thread, then let them end.
+    std::thread destroyer([&] { EXPECT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS) << accel_last_error(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gate.Open();
+    destroyer.join();
+  }
+  EXPECT_EQ(ran.load(), 0) << "nothing queued ran after the destroy began";
+  EXPECT_EQ(released.load(), static_cast<int>(kWorkers) + kQueued) << "each task's data released exactly once";
+  for (size_t i = 0; i < futures.size(); ++i) {
+    if (i < kWorkers) {
+      EXPECT_EQ(accel_future_wait(futures[i], ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+    } else {
+      EXPECT_EQ(accel_future_wait(futures[i], ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+      EXPECT_NE(Message(futures[i]).find("the runtime was destroyed first"), std::string::npos) << Message(futures[i]);
+    }
+    EXPECT_EQ(accel_future_release(futures[i]), ACCEL_SUCCESS);
+  }
+}
+
+// A dependent (slow path) of a direct task that may end at any moment, from
+// two threads at once: a lost wakeup would leave a dependent waiting.
+TEST(DirectPath, DependentsOfDirectTasksAlwaysStart) {
+  RuntimeFixture rt(nullptr, kWorkers);
+  constexpr int kRounds = 1500;
+  std::atomic<int> ran{0};
+  std::atomic<int> failures{0};
+  auto client = [&] {
+    for (int i = 0; i < kRounds; ++i) {
+      accel_task_desc_t d{};
+      d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+      d.struct_size = sizeof(d);
+      d.function = [](accel_task_context_t, void* p) {
+        static_cast<std::atomic<int>*>(p)->fetch_add(1);
+        return ACCEL_SUCCESS;
+      };
+      d.user_data = &ran;
+      accel_future_t a = nullptr;
+      accel_future_t b = nullptr;
+      if (accel_task_submit(rt.get(), &d, &a) != ACCEL_SUCCESS) {
+        ++failures;
+        return;
+      }
+      d.dependencies = &a;
+      d.dependency_count = 1;
+      if (accel_task_submit(rt.get(), &d, &b) != ACCEL_SUCCESS) {
+        ++failures;
+        return;
+      }
+      // Bounded: a hang is a failure, not a stuck test.
+      if (accel_future_wait(b, 30ULL * 1000 * 1000 * 1000) != ACCEL_SUCCESS) ++failures;
+      accel_future_release(a);
+      accel_future_release(b);
+    }
+  };
+  std::thread other(client);
+  client();
+  other.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(ran.load(), 4 * kRounds);
+  ASSERT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  const auto c = rt.Counters();
+  EXPECT_EQ(c.submitted, 4U * kRounds);
+  EXPECT_EQ(c.finished, 4U * kRounds);
+  EXPECT_EQ(c.pending, 0U);
+}
+
+// Long tasks submitted together run side by side: no worker takes a
+// second one while another worker idles.
+TEST(DirectPath, TasksSubmittedTogetherRunOnDifferentWorkers) {
+  constexpr uint32_t kTasks = 4;
+  RuntimeFixture rt(nullptr, kTasks);
+  std::atomic<uint32_t> running{0};
+  std::vector<accel_future_t> futures(kTasks);
+  for (auto& f : futures) {
+    ASSERT_EQ(rt.Submit(nullptr,
+                        [&](accel_task_context_t) {
+                          ++running;
+                          // All four at once, or this one fails after 30 s.
+                          const bool together = Eventually([&] { return running.load() == kTasks; });
+                          return together ? ACCEL_SUCCESS
+                                          : accel_set_last_error(ACCEL_ERROR_TIMEOUT, "ran without the others");
+                        },
+                        &f),
+              ACCEL_SUCCESS);
+  }
+  for (accel_future_t f : futures) {
+    // A finite timeout: the waiting thread runs none of them.
+    EXPECT_EQ(accel_future_wait(f, 60ULL * 1000 * 1000 * 1000), ACCEL_SUCCESS) << Message(f);
+  }
+}
+
+// Tasks submitted and never waited for run on the workers, a lone one too
+// (it is left to its submitter only for a short grace); the counters from
+// two submitting threads add up.
+TEST(DirectPath, TasksNobodyWaitsForRunAndTheCountersAddUp) {
+  RuntimeFixture rt(nullptr, kWorkers);
+  std::atomic<int> ran{0};
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.function = [](accel_task_context_t, void* p) {
+    const int n = static_cast<std::atomic<int>*>(p)->fetch_add(1);
+    return n % 3 == 2 ? accel_set_last_error(ACCEL_ERROR_NOT_FOUND, "every third one fails") : ACCEL_SUCCESS;
+  };
+  d.user_data = &ran;
+  accel_future_t lone = nullptr;
+  ASSERT_EQ(accel_task_submit(rt.get(), &d, &lone), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return ran.load() == 1; })) << "a lone task nobody waits for never ran";
+  EXPECT_EQ(accel_future_release(lone), ACCEL_SUCCESS);
+
+  constexpr int kPerThread = 3000;
+  auto client = [&] {
+    for (int i = 0; i < kPerThread; ++i) {
+      accel_future_t f = nullptr;
+      if (accel_task_submit(rt.get(), &d, &f) == ACCEL_SUCCESS) accel_future_release(f);
+    }
+  };
+  std::thread other(client);
+  client();
+  other.join();
+  ASSERT_TRUE(Eventually([&] { return ran.load() == 1 + 2 * kPerThread; })) << ran.load();
+  ASSERT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  const auto c = rt.Counters();
+  const uint64_t total = 1 + 2 * kPerThread;
+  EXPECT_EQ(c.submitted, total);
+  EXPECT_EQ(c.placed, total);
+  EXPECT_EQ(c.started, total);
+  EXPECT_EQ(c.finished + c.failed, total);
+  EXPECT_EQ(c.failed, total / 3);
+  EXPECT_EQ(c.cancelled, 0U);
+}
+
+}  // namespace

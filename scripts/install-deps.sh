@@ -31,6 +31,8 @@ packages=(
   abigail-tools
   # accel-runtime-bench's baseline: oneTBB's task_group (bench/runtime_bench.cc)
   libtbb-dev
+  # libaccel-runtime's object store: crc32 of spill files
+  zlib1g-dev
   # the Python package (python/): its extension and python.pytest
   python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
   # ... and the virtual environment for its PyPI test dependencies (below)

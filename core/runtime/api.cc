@@ -1,6 +1,7 @@
 // C entry points of libaccel-runtime (include/accel/runtime.h). Each one
 // validates its arguments, calls the scheduler, and on failure sets the
 // thread's last error through accel_set_last_error ("<function>: <message>").
+#include <accel/object_store.h>
 #include <accel/runtime.h>
 #include <fmt/format.h>
 
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "api_common.h"
 #include "handles.h"
 #include "runtime.h"
 
@@ -22,42 +24,9 @@ using accel::runtime::PlacementGroup;
 using accel::runtime::Queue;
 using accel::runtime::Runtime;
 using accel::runtime::Task;
+using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): the entry points' helpers
 
 namespace {
-
-accel_status_t Fail(const char* function, accel_status_t code, const std::string& message) {
-  return accel_set_last_error(code, fmt::format("{}: {}", function, message).c_str());
-}
-
-// Each entry point reads its name into `fn` before its Guarded lambda: inside
-// the lambda, __func__ would be "operator()".
-
-// Runs `body`, turning exceptions into ACCEL_ERROR_INTERNAL or
-// RESOURCE_EXHAUSTED: none crosses the C ABI.
-template <typename F>
-accel_status_t Guarded(const char* function, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return Fail(function, ACCEL_ERROR_RESOURCE_EXHAUSTED, "out of host memory");
-  } catch (const std::exception& e) {
-    return Fail(function, ACCEL_ERROR_INTERNAL, e.what());
-  } catch (...) {
-    return Fail(function, ACCEL_ERROR_INTERNAL, "unknown exception");
-  }
-}
-
-// The live object behind `handle`, or null after setting the error.
-template <typename T, typename H>
-std::shared_ptr<T> Find(const char* function, H handle, HandleType type, const char* argument, accel_status_t* status) {
-  std::string why;
-  auto found = HandleTable::Get().Find(reinterpret_cast<uint64_t>(handle), type, &why);
-  if (!found) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE, fmt::format("'{}' {}", argument, why));
-    return nullptr;
-  }
-  return std::static_pointer_cast<T>(found);
-}
 
 // A hint to the core that this thread spins.
 inline void SpinPause() {
@@ -111,46 +80,6 @@ Task* Context(const char* function, accel_task_context_t context, accel_status_t
   return current;
 }
 
-template <typename T>
-bool CheckHeader(const char* function, const T* s, uint32_t stype, const char* argument, accel_status_t* status) {
-  if (s == nullptr) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", argument));
-    return false;
-  }
-  if (s->stype != stype) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
-                   fmt::format("'{}' has stype {}, expected {}", argument, s->stype, stype));
-    return false;
-  }
-  if (s->struct_size < 16) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
-                   fmt::format("'{}' has struct_size {}, smaller than the 16-byte header", argument, s->struct_size));
-    return false;
-  }
-  return true;
-}
-
-template <typename T>
-void FillOut(T* out, const T& value) {
-  const size_t n = std::min<size_t>(out->struct_size, sizeof(T));
-  if (n > 16) std::memcpy(reinterpret_cast<char*>(out) + 16, reinterpret_cast<const char*>(&value) + 16, n - 16);
-}
-
-// Checks `desc`'s header and that the output `out_name` is not NULL, then copies `desc` into `*copy` up to its
-// struct_size (fields of a later minor version stay zero). False with the error set otherwise.
-template <typename T>
-bool ReadDesc(const char* function, const T* desc, uint32_t stype, const void* out, const char* out_name, T* copy,
-              accel_status_t* status) {
-  if (!CheckHeader(function, desc, stype, "desc", status)) return false;
-  if (out == nullptr) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", out_name));
-    return false;
-  }
-  *copy = T{};
-  std::memcpy(copy, desc, std::min<size_t>(desc->struct_size, sizeof(T)));
-  return true;
-}
-
 template <typename T, typename F>
 accel_status_t ContextEntry(const char* function, accel_task_context_t context, uint32_t index, T* out, F&& value) {
   if (out != nullptr) *out = T{};
@@ -183,29 +112,6 @@ accel_status_t ContextValue(const char* function, accel_task_context_t context, 
 }
 
 const Runtime& OwnerOf(const Task& task) { return *task.owner; }
-
-// The runtime of a queue or actor, or null with INVALID_HANDLE set once it was destroyed.
-std::shared_ptr<Runtime> LiveRuntime(const char* function, const std::weak_ptr<Runtime>& weak, const char* argument,
-                                     accel_status_t* status) {
-  auto rt = weak.lock();
-  if (!rt || rt->stopping()) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE,
-                   fmt::format("'{}' belongs to a runtime that was destroyed", argument));
-    return nullptr;
-  }
-  return rt;
-}
-
-// The live queue or actor behind `handle` and its runtime (not being destroyed), or nulls with the error set.
-template <typename T, typename H>
-std::pair<std::shared_ptr<T>, std::shared_ptr<Runtime>> FindWithRuntime(const char* function, H handle, HandleType type,
-                                                                        const char* argument, accel_status_t* status) {
-  auto object = Find<T>(function, handle, type, argument, status);
-  if (!object) return {};
-  auto rt = LiveRuntime(function, object->runtime, argument, status);
-  if (!rt) return {};
-  return {std::move(object), std::move(rt)};
-}
 
 accel_future_t NewFuture(const std::shared_ptr<Task>& task, const std::shared_ptr<Runtime>& rt) {
   task->runtime = rt;
@@ -277,7 +183,24 @@ ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const a
       return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
                   fmt::format("'desc->worker_threads' {} is more than 1024", d.worker_threads));
     }
-    auto runtime = Runtime::Create(instance, d.worker_threads);
+    // 1.2: an accel_object_store_desc_t chained to `next` configures the object store.
+    accel::runtime::ObjectStore::Options store_options;
+    for (const auto* link = static_cast<const accel_struct_header_t*>(d.next); link != nullptr;
+         link = static_cast<const accel_struct_header_t*>(link->next)) {
+      if (link->stype != ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC) continue;
+      accel_object_store_desc_t sd{};
+      accel_status_t status = ACCEL_SUCCESS;
+      const auto* in = reinterpret_cast<const accel_object_store_desc_t*>(link);
+      if (!CheckHeader(fn, in, ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC, "desc->next (accel_object_store_desc_t)",
+                       &status)) {
+        return status;
+      }
+      std::memcpy(&sd, in, std::min<size_t>(in->struct_size, sizeof(sd)));
+      store_options.host_capacity = sd.host_capacity;
+      store_options.device_capacity = sd.device_capacity;
+      if (sd.spill_directory != nullptr) store_options.spill_directory = sd.spill_directory;
+    }
+    auto runtime = Runtime::Create(instance, d.worker_threads, std::move(store_options));
     if (!runtime) return Fail(fn, ACCEL_ERROR_INTERNAL, runtime.error().message);
     *out_runtime = reinterpret_cast<accel_runtime_t>(HandleTable::Get().Insert(HandleType::kRuntime, runtime.value()));
     return ACCEL_SUCCESS;

@@ -3,11 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace accel::runtime {
 
 namespace {
 constexpr int kTagShift = 56;
 constexpr uint64_t kCounterMask = (uint64_t{1} << kTagShift) - 1;
+
+const char* Article(const char* noun) { return std::strchr("aeiou", noun[0]) != nullptr ? "an" : "a"; }
 }  // namespace
 
 const char* HandleTypeName(HandleType type) {
@@ -17,6 +21,8 @@ const char* HandleTypeName(HandleType type) {
     case HandleType::kPlacementGroup: return "placement group";
     case HandleType::kQueue: return "queue";
     case HandleType::kActor: return "actor";
+    case HandleType::kObject: return "object";
+    case HandleType::kObjectView: return "object view";
   }
   return "unknown";
 }
@@ -48,16 +54,18 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
     return nullptr;
   }
   const auto tag = static_cast<uint8_t>(handle >> kTagShift);
-  const bool known = tag == static_cast<uint8_t>(HandleType::kRuntime) ||
-                     tag == static_cast<uint8_t>(HandleType::kFuture) ||
-                     tag == static_cast<uint8_t>(HandleType::kPlacementGroup) ||
-                     tag == static_cast<uint8_t>(HandleType::kQueue) || tag == static_cast<uint8_t>(HandleType::kActor);
+  const bool known =
+      tag == static_cast<uint8_t>(HandleType::kRuntime) || tag == static_cast<uint8_t>(HandleType::kFuture) ||
+      tag == static_cast<uint8_t>(HandleType::kPlacementGroup) || tag == static_cast<uint8_t>(HandleType::kQueue) ||
+      tag == static_cast<uint8_t>(HandleType::kActor) || tag == static_cast<uint8_t>(HandleType::kObject) ||
+      tag == static_cast<uint8_t>(HandleType::kObjectView);
   if (!known) {
     *why = fmt::format("(0x{:x}) is not an Accel runtime handle (expected a {} handle)", handle, want);
     return nullptr;
   }
   if (tag != static_cast<uint8_t>(type)) {
-    *why = fmt::format("is a {} handle, not a {} handle", HandleTypeName(static_cast<HandleType>(tag)), want);
+    const char* have = HandleTypeName(static_cast<HandleType>(tag));
+    *why = fmt::format("is {} {} handle, not {} {} handle", Article(have), have, Article(want), want);
     return nullptr;
   }
   const Shard& shard = ShardOf(handle);

@@ -23,7 +23,9 @@ enum class HandleType : uint8_t {
   kFuture = 0xB2,
   kPlacementGroup = 0xB3,
   kQueue = 0xB4,
-  kActor = 0xB5
+  kActor = 0xB5,
+  kObject = 0xB6,
+  kObjectView = 0xB7
 };
 
 const char* HandleTypeName(HandleType type);

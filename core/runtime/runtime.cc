@@ -94,10 +94,16 @@ bool Claim(Task& task) {
 
 Task* CurrentTask() { return t_current_task; }
 
-planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t instance, uint32_t workers) {
+planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t instance, uint32_t workers,
+                                                            ObjectStore::Options store_options) {
   auto resources = ReadResources(instance);
   if (!resources) return resources.error();
   std::shared_ptr<Runtime> runtime(new Runtime(instance, std::move(resources).value()));
+  std::string why;
+  if (ObjectStore::Create(instance, runtime->resources_, std::move(store_options), &runtime->store_, &why) !=
+      ACCEL_SUCCESS) {
+    return planner::Error{why};
+  }
   // One tenant with no memory anywhere for every task without devices: a tenant per such task cost more than
   // the task (docs/scheduler.md, "Figures"), and sharing one that may allocate nothing changes no limit.
   accel_tenant_desc_t td{};
@@ -186,6 +192,7 @@ void Runtime::Shutdown() {
   for (auto& w : workers_) w.join();
   workers_.clear();
   FlushReleases();
+  if (store_) store_->Shutdown();
 }
 
 void Runtime::CancelForShutdown(const std::shared_ptr<Task>& task) {

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "object_store.h"
 #include "planner.h"
 #include "resources.h"
 
@@ -181,7 +182,8 @@ struct PlacementGroup {
 
 class Runtime : public std::enable_shared_from_this<Runtime> {
  public:
-  static planner::Expected<std::shared_ptr<Runtime>> Create(accel_instance_t instance, uint32_t workers);
+  static planner::Expected<std::shared_ptr<Runtime>> Create(accel_instance_t instance, uint32_t workers,
+                                                            ObjectStore::Options store_options = {});
   ~Runtime();
 
   // Cancels what has not started, waits for what runs, stops the workers.
@@ -223,6 +225,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   size_t device_count() const { return resources_.devices.size(); }
   accel_runtime_device_t Device(uint32_t rank) const;
   const Resources& resources() const { return resources_; }
+  // The runtime's object store (1.2); shut down with the runtime.
+  ObjectStore& store() { return *store_; }
 
   // Validates a request struct into `out`; errors name `field` ("request->share").
   accel_status_t ReadRequest(const accel_resource_request_t* in, const std::string& field, bool in_group, Request* out,
@@ -312,6 +316,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
 
   accel_instance_t instance_;
   Resources resources_;
+  std::unique_ptr<ObjectStore> store_;
   planner::Planner planner_;
 
   // Counters bumped on the task path without the runtime's lock: one block

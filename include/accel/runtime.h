@@ -8,8 +8,9 @@
  * device loss and says why anything waits.
  *
  * Versioned on its own: ACCEL_RUNTIME_VERSION, libaccel-runtime.so.1, symbol
- * versions ACCEL_RUNTIME_1.0 and ACCEL_RUNTIME_1.1 (queues, preemption,
- * actors; docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
+ * versions ACCEL_RUNTIME_1.0, ACCEL_RUNTIME_1.1 (queues, preemption,
+ * actors) and ACCEL_RUNTIME_1.2 (the object store, accel/object_store.h;
+ * docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
  * start with the header (stype 2000..2999 are this library's), errors are
  * accel_status_t with the message in accel_last_error()'s thread-local slot
  * (docs/errors.md), handles are validated on every call.
@@ -20,8 +21,11 @@
  * except futures, which stay readable until released.
  *
  * Threading: every function is thread-safe. Task functions run on the
- * runtime's worker threads and may submit, wait on and cancel tasks; a task
- * waiting on another task holds its worker for that time. */
+ * runtime's worker threads (a task without devices, dependencies or retries
+ * also on a thread that waits for it without a timeout before a worker took
+ * it: docs/scheduler.md, "The direct path") and may submit, wait on and
+ * cancel tasks; a task waiting on another task holds its worker for that
+ * time. */
 #ifndef ACCEL_RUNTIME_H_
 #define ACCEL_RUNTIME_H_
 
@@ -32,7 +36,7 @@ extern "C" {
 #endif
 
 #define ACCEL_RUNTIME_VERSION_MAJOR 1
-#define ACCEL_RUNTIME_VERSION_MINOR 1
+#define ACCEL_RUNTIME_VERSION_MINOR 2
 #define ACCEL_RUNTIME_VERSION ACCEL_MAKE_VERSION(ACCEL_RUNTIME_VERSION_MAJOR, ACCEL_RUNTIME_VERSION_MINOR, 0)
 
 typedef struct accel_runtime_s* accel_runtime_t;
@@ -56,6 +60,12 @@ typedef enum accel_runtime_structure_type_t {
   ACCEL_STRUCTURE_TYPE_QUEUE_USAGE = 2009, /* 1.1 */
   ACCEL_STRUCTURE_TYPE_ACTOR_DESC = 2010,  /* 1.1 */
   ACCEL_STRUCTURE_TYPE_ACTOR_INFO = 2011,  /* 1.1 */
+  /* 1.2: the object store (accel/object_store.h) */
+  ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC = 2012,
+  ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC = 2013,
+  ACCEL_STRUCTURE_TYPE_OBJECT_INFO = 2014,
+  ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO = 2015,
+  ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE = 2016,
   ACCEL_RUNTIME_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_runtime_structure_type_t;
 

@@ -3,6 +3,7 @@
  * from the same list (struct_layout.h). Links nothing: it uses types,
  * macros and sizeof only. */
 #include "accel/accel.h"
+#include "accel/object_store.h"
 #include "accel/runtime.h"
 #include "accel_backend.h"
 

@@ -2,6 +2,7 @@
 // -Werror) and checks the same ABI pins as header_c99.c (struct_layout.h), so
 // both languages agree on every layout. Links nothing.
 #include "accel/accel.h"
+#include "accel/object_store.h"
 #include "accel/runtime.h"
 #include "accel_backend.h"
 

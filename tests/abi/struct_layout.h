@@ -823,6 +823,29 @@ ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE, 2007)
 ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_ACTOR_INFO, 2011)
 #endif
 
+/* libaccel-runtime 1.2: the object store (include/accel/object_store.h), where it is included. */
+#if defined(ACCEL_OBJECT_STORE_H_) && ACCEL_PIN_LP64
+ACCEL_PIN_SIZE(accel_object_store_desc_t, 40)
+ACCEL_PIN_OFFSET(accel_object_store_desc_t, host_capacity, 16)
+ACCEL_PIN_OFFSET(accel_object_store_desc_t, spill_directory, 32)
+ACCEL_PIN_SIZE(accel_object_put_desc_t, 56)
+ACCEL_PIN_OFFSET(accel_object_put_desc_t, buffer, 24)
+ACCEL_PIN_OFFSET(accel_object_put_desc_t, size, 40)
+ACCEL_PIN_OFFSET(accel_object_put_desc_t, name, 48)
+ACCEL_PIN_SIZE(accel_object_info_t, 48)
+ACCEL_PIN_OFFSET(accel_object_info_t, references, 24)
+ACCEL_PIN_OFFSET(accel_object_info_t, device_replicas, 40)
+ACCEL_PIN_SIZE(accel_object_view_info_t, 56)
+ACCEL_PIN_OFFSET(accel_object_view_info_t, buffer, 24)
+ACCEL_PIN_OFFSET(accel_object_view_info_t, location, 48)
+ACCEL_PIN_SIZE(accel_object_store_usage_t, 72)
+ACCEL_PIN_OFFSET(accel_object_store_usage_t, used, 24)
+ACCEL_PIN_OFFSET(accel_object_store_usage_t, restored, 64)
+ACCEL_PIN_VALUE(ACCEL_OBJECT_LOCATION_HOST, -1)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC, 2012)
+ACCEL_PIN_VALUE(ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE, 2016)
+#endif
+
 #if defined(ACCEL_PIN_DEFAULTS_)
 #undef ACCEL_PIN_DEFAULTS_
 #undef ACCEL_PIN_ASSERT_

@@ -241,15 +241,16 @@ TEST(DirectPath, TasksSubmittedTogetherRunOnDifferentWorkers) {
   std::atomic<uint32_t> running{0};
   std::vector<accel_future_t> futures(kTasks);
   for (auto& f : futures) {
-    ASSERT_EQ(rt.Submit(nullptr,
-                        [&](accel_task_context_t) {
-                          ++running;
-                          // All four at once, or this one fails after 30 s.
-                          const bool together = Eventually([&] { return running.load() == kTasks; });
-                          return together ? ACCEL_SUCCESS
-                                          : accel_set_last_error(ACCEL_ERROR_TIMEOUT, "ran without the others");
-                        },
-                        &f),
+    ASSERT_EQ(rt.Submit(
+                  nullptr,
+                  [&](accel_task_context_t) {
+                    ++running;
+                    // All four at once, or this one fails after 30 s.
+                    const bool together = Eventually([&] { return running.load() == kTasks; });
+                    return together ? ACCEL_SUCCESS
+                                    : accel_set_last_error(ACCEL_ERROR_TIMEOUT, "ran without the others");
+                  },
+                  &f),
               ACCEL_SUCCESS);
   }
   for (accel_future_t f : futures) {

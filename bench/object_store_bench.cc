@@ -1,0 +1,282 @@
+// accel-object-store-bench: libaccel-runtime's object store beside named
+// baselines, in one run (docs/objectstore.md, "Figures"). Prints figures;
+// asserts nothing about time.
+//
+//   accel-object-store-bench [--size-mb N] [--small N] [--small-bytes B] [--repeat R] [--seed S] [--json]
+//
+// Large objects (N MB, default 800): put from host memory against malloc +
+// memcpy of the same bytes (what a put must do: fresh memory, one copy) and
+// against memcpy into memory already touched; get on a device (one host to
+// device copy into a new replica) against accel_stream_copy_host_to_buffer
+// into a buffer made for it. Small objects (B bytes, default 1 KiB): put,
+// get on the host and release, N times (default 20,000), beside Ray's
+// published plasma figures (about 5,000 puts/s and 10,000 gets/s; constants,
+// not measured here). Zero-copy host get: get + view release of an object
+// with a host replica. Each figure is the median of R repeats (default 3);
+// --seed decides which contender runs first in each. On the sim backend's
+// h100-sxm-8 node (ACCEL_SIM_PROFILE and ACCEL_BACKENDS are set to it).
+// Exit status 1 when a call fails or bytes differ.
+#include <accel/object_store.h>
+#include <accel/runtime.h>
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kProfile = "h100-sxm-8";
+constexpr double kRayPutsPerSecond = 5000.0;   // Ray's plasma store, as issue 17 quotes it
+constexpr double kRayGetsPerSecond = 10000.0;  // idem
+constexpr double kGoalRatio = 0.9;             // put and get against memcpy
+constexpr double kGoalHostGetUs = 5.0;
+
+std::string g_failure;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): the bench's one error slot
+
+bool Check(accel_status_t status, const char* what) {
+  if (status == ACCEL_SUCCESS) return true;
+  if (g_failure.empty()) g_failure = fmt::format("{}: {} ({})", what, accel_status_name(status), accel_last_error());
+  return false;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Row {
+  std::string name;
+  double accel = 0.0;
+  double baseline = 0.0;
+  std::string unit;
+  std::string baseline_name;
+  std::string goal;
+};
+
+accel_object_t Put(accel_runtime_t rt, const void* data, uint64_t size) {
+  accel_object_put_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  d.struct_size = sizeof(d);
+  d.data = data;
+  d.size = size;
+  accel_object_t o = nullptr;
+  Check(accel_object_put(rt, &d, &o), "accel_object_put");
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t size_mb = 800;
+  uint64_t small = 20000;
+  uint64_t small_bytes = 1024;
+  uint32_t repeat = 3;
+  uint64_t seed = 1;
+  bool json = false;
+  CLI::App app{"accel-object-store-bench: the object store beside memcpy, raw copies and Ray's published figures"};
+  app.add_option("--size-mb", size_mb, "large object size in MB (10^6 bytes)")->check(CLI::Range(1, 16000));
+  app.add_option("--small", small, "small objects put, got and released")->check(CLI::Range(1, 10000000));
+  app.add_option("--small-bytes", small_bytes, "bytes of each small object")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--repeat", repeat, "repeats; each figure is their median")->check(CLI::Range(1, 1000));
+  app.add_option("--seed", seed, "decides which contender runs first in each repeat");
+  app.add_flag("--json", json, "print the figures as JSON");
+  CLI11_PARSE(app, argc, argv);
+
+  setenv("ACCEL_SIM_PROFILE", kProfile, 1);
+  accel_instance_desc_t id{};
+  id.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  id.struct_size = sizeof(id);
+  id.backends = "sim";
+  accel_instance_t instance = nullptr;
+  if (!Check(accel_instance_create(&id, &instance), "accel_instance_create")) {
+    std::fprintf(stderr, "accel-object-store-bench: %s\n", g_failure.c_str());
+    return 1;
+  }
+  const uint64_t size = size_mb * 1000 * 1000;
+  accel_object_store_desc_t sd{};
+  sd.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC;
+  sd.struct_size = sizeof(sd);
+  sd.host_capacity = 2 * size + (uint64_t{1} << 30);
+  sd.device_capacity = 2 * size + (uint64_t{1} << 30);
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.next = &sd;
+  accel_runtime_t rt = nullptr;
+  Check(accel_runtime_create(instance, &rd, &rt), "accel_runtime_create");
+
+  std::vector<Row> rows;
+  std::mt19937_64 rng(seed);
+  auto pair = [&](const std::function<double()>& accel, const std::function<double()>& baseline) {
+    std::vector<double> a, b;
+    for (uint32_t r = 0; r < repeat && g_failure.empty(); ++r) {
+      if (std::bernoulli_distribution(0.5)(rng)) {
+        a.push_back(accel());
+        b.push_back(baseline());
+      } else {
+        b.push_back(baseline());
+        a.push_back(accel());
+      }
+    }
+    return std::make_pair(Median(a), Median(b));
+  };
+
+  if (g_failure.empty()) {
+    std::vector<uint8_t> source(size);
+    for (size_t i = 0; i < source.size(); i += 4096) source[i] = static_cast<uint8_t>(i / 4096);
+    std::vector<uint8_t> warm(size, 1);
+    // Put: a fresh copy in the store.
+    const auto [put_s, fresh_s] = pair(
+        [&] {
+          const auto t = Clock::now();
+          accel_object_t o = Put(rt, source.data(), size);
+          const double s = Seconds(t);
+          if (o != nullptr) accel_object_release(o);
+          return s;
+        },
+        [&] {
+          const auto t = Clock::now();
+          void* p = std::malloc(size);
+          std::memcpy(p, source.data(), size);
+          asm volatile("" : : "r"(p) : "memory");  // the copy is used: not elided
+          const double s = Seconds(t);
+          std::free(p);
+          return s;
+        });
+    double warm_s = 0.0;
+    {
+      std::vector<double> w;
+      for (uint32_t r = 0; r < repeat; ++r) {
+        const auto t = Clock::now();
+        std::memcpy(warm.data(), source.data(), size);
+        asm volatile("" : : "r"(warm.data()) : "memory");
+        w.push_back(Seconds(t));
+      }
+      warm_s = Median(w);
+    }
+    const double gb = static_cast<double>(size) / 1e9;
+    rows.push_back({fmt::format("put {} MB from host", size_mb), gb / put_s, gb / fresh_s, "GB/s",
+                    "malloc + memcpy (fresh memory)", fmt::format(">= {}x", kGoalRatio)});
+    rows.push_back({fmt::format("put {} MB from host", size_mb), gb / put_s, gb / warm_s, "GB/s",
+                    "memcpy into touched memory", "-"});
+
+    // Get on device 0: a new replica there by one host-to-device copy.
+    accel_object_t object = Put(rt, source.data(), size);
+    accel_runtime_device_t rdev{};
+    rdev.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+    rdev.struct_size = sizeof(rdev);
+    Check(accel_runtime_get_device(rt, 0, &rdev), "accel_runtime_get_device");
+    uint32_t n = 1;
+    accel_device_t device = nullptr;
+    Check(accel_physical_device_enumerate_devices(rdev.physical_device, &n, &device), "enumerate_devices");
+    accel_stream_t stream = nullptr;
+    if (device != nullptr) Check(accel_stream_create(device, nullptr, &stream), "accel_stream_create");
+    const auto [get_s, raw_s] = pair(
+        [&] {
+          const auto t = Clock::now();
+          accel_object_view_t v = nullptr;
+          Check(accel_object_get(object, 0, ACCEL_TIMEOUT_INFINITE, &v), "accel_object_get");
+          const double s = Seconds(t);
+          if (v != nullptr) accel_object_view_release(v);
+          // Drop the device replica for the next repeat: a fresh object each time would time the put too.
+          accel_object_release(object);
+          object = Put(rt, source.data(), size);
+          return s;
+        },
+        [&] {
+          accel_buffer_desc_t bd{};
+          bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+          bd.struct_size = sizeof(bd);
+          bd.size = size;
+          const auto t = Clock::now();
+          accel_buffer_t b = nullptr;
+          if (Check(accel_buffer_create(device, &bd, &b), "accel_buffer_create") &&
+              Check(accel_stream_copy_host_to_buffer(stream, source.data(), b, 0, size), "copy_host_to_buffer")) {
+            Check(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), "accel_stream_synchronize");
+          }
+          const double s = Seconds(t);
+          if (b != nullptr) accel_buffer_destroy(b);
+          return s;
+        });
+    rows.push_back({fmt::format("get {} MB on device 0 (new replica)", size_mb), gb / get_s, gb / raw_s, "GB/s",
+                    "buffer create + copy_host_to_buffer", fmt::format(">= {}x", kGoalRatio)});
+    if (stream != nullptr) accel_stream_destroy(stream);
+    if (object != nullptr) accel_object_release(object);
+  }
+
+  if (g_failure.empty()) {
+    // Small objects: put, get on the host, release.
+    std::vector<uint8_t> bytes(small_bytes, 7);
+    std::vector<double> puts, gets;
+    for (uint32_t r = 0; r < repeat && g_failure.empty(); ++r) {
+      std::vector<accel_object_t> objects(small);
+      auto t = Clock::now();
+      for (auto& o : objects) o = Put(rt, bytes.data(), bytes.size());
+      puts.push_back(static_cast<double>(small) / Seconds(t));
+      t = Clock::now();
+      for (auto* o : objects) {
+        accel_object_view_t v = nullptr;
+        if (Check(accel_object_get(o, ACCEL_OBJECT_LOCATION_HOST, ACCEL_TIMEOUT_INFINITE, &v), "accel_object_get")) {
+          accel_object_view_release(v);
+        }
+      }
+      gets.push_back(static_cast<double>(small) / Seconds(t));
+      for (auto* o : objects) {
+        if (o != nullptr) accel_object_release(o);
+      }
+    }
+    rows.push_back({fmt::format("small objects ({} bytes): puts", small_bytes), Median(puts), kRayPutsPerSecond, "/s",
+                    "Ray plasma (published)", "-"});
+    rows.push_back({fmt::format("small objects ({} bytes): host gets", small_bytes), Median(gets), kRayGetsPerSecond,
+                    "/s", "Ray plasma (published)", "-"});
+    rows.push_back({"zero-copy host get + view release", 1e6 / Median(gets), 0.0, "us", "-",
+                    fmt::format("< {} us", kGoalHostGetUs)});
+  }
+
+  if (rt != nullptr) accel_runtime_destroy(rt);
+  accel_instance_destroy(instance);
+  if (!g_failure.empty()) {
+    std::fprintf(stderr, "accel-object-store-bench: %s\n", g_failure.c_str());
+    return 1;
+  }
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Row& r : rows) {
+      out.push_back({{"figure", r.name},
+                     {"accel", r.accel},
+                     {"baseline", r.baseline},
+                     {"unit", r.unit},
+                     {"baseline_name", r.baseline_name},
+                     {"goal", r.goal}});
+    }
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print(
+      "accel-object-store-bench: sim {} node; large objects {} MB; {} small objects of {} bytes; repeat {}; "
+      "seed {}\n\n",
+      kProfile, size_mb, small, small_bytes, repeat, seed);
+  fmt::print("{:<44} {:>12} {:>12} {:>8}  {:<38} {}\n", "figure", "Accel", "baseline", "ratio", "baseline", "goal");
+  for (const Row& r : rows) {
+    const std::string ratio = r.baseline > 0.0 ? fmt::format("{:.2f}x", r.accel / r.baseline) : "-";
+    fmt::print("{:<44} {:>9.2f} {:<2} {:>9.2f} {:<2} {:>8}  {:<38} {}\n", r.name, r.accel, r.unit, r.baseline,
+               r.baseline > 0.0 ? r.unit : "", ratio, r.baseline_name, r.goal);
+  }
+  return 0;
+}

@@ -1,0 +1,122 @@
+// Helpers shared by the C entry points of libaccel-runtime (api.cc,
+// api_objects.cc): errors with the function's name, exception guards, handle
+// lookups and struct headers. Internal; thread-safe like the calls they serve.
+#ifndef ACCEL_RUNTIME_API_COMMON_H_
+#define ACCEL_RUNTIME_API_COMMON_H_
+
+#include <accel/runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "handles.h"
+#include "runtime.h"
+
+namespace accel::runtime::api {
+
+inline accel_status_t Fail(const char* function, accel_status_t code, const std::string& message) {
+  return accel_set_last_error(code, fmt::format("{}: {}", function, message).c_str());
+}
+
+// Each entry point reads its name into `fn` before its Guarded lambda: inside
+// the lambda, __func__ would be "operator()".
+
+// Runs `body`, turning exceptions into ACCEL_ERROR_INTERNAL or
+// RESOURCE_EXHAUSTED: none crosses the C ABI.
+template <typename F>
+accel_status_t Guarded(const char* function, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Fail(function, ACCEL_ERROR_RESOURCE_EXHAUSTED, "out of host memory");
+  } catch (const std::exception& e) {
+    return Fail(function, ACCEL_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return Fail(function, ACCEL_ERROR_INTERNAL, "unknown exception");
+  }
+}
+
+// The live object behind `handle`, or null after setting the error.
+template <typename T, typename H>
+std::shared_ptr<T> Find(const char* function, H handle, HandleType type, const char* argument, accel_status_t* status) {
+  std::string why;
+  auto found = HandleTable::Get().Find(reinterpret_cast<uint64_t>(handle), type, &why);
+  if (!found) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE, fmt::format("'{}' {}", argument, why));
+    return nullptr;
+  }
+  return std::static_pointer_cast<T>(found);
+}
+
+template <typename T>
+bool CheckHeader(const char* function, const T* s, uint32_t stype, const char* argument, accel_status_t* status) {
+  if (s == nullptr) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", argument));
+    return false;
+  }
+  if (s->stype != stype) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                   fmt::format("'{}' has stype {}, expected {}", argument, s->stype, stype));
+    return false;
+  }
+  if (s->struct_size < 16) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT,
+                   fmt::format("'{}' has struct_size {}, smaller than the 16-byte header", argument, s->struct_size));
+    return false;
+  }
+  return true;
+}
+
+template <typename T>
+void FillOut(T* out, const T& value) {
+  const size_t n = std::min<size_t>(out->struct_size, sizeof(T));
+  if (n > 16) std::memcpy(reinterpret_cast<char*>(out) + 16, reinterpret_cast<const char*>(&value) + 16, n - 16);
+}
+
+// Checks `desc`'s header and that the output `out_name` is not NULL, then copies `desc` into `*copy` up to its
+// struct_size (fields of a later minor version stay zero). False with the error set otherwise.
+template <typename T>
+bool ReadDesc(const char* function, const T* desc, uint32_t stype, const void* out, const char* out_name, T* copy,
+              accel_status_t* status) {
+  if (!CheckHeader(function, desc, stype, "desc", status)) return false;
+  if (out == nullptr) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is NULL", out_name));
+    return false;
+  }
+  *copy = T{};
+  std::memcpy(copy, desc, std::min<size_t>(desc->struct_size, sizeof(T)));
+  return true;
+}
+
+// The runtime of a queue or actor, or null with INVALID_HANDLE set once it was destroyed.
+inline std::shared_ptr<Runtime> LiveRuntime(const char* function, const std::weak_ptr<Runtime>& weak,
+                                            const char* argument, accel_status_t* status) {
+  auto rt = weak.lock();
+  if (!rt || rt->stopping()) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE,
+                   fmt::format("'{}' belongs to a runtime that was destroyed", argument));
+    return nullptr;
+  }
+  return rt;
+}
+
+// The live queue or actor behind `handle` and its runtime (not being destroyed), or nulls with the error set.
+template <typename T, typename H>
+std::pair<std::shared_ptr<T>, std::shared_ptr<Runtime>> FindWithRuntime(const char* function, H handle, HandleType type,
+                                                                        const char* argument, accel_status_t* status) {
+  auto object = Find<T>(function, handle, type, argument, status);
+  if (!object) return {};
+  auto rt = LiveRuntime(function, object->runtime, argument, status);
+  if (!rt) return {};
+  return {std::move(object), std::move(rt)};
+}
+
+}  // namespace accel::runtime::api
+
+#endif  // ACCEL_RUNTIME_API_COMMON_H_

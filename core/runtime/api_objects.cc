@@ -1,0 +1,222 @@
+// C entry points of the object store (include/accel/object_store.h,
+// docs/objectstore.md): handles, counted references and views over
+// ObjectStore.
+#include <accel/object_store.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "api_common.h"
+#include "handles.h"
+#include "object_store.h"
+#include "runtime.h"
+
+using accel::runtime::HandleTable;
+using accel::runtime::HandleType;
+using accel::runtime::Object;
+using accel::runtime::Runtime;
+using accel::runtime::View;
+using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): the entry points' helpers
+
+namespace {
+
+// What an object handle holds: the object, and its runtime (empty once destroyed).
+struct ObjectRef {
+  std::shared_ptr<Object> object;
+  std::weak_ptr<Runtime> runtime;
+};
+
+// What a view handle holds.
+struct ViewRef {
+  View view;
+  std::weak_ptr<Runtime> runtime;
+};
+
+// The object and its live runtime, or nulls with the error set.
+std::pair<std::shared_ptr<ObjectRef>, std::shared_ptr<Runtime>> FindObject(const char* fn, accel_object_t object,
+                                                                           accel_status_t* status) {
+  return FindWithRuntime<ObjectRef>(fn, object, HandleType::kObject, "object", status);
+}
+
+}  // namespace
+
+extern "C" {
+
+ACCEL_API accel_status_t accel_object_put(accel_runtime_t runtime, const accel_object_put_desc_t* desc,
+                                          accel_object_t* out_object) {
+  if (out_object != nullptr) *out_object = nullptr;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    accel_object_put_desc_t d{};
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC, out_object, "out_object", &d, &status)) {
+      return status;
+    }
+    if (d.size == 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->size' is 0");
+    if ((d.data == nullptr) == (d.buffer == nullptr)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  d.data == nullptr ? "'desc->data' and 'desc->buffer' are both NULL: one gives the bytes"
+                                    : "'desc->data' and 'desc->buffer' are both set: only one gives the bytes");
+    }
+    if (d.data != nullptr && d.buffer_offset != 0) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->buffer_offset' is set without 'desc->buffer'");
+    }
+    std::shared_ptr<Object> object;
+    std::string why;
+    status = rt->store().Put(d, &object, &why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
+    auto ref = std::make_shared<ObjectRef>();
+    ref->object = std::move(object);
+    ref->runtime = rt;
+    *out_object = reinterpret_cast<accel_object_t>(HandleTable::Get().Insert(HandleType::kObject, ref));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_retain(accel_object_t object) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto ref = Find<ObjectRef>(fn, object, HandleType::kObject, "object", &status);
+    if (!ref) return status;
+    // Never back from 0: the last release is under way.
+    uint32_t n = ref->object->references.load();
+    do {
+      if (n == 0) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'object' is being released (its last reference went)");
+    } while (!ref->object->references.compare_exchange_weak(n, n + 1));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_release(accel_object_t object) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto ref = Find<ObjectRef>(fn, object, HandleType::kObject, "object", &status);
+    if (!ref) return status;
+    uint32_t n = ref->object->references.load();
+    do {
+      if (n == 0) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'object' is a released object handle");
+    } while (!ref->object->references.compare_exchange_weak(n, n - 1));
+    if (n == 1) {
+      HandleTable::Get().Remove(reinterpret_cast<uint64_t>(object));
+      if (auto rt = ref->runtime.lock()) rt->store().Drop(ref->object);
+    }
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_get_info(accel_object_t object, accel_object_info_t* out_info) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto [ref, rt] = FindObject(fn, object, &status);
+    if (!ref) return status;
+    if (!CheckHeader(fn, out_info, ACCEL_STRUCTURE_TYPE_OBJECT_INFO, "out_info", &status)) return status;
+    FillOut(out_info, rt->store().Info(*ref->object));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_is_on_device(accel_object_t object, uint32_t device_index,
+                                                   uint32_t* out_present) {
+  if (out_present != nullptr) *out_present = 0;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto [ref, rt] = FindObject(fn, object, &status);
+    if (!ref) return status;
+    if (out_present == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_present' is NULL");
+    if (device_index >= rt->store().device_count()) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'device_index' {} is past the runtime's {} device(s)", device_index,
+                              rt->store().device_count()));
+    }
+    *out_present = rt->store().OnDevice(*ref->object, device_index) ? 1 : 0;
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_get(accel_object_t object, int32_t location, uint64_t timeout_ns,
+                                          accel_object_view_t* out_view) {
+  if (out_view != nullptr) *out_view = nullptr;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto [ref, rt] = FindObject(fn, object, &status);
+    if (!ref) return status;
+    if (out_view == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_view' is NULL");
+    if (!rt->store().ValidLocation(location)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'location' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the runtime's {} "
+                              "device indices",
+                              location, rt->store().device_count()));
+    }
+    auto view = std::make_shared<ViewRef>();
+    view->runtime = rt;
+    std::string why;
+    status = rt->store().Get(ref->object, location, timeout_ns, &view->view, &why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
+    *out_view = reinterpret_cast<accel_object_view_t>(HandleTable::Get().Insert(HandleType::kObjectView, view));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_view_get_info(accel_object_view_t view, accel_object_view_info_t* out_info) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto ref = Find<ViewRef>(fn, view, HandleType::kObjectView, "view", &status);
+    if (!ref) return status;
+    if (!LiveRuntime(fn, ref->runtime, "view", &status)) return status;
+    if (!CheckHeader(fn, out_info, ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO, "out_info", &status)) return status;
+    accel_object_view_info_t info{};
+    info.host_address = ref->view.host;
+    info.buffer = ref->view.buffer;
+    info.offset = 0;
+    info.size = ref->view.object->size;
+    info.location = ref->view.location;
+    FillOut(out_info, info);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_view_release(accel_object_view_t view) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto ref = Find<ViewRef>(fn, view, HandleType::kObjectView, "view", &status);
+    if (!ref) return status;
+    if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(view))) {
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'view' is a released view handle");
+    }
+    // A destroyed runtime freed its store already.
+    if (auto rt = ref->runtime.lock()) rt->store().ReleaseView(ref->view);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_store_get_usage(accel_runtime_t runtime, int32_t location,
+                                                      accel_object_store_usage_t* out_usage) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (!rt->store().ValidLocation(location)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'location' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the runtime's {} "
+                              "device indices",
+                              location, rt->store().device_count()));
+    }
+    if (!CheckHeader(fn, out_usage, ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE, "out_usage", &status)) return status;
+    FillOut(out_usage, rt->store().Usage(location));
+    return ACCEL_SUCCESS;
+  });
+}
+
+}  // extern "C"

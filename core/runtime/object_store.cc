@@ -1,0 +1,684 @@
+// The object store (docs/objectstore.md).
+#include "object_store.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace accel::runtime {
+namespace {
+
+constexpr size_t kHostAlignment = 64;
+constexpr uint32_t kSpillMagic = 0x4A424F41;  // "AOBJ"
+constexpr size_t kIoChunk = size_t{1} << 26;  // 64 MiB per read/write call and per CRC update
+
+struct SpillHeader {
+  uint32_t magic = kSpillMagic;
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  uint64_t id = 0;
+};
+
+uint32_t Crc(const void* data, uint64_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* p = static_cast<const Bytef*>(data);
+  for (uint64_t done = 0; done < size;) {
+    const auto n = static_cast<uInt>(std::min<uint64_t>(size - done, kIoChunk));
+    crc = crc32(crc, p + done, n);
+    done += n;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+std::string Bytes(uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} bytes", bytes);
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int unit = -1;
+  while (v >= 1024.0 && unit < 3) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", v, kUnits[unit]);
+}
+
+bool WriteAll(int fd, const void* data, uint64_t size) {
+  const auto* p = static_cast<const char*>(data);
+  for (uint64_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd, p + done, std::min<uint64_t>(size - done, kIoChunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, uint64_t size) {
+  auto* p = static_cast<char*>(data);
+  for (uint64_t done = 0; done < size;) {
+    const ssize_t n = ::read(fd, p + done, std::min<uint64_t>(size - done, kIoChunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Host memory for a replica: small ones from the heap; from 2 MiB on, an
+// anonymous mapping aligned to 2 MiB with transparent huge pages asked for (a
+// put of 800 MB then takes some 400 page faults, not 200,000). Null when out
+// of memory.
+constexpr uint64_t kHugePage = uint64_t{2} << 20;
+
+void* HostAlloc(uint64_t size) {
+  if (size < kHugePage)
+    return std::aligned_alloc(kHostAlignment, (size + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
+  const uint64_t length = (size + kHugePage - 1) / kHugePage * kHugePage;
+  void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start) ::munmap(raw, aligned - start);
+  const uintptr_t end = start + length + kHugePage;
+  if (end > aligned + length) ::munmap(reinterpret_cast<void*>(aligned + length), end - (aligned + length));
+  ::madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);  // a hint: without THP, plain pages
+  return reinterpret_cast<void*>(aligned);
+}
+
+void HostFree(void* p, uint64_t size) {
+  if (p == nullptr) return;
+  if (size < kHugePage) {
+    std::free(p);
+    return;
+  }
+  ::munmap(p, (size + kHugePage - 1) / kHugePage * kHugePage);
+}
+
+uint64_t HostMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : uint64_t{8} << 30;
+}
+
+// Binds `tenant` to this thread for one scope.
+class TenantScope {
+ public:
+  explicit TenantScope(accel_tenant_t tenant) { accel_thread_set_tenant(tenant, &previous_); }
+  ~TenantScope() { accel_thread_set_tenant(previous_, nullptr); }
+  TenantScope(const TenantScope&) = delete;
+  TenantScope& operator=(const TenantScope&) = delete;
+
+ private:
+  accel_tenant_t previous_ = nullptr;
+};
+
+}  // namespace
+
+ObjectStore::ObjectStore(accel_instance_t instance, const Resources& resources) : instance_(instance) {
+  for (const Resource& r : resources.devices) {
+    devices_.push_back(r.path);
+    device_labels_.push_back(r.label);
+  }
+  places_.resize(devices_.size() + 1);
+  streams_.resize(devices_.size(), nullptr);
+}
+
+accel_status_t ObjectStore::Create(accel_instance_t instance, const Resources& resources, Options options,
+                                   std::unique_ptr<ObjectStore>* out, std::string* why) {
+  std::unique_ptr<ObjectStore> store(new ObjectStore(instance, resources));
+  store->places_[0].capacity = options.host_capacity > 0 ? options.host_capacity : HostMemory() / 4;
+  std::vector<accel_tenant_limit_t> limits;
+  for (size_t i = 0; i < resources.devices.size(); ++i) {
+    const uint64_t all = resources.devices[i].memory;
+    const uint64_t capacity = options.device_capacity > 0 ? std::min(options.device_capacity, all) : all / 2;
+    store->places_[i + 1].capacity = capacity;
+    limits.push_back({resources.devices[i].physical, capacity});
+  }
+  std::string dir = options.spill_directory;
+  if (dir.empty()) {
+    const char* env = std::getenv("ACCEL_SPILL_DIR");
+    if (env != nullptr && env[0] != '\0') {
+      dir = env;
+    } else {
+      const char* tmp = std::getenv("TMPDIR");
+      dir = fmt::format("{}/accel-spill-{}", tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", getpid());
+    }
+  }
+  store->spill_directory_ = dir;
+  accel_tenant_desc_t td{};
+  td.stype = ACCEL_STRUCTURE_TYPE_TENANT_DESC;
+  td.struct_size = sizeof(td);
+  td.name = "accel-runtime: the object store";
+  td.limits = limits.data();
+  td.limit_count = static_cast<uint32_t>(limits.size());
+  td.other_limit = 0;
+  if (accel_tenant_create(instance, &td, &store->tenant_) != ACCEL_SUCCESS) {
+    *why = fmt::format("the object store's tenant could not be made: {}", accel_last_error());
+    return ACCEL_ERROR_INTERNAL;
+  }
+  *out = std::move(store);
+  return ACCEL_SUCCESS;
+}
+
+ObjectStore::~ObjectStore() {
+  Shutdown();
+  if (tenant_ != nullptr) accel_tenant_destroy(tenant_);
+}
+
+void ObjectStore::Shutdown() {
+  std::vector<accel_stream_t> streams;
+  {
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    for (auto& [id, weak] : objects_) {
+      if (auto object = weak.lock()) FreeAll(*object);
+    }
+    objects_.clear();
+    streams.swap(streams_);
+  }
+  filled_.notify_all();
+  for (accel_stream_t s : streams) {
+    if (s != nullptr) accel_stream_destroy(s);
+  }
+  if (made_spill_directory_) ::rmdir(spill_directory_.c_str());
+}
+
+std::string ObjectStore::PlaceName(int32_t location) const {
+  if (location < 0) return "the host";
+  return fmt::format("device {} ({})", location, device_labels_[static_cast<size_t>(location)]);
+}
+
+bool ObjectStore::ValidLocation(int32_t location) const {
+  return location == ACCEL_OBJECT_LOCATION_HOST || (location >= 0 && static_cast<size_t>(location) < devices_.size());
+}
+
+accel_stream_t ObjectStore::StreamFor(uint32_t device, std::string* why) {
+  // Under the lock.
+  if (streams_[device] == nullptr &&
+      accel_stream_create(devices_[device], nullptr, &streams_[device]) != ACCEL_SUCCESS) {
+    *why = fmt::format("no stream on {}: {}", PlaceName(static_cast<int32_t>(device)), accel_last_error());
+    streams_[device] = nullptr;
+  }
+  return streams_[device];
+}
+
+void ObjectStore::FreeReplica(Object& object, int32_t location) {
+  auto it = object.replicas.find(location);
+  if (it == object.replicas.end()) return;
+  Replica& r = it->second;
+  if (r.host != nullptr) HostFree(r.host, object.size);
+  if (r.buffer != nullptr) accel_buffer_destroy(r.buffer);
+  Place& place = PlaceAt(location);
+  place.used -= object.size;
+  --place.replicas;
+  object.replicas.erase(it);
+}
+
+void ObjectStore::MaybeFree(Object& object) {
+  if (!object.dropped || object.views > 0 || shut_down_) return;
+  for (const auto& [where, r] : object.replicas) {
+    if (r.pins > 0) return;  // a transfer still uses it: its end frees the object
+  }
+  FreeAll(object);
+  objects_.erase(object.id);
+}
+
+void ObjectStore::FreeAll(Object& object) {
+  while (!object.replicas.empty()) FreeReplica(object, object.replicas.begin()->first);
+  if (!object.spill_path.empty()) {
+    ::unlink(object.spill_path.c_str());
+    object.spill_path.clear();
+  }
+}
+
+accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, const Replica& dst, uint64_t size,
+                                 std::string* why) {
+  if (from < 0 && to < 0) {
+    std::memcpy(dst.host, src.host, size);
+    return ACCEL_SUCCESS;
+  }
+  const int32_t on = to >= 0 ? to : from;  // the stream's device
+  accel_stream_t stream = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    stream = StreamFor(static_cast<uint32_t>(on), why);
+  }
+  if (stream == nullptr) return ACCEL_ERROR_INTERNAL;
+  accel_status_t status = ACCEL_SUCCESS;
+  if (from < 0) {
+    status = accel_stream_copy_host_to_buffer(stream, src.host, dst.buffer, 0, size);
+  } else if (to < 0) {
+    status = accel_stream_copy_buffer_to_host(stream, src.buffer, 0, dst.host, size);
+  } else {
+    // A peer copy where the two devices share a backend; else staged through the host.
+    status = accel_stream_copy_buffer(stream, src.buffer, 0, dst.buffer, 0, size);
+    if (status == ACCEL_ERROR_INVALID_ARGUMENT || status == ACCEL_ERROR_UNSUPPORTED) {
+      void* staging = HostAlloc(size);
+      if (staging == nullptr) {
+        *why = fmt::format("no host memory to stage {} from {} to {}", Bytes(size), PlaceName(from), PlaceName(to));
+        return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+      }
+      Replica host;
+      host.host = staging;
+      status = Copy(from, src, -1, host, size, why);
+      if (status == ACCEL_SUCCESS) status = Copy(-1, host, to, dst, size, why);
+      HostFree(staging, size);
+      return status;
+    }
+  }
+  if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
+  if (status != ACCEL_SUCCESS) {
+    *why = fmt::format("copying {} from {} to {}: {}", Bytes(size), PlaceName(from), PlaceName(to), accel_last_error());
+  }
+  return status;
+}
+
+accel_status_t ObjectStore::WriteSpill(Object& object, const Replica& host, std::string* why) {
+  if (!made_spill_directory_) {
+    if (::mkdir(spill_directory_.c_str(), 0700) == 0) {
+      made_spill_directory_ = true;
+    } else if (errno != EEXIST) {
+      *why = fmt::format("spill directory '{}' could not be made: {}", spill_directory_, std::strerror(errno));
+      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    }
+  }
+  const std::string path = fmt::format("{}/object-{}-{}.bin", spill_directory_, getpid(), object.id);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *why = fmt::format("spill file '{}' could not be made: {}", path, std::strerror(errno));
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  SpillHeader header;
+  header.size = object.size;
+  header.id = object.id;
+  header.crc = Crc(host.host, object.size);
+  const bool ok = WriteAll(fd, &header, sizeof(header)) && WriteAll(fd, host.host, object.size) && ::fsync(fd) == 0;
+  const int saved = errno;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    *why =
+        fmt::format("spill file '{}' could not be written (the copy in memory stays): {}", path, std::strerror(saved));
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  object.spill_path = path;
+  object.spill_crc = header.crc;
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t ObjectStore::ReadSpill(const Object& object, void* into, std::string* why) const {
+  const int fd = ::open(object.spill_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = fmt::format("{} is only in spill file '{}', which cannot be opened: {}", object.name, object.spill_path,
+                       std::strerror(errno));
+    return ACCEL_ERROR_NOT_FOUND;
+  }
+  SpillHeader header;
+  const bool ok = ReadAll(fd, &header, sizeof(header)) && header.magic == kSpillMagic && header.size == object.size &&
+                  header.id == object.id && ReadAll(fd, into, object.size);
+  ::close(fd);
+  if (!ok) {
+    *why = fmt::format("{}: spill file '{}' is truncated or not this object's", object.name, object.spill_path);
+    return ACCEL_ERROR_NOT_FOUND;
+  }
+  const uint32_t crc = Crc(into, object.size);
+  if (crc != object.spill_crc || crc != header.crc) {
+    *why = fmt::format("{}: spill file '{}' fails its checksum (crc32 {:08x}, written {:08x}): it was changed on disk",
+                       object.name, object.spill_path, crc, object.spill_crc);
+    return ACCEL_ERROR_NOT_FOUND;
+  }
+  return ACCEL_SUCCESS;
+}
+
+bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<std::mutex>& lock, std::string* why) {
+  Place& place = PlaceAt(location);
+  if (bytes > place.capacity) {
+    *why = fmt::format("{} is larger than the store's capacity on {} ({})", Bytes(bytes), PlaceName(location),
+                       Bytes(place.capacity));
+    return false;
+  }
+  while (place.used + bytes > place.capacity) {
+    // The least recently used replica here that nothing uses.
+    Object* victim = nullptr;
+    uint64_t oldest = std::numeric_limits<uint64_t>::max();
+    std::shared_ptr<Object> hold;
+    for (auto& [id, weak] : objects_) {
+      auto object = weak.lock();
+      if (!object) continue;
+      auto it = object->replicas.find(location);
+      if (it == object->replicas.end() || !it->second.ready || it->second.pins > 0) continue;
+      if (it->second.last_use < oldest) {
+        oldest = it->second.last_use;
+        victim = object.get();
+        hold = object;
+      }
+    }
+    if (victim == nullptr) {
+      *why = fmt::format("no room on {} for {}: {} of its {} hold replicas in use (viewed or being copied)",
+                         PlaceName(location), Bytes(bytes), Bytes(place.used), Bytes(place.capacity));
+      return false;
+    }
+    Object& o = *victim;
+    bool elsewhere = !o.spill_path.empty();
+    for (const auto& [where, r] : o.replicas) elsewhere = elsewhere || (where != location && r.ready);
+    if (elsewhere) {
+      FreeReplica(o, location);
+      ++place.evicted;
+      continue;
+    }
+    Replica& r = o.replicas.at(location);
+    if (location >= 0) {
+      // A device's last copy moves to the host.
+      std::string host_why;
+      ++r.pins;
+      const bool room = MakeRoom(-1, o.size, lock, &host_why);
+      --r.pins;
+      if (!room) {
+        *why = fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location), Bytes(bytes),
+                           o.name, host_why);
+        return false;
+      }
+      Replica host;
+      host.host = HostAlloc(o.size);
+      if (host.host == nullptr) {
+        *why = fmt::format("no host memory to move {} off {}", o.name, PlaceName(location));
+        return false;
+      }
+      std::string copy_why;
+      ++r.pins;
+      lock.unlock();
+      const accel_status_t status = Copy(location, r, -1, host, o.size, &copy_why);
+      lock.lock();
+      --r.pins;
+      if (status != ACCEL_SUCCESS) {
+        HostFree(host.host, o.size);
+        MaybeFree(o);
+        *why = fmt::format("no room on {}: moving {} to the host failed: {}", PlaceName(location), o.name, copy_why);
+        return false;
+      }
+      host.ready = true;
+      host.last_use = r.last_use;
+      o.replicas[-1] = host;
+      PlaceAt(-1).used += o.size;
+      ++PlaceAt(-1).replicas;
+      FreeReplica(o, location);
+      ++place.moved_out;
+      MaybeFree(o);
+      continue;
+    }
+    // The host's last copy goes to a spill file.
+    std::string spill_why;
+    if (WriteSpill(o, r, &spill_why) != ACCEL_SUCCESS) {
+      *why = fmt::format("no room on the host for {}: {}", Bytes(bytes), spill_why);
+      return false;
+    }
+    FreeReplica(o, location);
+    ++place.moved_out;
+  }
+  return true;
+}
+
+accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::unique_lock<std::mutex>& lock,
+                                    std::string* why) {
+  if (!MakeRoom(location, object.size, lock, why)) return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  Replica r;
+  if (location < 0) {
+    r.host = HostAlloc(object.size);
+    if (r.host == nullptr) {
+      *why = fmt::format("no host memory for {} of {}", Bytes(object.size), object.name);
+      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    }
+  } else {
+    accel_buffer_desc_t bd{};
+    bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+    bd.struct_size = sizeof(bd);
+    bd.size = object.size;
+    bd.memory_kind = ACCEL_MEMORY_KIND_DEVICE;
+    TenantScope as_store(tenant_);
+    if (accel_buffer_create(devices_[static_cast<size_t>(location)], &bd, &r.buffer) != ACCEL_SUCCESS) {
+      *why = fmt::format("no memory on {} for {} of {}: {}", PlaceName(location), Bytes(object.size), object.name,
+                         accel_last_error());
+      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    }
+  }
+  r.pins = 1;  // the transfer's
+  r.last_use = ++clock_;
+  object.replicas[location] = r;
+  Place& place = PlaceAt(location);
+  place.used += object.size;
+  ++place.replicas;
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_ptr<Object>* out, std::string* why) {
+  int32_t location = -1;
+  if (d.buffer != nullptr) {
+    accel_buffer_properties_t props{};
+    props.stype = ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES;
+    props.struct_size = sizeof(props);
+    if (accel_buffer_get_properties(d.buffer, &props) != ACCEL_SUCCESS) {
+      *why = fmt::format("'desc->buffer': {}", accel_last_error());
+      return ACCEL_ERROR_INVALID_HANDLE;
+    }
+    if (d.buffer_offset > props.size || d.size > props.size - d.buffer_offset) {
+      *why = fmt::format("'desc->buffer_offset' {} + 'desc->size' {} is past the buffer's {} bytes", d.buffer_offset,
+                         d.size, props.size);
+      return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; i < devices_.size() && location < 0; ++i) {
+      if (devices_[i] == props.device) location = static_cast<int32_t>(i);
+    }
+    if (location < 0) {
+      *why =
+          "'desc->buffer' is a buffer of no device of the runtime (its devices are those of "
+          "accel_runtime_get_device)";
+      return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  auto object = std::make_shared<Object>();
+  object->size = d.size;
+  std::unique_lock lock(mutex_);
+  if (shut_down_) {
+    *why = "the runtime is being destroyed";
+    return ACCEL_ERROR_FAILED_PRECONDITION;
+  }
+  object->id = next_id_++;
+  object->name = d.name != nullptr && d.name[0] != '\0' ? fmt::format("object {} ('{}')", object->id, d.name)
+                                                        : fmt::format("object {}", object->id);
+  objects_[object->id] = object;
+  const accel_status_t reserved = Reserve(*object, location, lock, why);
+  if (reserved != ACCEL_SUCCESS) {
+    objects_.erase(object->id);
+    return reserved;
+  }
+  Replica dst = object->replicas.at(location);
+  lock.unlock();
+  accel_status_t status = ACCEL_SUCCESS;
+  if (location < 0) {
+    std::memcpy(dst.host, d.data, d.size);
+  } else {
+    accel_stream_t stream = nullptr;
+    {
+      std::lock_guard relock(mutex_);
+      stream = StreamFor(static_cast<uint32_t>(location), why);
+    }
+    status = stream == nullptr ? ACCEL_ERROR_INTERNAL
+                               : accel_stream_copy_buffer(stream, d.buffer, d.buffer_offset, dst.buffer, 0, d.size);
+    if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
+    if (status != ACCEL_SUCCESS && why->empty()) *why = fmt::format("copying 'desc->buffer': {}", accel_last_error());
+  }
+  lock.lock();
+  Replica& r = object->replicas.at(location);
+  r.pins = 0;
+  if (status != ACCEL_SUCCESS) {
+    FreeReplica(*object, location);
+    objects_.erase(object->id);
+    return status;
+  }
+  r.ready = true;
+  filled_.notify_all();
+  *out = std::move(object);
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t location, uint64_t timeout_ns, View* out,
+                                std::string* why) {
+  Object& o = *object;
+  const auto deadline =
+      timeout_ns == ACCEL_TIMEOUT_INFINITE
+          ? std::chrono::steady_clock::time_point::max()
+          : std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2));
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (shut_down_) {
+      *why = "the runtime is being destroyed";
+      return ACCEL_ERROR_FAILED_PRECONDITION;
+    }
+    auto it = o.replicas.find(location);
+    if (it != o.replicas.end() && it->second.ready) {
+      Replica& r = it->second;
+      ++r.pins;
+      ++o.views;
+      r.last_use = ++clock_;
+      out->object = object;
+      out->location = location;
+      out->host = r.host;
+      out->buffer = r.buffer;
+      return ACCEL_SUCCESS;
+    }
+    if (it == o.replicas.end()) break;
+    // Another get fills it: share that transfer.
+    if (filled_.wait_until(lock, deadline) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline) {
+      *why = fmt::format("{} did not arrive on {} within {} ns (the transfer goes on)", o.name, PlaceName(location),
+                         timeout_ns);
+      return ACCEL_ERROR_TIMEOUT;
+    }
+  }
+  // The source: a device replica (a peer copy for a device, the only way for the host), else the host's, else
+  // the spill file (into the host first when the target is a device).
+  int32_t from = -2;
+  for (const auto& [where, r] : o.replicas) {
+    if (r.ready && where >= 0 && from == -2) from = where;
+  }
+  if (from == -2 && o.replicas.count(-1) != 0 && o.replicas.at(-1).ready) from = -1;
+  if (from == -2 && o.spill_path.empty()) {
+    *why = fmt::format("{} has no copy left to read (released while in use?)", o.name);
+    return ACCEL_ERROR_INTERNAL;
+  }
+  if (from == -2 && location >= 0) {
+    // Only on disk: through a host replica.
+    lock.unlock();
+    View host;
+    const accel_status_t status = Get(object, -1, timeout_ns, &host, why);
+    if (status != ACCEL_SUCCESS) return status;
+    const accel_status_t device = Get(object, location, timeout_ns, out, why);
+    ReleaseView(host);
+    return device;
+  }
+  const accel_status_t reserved = Reserve(o, location, lock, why);
+  if (reserved != ACCEL_SUCCESS) return reserved;
+  Replica dst = o.replicas.at(location);
+  Replica src;
+  if (from != -2) {
+    ++o.replicas.at(from).pins;
+    src = o.replicas.at(from);
+  }
+  lock.unlock();
+  accel_status_t status = ACCEL_SUCCESS;
+  if (from == -2) {
+    status = ReadSpill(o, dst.host, why);  // location is the host here
+  } else {
+    status = Copy(from, src, location, dst, o.size, why);
+  }
+  lock.lock();
+  if (from != -2) --o.replicas.at(from).pins;
+  Replica& r = o.replicas.at(location);
+  if (status != ACCEL_SUCCESS) {
+    r.pins = 0;
+    FreeReplica(o, location);
+    MaybeFree(o);
+    filled_.notify_all();
+    return status;
+  }
+  r.ready = true;
+  Place& place = PlaceAt(location);
+  if (from == -2) {
+    ++place.restored;
+  } else {
+    ++place.transfers_in;
+  }
+  // The transfer's pin becomes the view's.
+  ++o.views;
+  out->object = object;
+  out->location = location;
+  out->host = r.host;
+  out->buffer = r.buffer;
+  filled_.notify_all();
+  return ACCEL_SUCCESS;
+}
+
+void ObjectStore::ReleaseView(const View& view) {
+  std::lock_guard lock(mutex_);
+  Object& o = *view.object;
+  auto it = o.replicas.find(view.location);
+  if (it != o.replicas.end() && it->second.pins > 0) --it->second.pins;
+  if (o.views > 0) --o.views;
+  MaybeFree(o);
+}
+
+void ObjectStore::Drop(const std::shared_ptr<Object>& object) {
+  std::lock_guard lock(mutex_);
+  object->dropped = true;
+  MaybeFree(*object);
+}
+
+accel_object_info_t ObjectStore::Info(const Object& o) const {
+  std::lock_guard lock(mutex_);
+  accel_object_info_t info{};
+  info.size = o.size;
+  info.references = o.references.load();
+  info.views = o.views;
+  info.on_disk = o.spill_path.empty() ? 0 : 1;
+  for (const auto& [where, r] : o.replicas) {
+    if (!r.ready) continue;
+    if (where < 0) {
+      info.on_host = 1;
+    } else {
+      ++info.device_replicas;
+    }
+  }
+  return info;
+}
+
+bool ObjectStore::OnDevice(const Object& o, uint32_t device) const {
+  std::lock_guard lock(mutex_);
+  auto it = o.replicas.find(static_cast<int32_t>(device));
+  return it != o.replicas.end() && it->second.ready;
+}
+
+accel_object_store_usage_t ObjectStore::Usage(int32_t location) const {
+  std::lock_guard lock(mutex_);
+  const Place& p = PlaceAt(location);
+  accel_object_store_usage_t u{};
+  u.capacity = p.capacity;
+  u.used = p.used;
+  u.replicas = p.replicas;
+  u.transfers_in = p.transfers_in;
+  u.evicted = p.evicted;
+  u.moved_out = p.moved_out;
+  u.restored = p.restored;
+  return u;
+}
+
+}  // namespace accel::runtime

@@ -1,0 +1,142 @@
+// The object store behind accel/object_store.h (docs/objectstore.md):
+// immutable objects with replicas on the host and on the runtime's devices,
+// made on demand by the best path, dropped or moved under pressure (least
+// recently used first, never a viewed or the last copy without moving it),
+// spilled to checksummed files, read back on get. Works through libaccel's
+// public API only. Thread-safe: one mutex guards the placement of every
+// replica; copies into a new replica run without it (the replica is marked
+// filling, and concurrent gets of it wait for that one transfer), while the
+// copies that make room (a device's last copy to the host, the host's last
+// copy to a spill file) run under it.
+#ifndef ACCEL_RUNTIME_OBJECT_STORE_H_
+#define ACCEL_RUNTIME_OBJECT_STORE_H_
+
+#include <accel/accel.h>
+#include <accel/object_store.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "resources.h"
+
+namespace accel::runtime {
+
+class ObjectStore;
+
+// One copy of an object at one place. Fields under the store's mutex.
+struct Replica {
+  bool ready = false;               // filled; false while a transfer fills it
+  void* host = nullptr;             // a host replica's bytes (owned)
+  accel_buffer_t buffer = nullptr;  // a device replica's buffer (owned)
+  uint32_t pins = 0;                // views and transfers using it: never dropped or moved while > 0
+  uint64_t last_use = 0;            // the store's clock at its last get
+};
+
+// An object. `references` counts C handles' references; the rest is under
+// the store's mutex.
+struct Object {
+  uint64_t id = 0;
+  std::string name;  // "object 7 ('weights')"
+  uint64_t size = 0;
+  std::atomic<uint32_t> references{1};
+  uint32_t views = 0;
+  bool dropped = false;                 // the last reference went; freed when no view holds it
+  std::map<int32_t, Replica> replicas;  // by location: -1 the host, else the device index
+  std::string spill_path;               // "" when not on disk
+  uint32_t spill_crc = 0;
+};
+
+// A view: a pinned replica of an object. Plain value.
+struct View {
+  std::shared_ptr<Object> object;
+  int32_t location = -1;
+  const void* host = nullptr;
+  accel_buffer_t buffer = nullptr;
+};
+
+class ObjectStore {
+ public:
+  struct Options {
+    uint64_t host_capacity = 0;    // 0: default
+    uint64_t device_capacity = 0;  // 0: default
+    std::string spill_directory;   // "": default
+  };
+
+  // Makes the store for `resources` (the runtime's devices, by index).
+  static accel_status_t Create(accel_instance_t instance, const Resources& resources, Options options,
+                               std::unique_ptr<ObjectStore>* out, std::string* why);
+  ~ObjectStore();
+  ObjectStore(const ObjectStore&) = delete;
+  ObjectStore& operator=(const ObjectStore&) = delete;
+
+  // Frees every replica and spill file; later calls fail.
+  void Shutdown();
+
+  accel_status_t Put(const accel_object_put_desc_t& desc, std::shared_ptr<Object>* out, std::string* why);
+  // A pinned replica of `object` at `location`, made when missing.
+  accel_status_t Get(const std::shared_ptr<Object>& object, int32_t location, uint64_t timeout_ns, View* out,
+                     std::string* why);
+  void ReleaseView(const View& view);
+  // The last reference of `object` went.
+  void Drop(const std::shared_ptr<Object>& object);
+
+  accel_object_info_t Info(const Object& object) const;
+  bool OnDevice(const Object& object, uint32_t device) const;
+  bool ValidLocation(int32_t location) const;
+  accel_object_store_usage_t Usage(int32_t location) const;
+  size_t device_count() const { return devices_.size(); }
+
+ private:
+  // Figures and limits of one place. Under mutex_.
+  struct Place {
+    uint64_t capacity = 0;
+    uint64_t used = 0;
+    uint64_t replicas = 0;
+    uint64_t transfers_in = 0, evicted = 0, moved_out = 0, restored = 0;
+  };
+
+  ObjectStore(accel_instance_t instance, const Resources& resources);
+  Place& PlaceAt(int32_t location) { return places_[static_cast<size_t>(location + 1)]; }
+  const Place& PlaceAt(int32_t location) const { return places_[static_cast<size_t>(location + 1)]; }
+  std::string PlaceName(int32_t location) const;
+  // Under the lock: frees replicas at `location` until `bytes` more fit, or says why not.
+  bool MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<std::mutex>& lock, std::string* why);
+  // Under the lock: allocates an empty (filling, pinned) replica of `object` at `location`.
+  accel_status_t Reserve(Object& object, int32_t location, std::unique_lock<std::mutex>& lock, std::string* why);
+  void FreeReplica(Object& object, int32_t location);
+  void FreeAll(Object& object);
+  // Frees a dropped object once no view and no transfer uses it.
+  void MaybeFree(Object& object);
+  // Copies `size` bytes between replicas (either may be the host); without the lock.
+  accel_status_t Copy(int32_t from, const Replica& src, int32_t to, const Replica& dst, uint64_t size,
+                      std::string* why);
+  accel_status_t WriteSpill(Object& object, const Replica& host, std::string* why);
+  accel_status_t ReadSpill(const Object& object, void* into, std::string* why) const;
+  accel_stream_t StreamFor(uint32_t device, std::string* why);
+
+  accel_instance_t instance_;
+  std::vector<accel_device_t> devices_;  // by index
+  std::vector<std::string> device_labels_;
+  std::string spill_directory_;
+  bool made_spill_directory_ = false;
+  accel_tenant_t tenant_ = nullptr;  // the store's device allocations count here, not in a task's share
+
+  mutable std::mutex mutex_;
+  std::condition_variable filled_;  // a replica became ready or was given up
+  std::vector<Place> places_;       // [0] the host, [1 + i] device i
+  std::vector<accel_stream_t> streams_;
+  std::map<uint64_t, std::weak_ptr<Object>> objects_;  // live objects, by id
+  uint64_t next_id_ = 1;
+  uint64_t clock_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace accel::runtime
+
+#endif  // ACCEL_RUNTIME_OBJECT_STORE_H_

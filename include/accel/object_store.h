@@ -1,0 +1,165 @@
+/* libaccel-runtime 1.2: the object store (docs/objectstore.md).
+ *
+ * An object is an immutable byte string put once into a runtime's store and
+ * referenced by a counted handle. It lives in one or more places: host
+ * memory, the memory of any of the runtime's devices, or a spill file. A get
+ * on the host or on a device returns a read-only view of a local replica,
+ * made on demand by the best path (a peer copy between devices of one
+ * backend, else staged through the host); concurrent gets of one object on
+ * one place share one transfer. Each place has a capacity for the store;
+ * when a new replica needs room, the least recently used replicas that are
+ * not viewed are dropped when another copy exists, moved to the host when
+ * they are a device's last copy, and written to a checksummed spill file
+ * when they are the host's last copy. Nothing referenced is ever lost: what
+ * cannot make room fails the call that asked, with the reason.
+ *
+ * Configuration: chain an accel_object_store_desc_t to the `next` of the
+ * accel_runtime_desc_t given to accel_runtime_create (a 1.1 library ignores
+ * it); without one, the defaults below hold.
+ *
+ * Ownership: accel_object_put returns a handle holding one reference;
+ * accel_object_retain adds one, accel_object_release drops one, and the last
+ * release frees the object once no view holds it (the handle is then stale).
+ * A view holds its replica in place (never dropped or moved) until
+ * accel_object_view_release. Objects and views outlive the runtime's destroy
+ * only as stale handles: destroying the runtime frees its store.
+ *
+ * Threading: every function is thread-safe. */
+#ifndef ACCEL_OBJECT_STORE_H_
+#define ACCEL_OBJECT_STORE_H_
+
+#include <accel/runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct accel_object_s* accel_object_t;           /* 1.2 */
+typedef struct accel_object_view_s* accel_object_view_t; /* 1.2 */
+
+/* Where a replica is: the host, or a device by its runtime index
+ * (accel_runtime_get_device). */
+#define ACCEL_OBJECT_LOCATION_HOST (-1)
+
+/* Chained to accel_runtime_desc_t::next. Zero fields take the defaults. */
+typedef struct accel_object_store_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t host_capacity;      /* bytes of host memory for replicas; 0: 1/4 of the machine's memory */
+  uint64_t device_capacity;    /* bytes on each device, capped by what the runtime gives the device;
+                                  0: half of that */
+  const char* spill_directory; /* NULL: $ACCEL_SPILL_DIR, else $TMPDIR (or /tmp)/accel-spill-<pid>;
+                                  created 0700 when missing, its files removed by the store */
+} accel_object_store_desc_t;
+
+/* Where the bytes of a put come from: `data` (host memory, copied), or
+ * `buffer` at `buffer_offset` (a buffer on one of the runtime's devices,
+ * copied into a device replica there). Exactly one of the two. */
+typedef struct accel_object_put_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const void* data;      /* [optional] */
+  accel_buffer_t buffer; /* [optional] */
+  uint64_t buffer_offset;
+  uint64_t size;    /* > 0 */
+  const char* name; /* [optional] for messages: "object 7 ('weights')" */
+} accel_object_put_desc_t;
+
+typedef struct accel_object_info_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_INFO */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t size;
+  uint32_t references;      /* counted handle references */
+  uint32_t views;           /* live views */
+  uint32_t on_host;         /* 1 when a host replica is ready */
+  uint32_t on_disk;         /* 1 when a spill file holds it */
+  uint32_t device_replicas; /* ready device replicas */
+  uint32_t reserved0;
+} accel_object_info_t;
+
+/* What a view shows: `host_address` (host views) or `buffer` at `offset`
+ * (device views), `size` bytes, read-only. */
+typedef struct accel_object_view_info_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO */
+  uint32_t struct_size;
+  const void* next;
+  const void* host_address;
+  accel_buffer_t buffer;
+  uint64_t offset;
+  uint64_t size;
+  int32_t location; /* ACCEL_OBJECT_LOCATION_HOST or a device index */
+  uint32_t reserved0;
+} accel_object_view_info_t;
+
+/* The store's figures for one place, since the runtime was created. */
+typedef struct accel_object_store_usage_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t capacity;
+  uint64_t used;         /* bytes of replicas there, filling ones included */
+  uint64_t replicas;     /* replicas there now */
+  uint64_t transfers_in; /* replicas made there by a copy */
+  uint64_t evicted;      /* replicas dropped there for room (another copy existed) */
+  uint64_t moved_out;    /* last copies moved away for room (device: to the host; host: to a spill file) */
+  uint64_t restored;     /* host only: replicas read back from a spill file */
+} accel_object_store_usage_t;
+
+/* Puts a copy of the bytes described by `desc` into the store.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (runtime, buffer),
+ *         ACCEL_ERROR_INVALID_ARGUMENT (a bad header, size 0, both or
+ *         neither of data and buffer, a range past the buffer's end, a buffer
+ *         of no device of the runtime),
+ *         ACCEL_ERROR_RESOURCE_EXHAUSTED (larger than the place's capacity,
+ *         or no room can be made: everything there is viewed, or the spill
+ *         directory is full; the message says which),
+ *         ACCEL_ERROR_FAILED_PRECONDITION (the runtime is being destroyed). */
+ACCEL_API accel_status_t accel_object_put(accel_runtime_t runtime, const accel_object_put_desc_t* desc, /* [in] */
+                                          accel_object_t* out_object);                                  /* [out] */
+
+/* Adds a reference. Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_object_retain(accel_object_t object);
+
+/* Drops a reference; the last one makes the handle stale and frees the
+ * object once its views are released. Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_object_release(accel_object_t object);
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_object_get_info(accel_object_t object, accel_object_info_t* out_info); /* [out] */
+
+/* Whether a ready replica of `object` is on device `device_index` (1) or not (0). */
+ACCEL_API accel_status_t accel_object_is_on_device(accel_object_t object, uint32_t device_index,
+                                                   uint32_t* out_present); /* [out] */
+
+/* A read-only view of `object` at `location` (ACCEL_OBJECT_LOCATION_HOST or
+ * a device index), making a replica there when there is none; waits up to
+ * `timeout_ns` for a transfer another get started (ACCEL_TIMEOUT_INFINITE:
+ * no limit). Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT
+ * (a location that is no device of the runtime), ACCEL_ERROR_TIMEOUT,
+ * ACCEL_ERROR_RESOURCE_EXHAUSTED (no room there), ACCEL_ERROR_NOT_FOUND (the
+ * only copy is a spill file that is gone, unreadable or fails its checksum;
+ * the message names the file), errors of the copy (ACCEL_ERROR_DEVICE_LOST). */
+ACCEL_API accel_status_t accel_object_get(accel_object_t object, int32_t location, uint64_t timeout_ns,
+                                          accel_object_view_t* out_view); /* [out] */
+
+/* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_object_view_get_info(accel_object_view_t view,
+                                                    accel_object_view_info_t* out_info); /* [out] */
+
+/* Releases the view: its replica may be dropped or moved again.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_object_view_release(accel_object_view_t view);
+
+/* The store's figures at `location`. Returns ACCEL_ERROR_INVALID_HANDLE,
+ * ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_object_store_get_usage(accel_runtime_t runtime, int32_t location,
+                                                      accel_object_store_usage_t* out_usage); /* [out] */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_OBJECT_STORE_H_ */

@@ -1,0 +1,490 @@
+// The object store of libaccel-runtime 1.2 (include/accel/object_store.h,
+// docs/objectstore.md) on the sim backend's 8-GPU node: reference counts,
+// every location kind (host, device, peer device, from a device buffer), one
+// shared transfer for concurrent gets, eviction, moves to the host, spill to
+// checksummed files and restore with the bytes verified, viewed replicas
+// never dropped, clear errors for a corrupt spill file and an unusable spill
+// directory with nothing lost, and bad input.
+#include <accel/object_store.h>
+#include <accel/runtime.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <latch>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime_fixture.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
+
+constexpr int32_t kHost = ACCEL_OBJECT_LOCATION_HOST;
+
+std::vector<uint8_t> Pattern(size_t size, uint32_t seed) {
+  std::vector<uint8_t> v(size);
+  std::mt19937 rng(seed);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+// A runtime whose store has the given capacities and spill directory.
+class StoreRuntime {
+ public:
+  StoreRuntime(uint64_t host_capacity, uint64_t device_capacity, const std::string& spill_directory)
+      : instance_(nullptr) {
+    accel_object_store_desc_t sd{};
+    sd.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC;
+    sd.struct_size = sizeof(sd);
+    sd.host_capacity = host_capacity;
+    sd.device_capacity = device_capacity;
+    sd.spill_directory = spill_directory.empty() ? nullptr : spill_directory.c_str();
+    accel_runtime_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+    d.struct_size = sizeof(d);
+    d.next = &sd;
+    d.worker_threads = 2;
+    EXPECT_EQ(accel_runtime_create(instance_.get(), &d, &runtime_), ACCEL_SUCCESS) << accel_last_error();
+  }
+  ~StoreRuntime() { EXPECT_EQ(accel_runtime_destroy(runtime_), ACCEL_SUCCESS) << accel_last_error(); }
+  StoreRuntime(const StoreRuntime&) = delete;
+  StoreRuntime& operator=(const StoreRuntime&) = delete;
+
+  accel_runtime_t get() const { return runtime_; }
+  accel_instance_t instance() const { return instance_.get(); }
+
+  accel_status_t Put(const std::vector<uint8_t>& bytes, accel_object_t* out, const char* name = nullptr) const {
+    accel_object_put_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+    d.struct_size = sizeof(d);
+    d.data = bytes.data();
+    d.size = bytes.size();
+    d.name = name;
+    return accel_object_put(runtime_, &d, out);
+  }
+
+  accel_object_store_usage_t Usage(int32_t location) const {
+    accel_object_store_usage_t u{};
+    u.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE;
+    u.struct_size = sizeof(u);
+    EXPECT_EQ(accel_object_store_get_usage(runtime_, location, &u), ACCEL_SUCCESS) << accel_last_error();
+    return u;
+  }
+
+  // The backend device behind runtime device `index`.
+  accel_device_t Device(uint32_t index) const {
+    accel_runtime_device_t rd{};
+    rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+    rd.struct_size = sizeof(rd);
+    EXPECT_EQ(accel_runtime_get_device(runtime_, index, &rd), ACCEL_SUCCESS) << accel_last_error();
+    uint32_t n = 1;
+    accel_device_t device = nullptr;
+    EXPECT_EQ(accel_physical_device_enumerate_devices(rd.physical_device, &n, &device), ACCEL_SUCCESS);
+    return device;
+  }
+
+ private:
+  ScopedInstance instance_;
+  accel_runtime_t runtime_ = nullptr;
+};
+
+accel_object_info_t Info(accel_object_t object) {
+  accel_object_info_t info{};
+  info.stype = ACCEL_STRUCTURE_TYPE_OBJECT_INFO;
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(accel_object_get_info(object, &info), ACCEL_SUCCESS) << accel_last_error();
+  return info;
+}
+
+accel_object_view_info_t ViewInfo(accel_object_view_t view) {
+  accel_object_view_info_t info{};
+  info.stype = ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO;
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(accel_object_view_get_info(view, &info), ACCEL_SUCCESS) << accel_last_error();
+  return info;
+}
+
+// The bytes a view shows, read back through a stream for device views.
+std::vector<uint8_t> Read(accel_object_view_t view) {
+  const accel_object_view_info_t info = ViewInfo(view);
+  std::vector<uint8_t> out(info.size);
+  if (info.location == kHost) {
+    EXPECT_NE(info.host_address, nullptr);
+    if (info.host_address != nullptr) std::memcpy(out.data(), info.host_address, info.size);
+    return out;
+  }
+  accel_buffer_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES;
+  props.struct_size = sizeof(props);
+  EXPECT_EQ(accel_buffer_get_properties(info.buffer, &props), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  EXPECT_EQ(accel_stream_create(props.device, nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_copy_buffer_to_host(stream, info.buffer, info.offset, out.data(), info.size), ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  return out;
+}
+
+std::vector<uint8_t> GetBytes(accel_object_t object, int32_t location) {
+  accel_object_view_t view = nullptr;
+  EXPECT_EQ(accel_object_get(object, location, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_SUCCESS) << accel_last_error();
+  if (view == nullptr) return {};
+  auto bytes = Read(view);
+  EXPECT_EQ(accel_object_view_release(view), ACCEL_SUCCESS);
+  return bytes;
+}
+
+TEST(ObjectStore, ReferencesCountAndAViewOutlivesTheLastReference) {
+  StoreRuntime rt(0, 0, "");
+  const auto bytes = Pattern(1 << 20, 1);
+  accel_object_t object = nullptr;
+  ASSERT_EQ(rt.Put(bytes, &object, "weights"), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(Info(object).references, 1U);
+  EXPECT_EQ(Info(object).on_host, 1U);
+  EXPECT_EQ(Info(object).size, bytes.size());
+  EXPECT_EQ(accel_object_retain(object), ACCEL_SUCCESS);
+  EXPECT_EQ(Info(object).references, 2U);
+
+  accel_object_view_t view = nullptr;
+  ASSERT_EQ(accel_object_get(object, kHost, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_SUCCESS) << accel_last_error();
+  const auto info = ViewInfo(view);
+  EXPECT_NE(info.host_address, bytes.data()) << "a put copies";
+  EXPECT_EQ(info.location, kHost);
+  EXPECT_EQ(Info(object).views, 1U);
+  EXPECT_EQ(rt.Usage(kHost).used, bytes.size());
+
+  EXPECT_EQ(accel_object_release(object), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(object), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(object), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("'object' is a stale object handle"), std::string::npos)
+      << accel_last_error();
+  accel_object_info_t stale{};
+  stale.stype = ACCEL_STRUCTURE_TYPE_OBJECT_INFO;
+  stale.struct_size = sizeof(stale);
+  EXPECT_EQ(accel_object_get_info(object, &stale), ACCEL_ERROR_INVALID_HANDLE);
+  // Nothing referenced is lost: the view still reads the bytes.
+  EXPECT_EQ(Read(view), bytes);
+  EXPECT_EQ(rt.Usage(kHost).used, bytes.size());
+  EXPECT_EQ(accel_object_view_release(view), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_view_release(view), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(rt.Usage(kHost).used, 0U) << "freed with its last view";
+  EXPECT_EQ(rt.Usage(kHost).replicas, 0U);
+}
+
+TEST(ObjectStore, EveryLocationKindHoldsTheSameBytes) {
+  StoreRuntime rt(0, 0, "");
+  const auto bytes = Pattern(3 << 20, 2);
+  accel_object_t object = nullptr;
+  ASSERT_EQ(rt.Put(bytes, &object), ACCEL_SUCCESS) << accel_last_error();
+  // Host -> device 0, then device 0 -> device 1 (a peer copy within the sim backend).
+  EXPECT_EQ(GetBytes(object, 0), bytes);
+  EXPECT_EQ(GetBytes(object, 1), bytes);
+  uint32_t present = 0;
+  EXPECT_EQ(accel_object_is_on_device(object, 1, &present), ACCEL_SUCCESS);
+  EXPECT_EQ(present, 1U);
+  EXPECT_EQ(accel_object_is_on_device(object, 2, &present), ACCEL_SUCCESS);
+  EXPECT_EQ(present, 0U);
+  EXPECT_EQ(Info(object).device_replicas, 2U);
+  EXPECT_EQ(rt.Usage(0).transfers_in, 1U);
+  EXPECT_EQ(rt.Usage(1).transfers_in, 1U);
+  // A second get on a device with a replica copies nothing.
+  EXPECT_EQ(GetBytes(object, 1), bytes);
+  EXPECT_EQ(rt.Usage(1).transfers_in, 1U);
+
+  // From a device buffer on device 2, at an offset: a device replica there, then the host.
+  accel_device_t device = rt.Device(2);
+  accel_buffer_t buffer = nullptr;
+  const auto desc = BufferDesc(bytes.size() + 4096);
+  ASSERT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream, bytes.data(), buffer, 4096, bytes.size()), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_object_put_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  d.struct_size = sizeof(d);
+  d.buffer = buffer;
+  d.buffer_offset = 4096;
+  d.size = bytes.size();
+  accel_object_t from_device = nullptr;
+  ASSERT_EQ(accel_object_put(rt.get(), &d, &from_device), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS) << "the object is a copy: the buffer may go";
+  EXPECT_EQ(Info(from_device).on_host, 0U);
+  EXPECT_EQ(Info(from_device).device_replicas, 1U);
+  EXPECT_EQ(GetBytes(from_device, kHost), bytes);
+  EXPECT_EQ(GetBytes(from_device, 5), bytes);
+  EXPECT_EQ(accel_object_release(from_device), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(object), ACCEL_SUCCESS);
+  for (int32_t where : {kHost, 0, 1, 2, 5}) EXPECT_EQ(rt.Usage(where).used, 0U) << where;
+}
+
+TEST(ObjectStore, ConcurrentGetsOnOneDeviceShareOneTransfer) {
+  StoreRuntime rt(0, 0, "");
+  const auto bytes = Pattern(32 << 20, 3);
+  accel_object_t object = nullptr;
+  ASSERT_EQ(rt.Put(bytes, &object), ACCEL_SUCCESS) << accel_last_error();
+  constexpr int kThreads = 8;
+  std::latch start(kThreads);
+  std::vector<accel_object_view_t> views(kThreads, nullptr);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      EXPECT_EQ(accel_object_get(object, 3, ACCEL_TIMEOUT_INFINITE, &views[i]), ACCEL_SUCCESS) << accel_last_error();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(rt.Usage(3).transfers_in, 1U) << "eight gets, one copy";
+  EXPECT_EQ(rt.Usage(3).replicas, 1U);
+  EXPECT_EQ(Info(object).views, static_cast<uint32_t>(kThreads));
+  for (auto* v : views) EXPECT_EQ(ViewInfo(v).buffer, ViewInfo(views[0]).buffer);
+  EXPECT_EQ(Read(views[5]), bytes);
+  for (auto* v : views) EXPECT_EQ(accel_object_view_release(v), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(object), ACCEL_SUCCESS);
+}
+
+// A small store: 4 MiB of host, 2 MiB per device. Six 1 MiB objects push the
+// two least recently used to spill files; a get reads them back, verified.
+TEST(ObjectStore, EvictionSpillAndRestoreKeepEveryByte) {
+  TempDir dir;
+  const std::string spill = dir.path().string() + "/spill";
+  constexpr uint64_t kMiB1 = 1 << 20;
+  StoreRuntime rt(4 * kMiB1, 2 * kMiB1, spill);
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<accel_object_t> objects;
+  for (uint32_t i = 0; i < 6; ++i) {
+    data.push_back(Pattern(kMiB1, 10 + i));
+    accel_object_t o = nullptr;
+    ASSERT_EQ(rt.Put(data.back(), &o), ACCEL_SUCCESS) << i << ": " << accel_last_error();
+    objects.push_back(o);
+  }
+  auto host = rt.Usage(kHost);
+  EXPECT_EQ(host.used, 4 * kMiB1);
+  EXPECT_EQ(host.moved_out, 2U) << "objects 0 and 1 went to spill files";
+  EXPECT_EQ(Info(objects[0]).on_host, 0U);
+  EXPECT_EQ(Info(objects[0]).on_disk, 1U);
+  EXPECT_EQ(Info(objects[5]).on_host, 1U);
+  // The spill files: private to the user, one per object on disk.
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(spill)) {
+    ++files;
+    struct stat st {};
+    ASSERT_EQ(::stat(entry.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U) << entry.path();
+  }
+  EXPECT_EQ(files, 2U);
+  struct stat dst {};
+  ASSERT_EQ(::stat(spill.c_str(), &dst), 0);
+  EXPECT_EQ(dst.st_mode & 0777, 0700U);
+
+  // Read back from disk (which spills the least recently used in its place).
+  EXPECT_EQ(GetBytes(objects[0], kHost), data[0]);
+  host = rt.Usage(kHost);
+  EXPECT_EQ(host.restored, 1U);
+  EXPECT_EQ(host.moved_out, 3U);
+
+  // Devices: 2 MiB each. Three objects on device 4: the least recently used one is evicted (its host or disk copy
+  // stays), never lost.
+  for (int i : {3, 4, 5}) EXPECT_EQ(GetBytes(objects[i], 4), data[i]);
+  auto dev = rt.Usage(4);
+  EXPECT_EQ(dev.used, 2 * kMiB1);
+  EXPECT_EQ(dev.evicted, 1U);
+  EXPECT_EQ(dev.transfers_in, 3U);
+  // An object only on a device moves to the host when the device needs room.
+  accel_object_t only_device = nullptr;
+  {
+    accel_device_t device = rt.Device(6);
+    accel_buffer_t buffer = nullptr;
+    const auto desc = BufferDesc(kMiB1);
+    ASSERT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS);
+    accel_stream_t stream = nullptr;
+    ASSERT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_stream_copy_host_to_buffer(stream, data[2].data(), buffer, 0, kMiB1), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+    accel_object_put_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+    d.struct_size = sizeof(d);
+    d.buffer = buffer;
+    d.size = kMiB1;
+    ASSERT_EQ(accel_object_put(rt.get(), &d, &only_device), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+    EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+  }
+  EXPECT_EQ(GetBytes(objects[4], 6), data[4]);
+  EXPECT_EQ(GetBytes(objects[5], 6), data[5]);  // device 6 full: only_device (least recently used) moves out
+  EXPECT_EQ(rt.Usage(6).moved_out, 1U);
+  EXPECT_EQ(Info(only_device).device_replicas, 0U);
+  EXPECT_TRUE(Info(only_device).on_host == 1U || Info(only_device).on_disk == 1U);
+  EXPECT_EQ(GetBytes(only_device, kHost), data[2]);
+
+  // Every object still reads back whole, wherever it is now.
+  for (size_t i = 0; i < objects.size(); ++i) EXPECT_EQ(GetBytes(objects[i], kHost), data[i]) << i;
+  for (auto* o : objects) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(only_device), ACCEL_SUCCESS);
+  EXPECT_EQ(rt.Usage(kHost).used, 0U);
+  EXPECT_TRUE(std::filesystem::is_empty(spill)) << "released objects leave no spill file";
+}
+
+TEST(ObjectStore, ViewedReplicasAreNeverDroppedAndAFullStoreSaysWhy) {
+  TempDir dir;
+  constexpr uint64_t kMiB1 = 1 << 20;
+  StoreRuntime rt(2 * kMiB1, 0, dir.path().string());
+  const auto a = Pattern(kMiB1, 20);
+  const auto b = Pattern(kMiB1, 21);
+  accel_object_t oa = nullptr;
+  accel_object_t ob = nullptr;
+  ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Put(b, &ob), ACCEL_SUCCESS);
+  accel_object_view_t va = nullptr;
+  accel_object_view_t vb = nullptr;
+  ASSERT_EQ(accel_object_get(oa, kHost, 0, &va), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_object_get(ob, kHost, 0, &vb), ACCEL_SUCCESS);
+  accel_object_t oc = nullptr;
+  EXPECT_EQ(rt.Put(Pattern(kMiB1, 22), &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("in use (viewed or being copied)"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(oc, nullptr);
+  EXPECT_EQ(rt.Put(Pattern(3 * kMiB1, 23), &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("larger than the store's capacity on the host"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(Read(va), a);
+  EXPECT_EQ(accel_object_view_release(va), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Put(Pattern(kMiB1, 22), &oc), ACCEL_SUCCESS) << "room once a view went: " << accel_last_error();
+  EXPECT_EQ(Info(oa).on_disk, 1U);
+  EXPECT_EQ(Read(vb), b);
+  EXPECT_EQ(accel_object_view_release(vb), ACCEL_SUCCESS);
+  EXPECT_EQ(GetBytes(oa, kHost), a);
+  for (auto* o : {oa, ob, oc}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+TEST(ObjectStore, ACorruptSpillFileIsAClearErrorAndOthersAreUntouched) {
+  TempDir dir;
+  constexpr uint64_t kMiB1 = 1 << 20;
+  StoreRuntime rt(kMiB1, 0, dir.path().string());
+  const auto a = Pattern(kMiB1, 30);
+  const auto b = Pattern(kMiB1, 31);
+  accel_object_t oa = nullptr;
+  accel_object_t ob = nullptr;
+  ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Put(b, &ob), ACCEL_SUCCESS);  // a goes to disk
+  ASSERT_EQ(Info(oa).on_disk, 1U);
+  std::string file;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) file = entry.path().string();
+  ASSERT_FALSE(file.empty());
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    const char flipped = 0x5A;
+    f.write(&flipped, 1);
+  }
+  accel_object_view_t view = nullptr;
+  EXPECT_EQ(accel_object_get(oa, kHost, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(accel_last_error()).find("fails its checksum"), std::string::npos) << accel_last_error();
+  EXPECT_NE(std::string(accel_last_error()).find(file), std::string::npos) << accel_last_error();
+  EXPECT_EQ(view, nullptr);
+  EXPECT_EQ(GetBytes(ob, kHost), b);
+  EXPECT_EQ(rt.Usage(kHost).used, kMiB1) << "the failed read gave its room back";
+  for (auto* o : {oa, ob}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+TEST(ObjectStore, AnUnusableSpillDirectoryRefusesThePutAndLosesNothing) {
+  constexpr uint64_t kMiB1 = 1 << 20;
+  // Not a directory anyone can make (a file's child).
+  TempDir dir;
+  const std::string blocker = dir.path().string() + "/a-file";
+  std::ofstream(blocker) << "x";
+  StoreRuntime rt(2 * kMiB1, 0, blocker + "/spill");
+  const auto a = Pattern(kMiB1, 40);
+  const auto b = Pattern(kMiB1, 41);
+  accel_object_t oa = nullptr;
+  accel_object_t ob = nullptr;
+  accel_object_t oc = nullptr;
+  ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Put(b, &ob), ACCEL_SUCCESS);
+  EXPECT_EQ(rt.Put(Pattern(kMiB1, 42), &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("spill directory"), std::string::npos) << accel_last_error();
+  EXPECT_NE(std::string(accel_last_error()).find(blocker), std::string::npos) << accel_last_error();
+  EXPECT_EQ(GetBytes(oa, kHost), a);
+  EXPECT_EQ(GetBytes(ob, kHost), b);
+  EXPECT_EQ(rt.Usage(kHost).moved_out, 0U);
+  for (auto* o : {oa, ob}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+TEST(ObjectStore, BadInputIsRefusedWithTheFieldNamed) {
+  StoreRuntime rt(0, 0, "");
+  const auto bytes = Pattern(4096, 50);
+  accel_object_t o = nullptr;
+  accel_object_put_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  d.struct_size = sizeof(d);
+  auto expect = [&](accel_status_t want, const char* text) {
+    EXPECT_EQ(accel_object_put(rt.get(), &d, &o), want);
+    EXPECT_NE(std::string(accel_last_error()).find(text), std::string::npos) << accel_last_error();
+    EXPECT_EQ(o, nullptr);
+  };
+  d.size = 4096;
+  expect(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->data' and 'desc->buffer' are both NULL");
+  d.data = bytes.data();
+  d.size = 0;
+  expect(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->size' is 0");
+  d.size = 4096;
+  d.buffer_offset = 8;
+  expect(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->buffer_offset' is set without 'desc->buffer'");
+  d.buffer_offset = 0;
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  expect(ACCEL_ERROR_INVALID_ARGUMENT, "'desc' has stype");
+  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  EXPECT_EQ(accel_object_put(rt.get(), nullptr, &o), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(accel_object_put(rt.get(), &d, nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(accel_object_put(nullptr, &d, &o), ACCEL_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(accel_object_put(rt.get(), &d, &o), ACCEL_SUCCESS);
+  accel_object_view_t view = nullptr;
+  EXPECT_EQ(accel_object_get(o, 99, 0, &view), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'location' 99"), std::string::npos) << accel_last_error();
+  EXPECT_EQ(accel_object_get(o, -2, 0, &view), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(accel_object_get(o, kHost, 0, nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
+  uint32_t present = 0;
+  EXPECT_EQ(accel_object_is_on_device(o, 8, &present), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(accel_object_get(reinterpret_cast<accel_object_t>(rt.get()), kHost, 0, &view), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("is a runtime handle, not an object handle"), std::string::npos)
+      << accel_last_error();
+  accel_object_store_usage_t u{};
+  u.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE;
+  u.struct_size = sizeof(u);
+  EXPECT_EQ(accel_object_store_get_usage(rt.get(), 8, &u), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_get(o, kHost, 0, &view), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(accel_object_retain(o), ACCEL_ERROR_INVALID_HANDLE);
+}
+
+TEST(ObjectStore, DestroyingTheRuntimeFreesTheStoreAndLeavesStaleHandles) {
+  accel_object_t o = nullptr;
+  accel_object_view_t view = nullptr;
+  {
+    StoreRuntime rt(0, 0, "");
+    ASSERT_EQ(rt.Put(Pattern(1 << 20, 60), &o), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_object_get(o, 0, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_SUCCESS);
+  }
+  accel_object_view_t again = nullptr;
+  EXPECT_EQ(accel_object_get(o, kHost, 0, &again), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("belongs to a runtime that was destroyed"), std::string::npos)
+      << accel_last_error();
+  accel_object_view_info_t info{};
+  info.stype = ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO;
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(accel_object_view_get_info(view, &info), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(accel_object_view_release(view), ACCEL_SUCCESS) << "releasing is still allowed (and frees the handle)";
+  EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+}  // namespace

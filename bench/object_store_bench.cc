@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "paired.h"
+
 namespace {
 
 constexpr const char* kProfile = "h100-sxm-8";
@@ -54,11 +56,7 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using accel_bench::Median;
 
 struct Row {
   std::string name;
@@ -124,17 +122,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   std::mt19937_64 rng(seed);
   auto pair = [&](const std::function<double()>& accel, const std::function<double()>& baseline) {
-    std::vector<double> a, b;
-    for (uint32_t r = 0; r < repeat && g_failure.empty(); ++r) {
-      if (std::bernoulli_distribution(0.5)(rng)) {
-        a.push_back(accel());
-        b.push_back(baseline());
-      } else {
-        b.push_back(baseline());
-        a.push_back(accel());
-      }
-    }
-    return std::make_pair(Median(a), Median(b));
+    return accel_bench::Paired(
+        repeat, rng, [] { return !g_failure.empty(); }, accel, baseline);
   };
 
   if (g_failure.empty()) {

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "generator.h"
+#include "paired.h"
 #include "planner.h"
 
 namespace {
@@ -282,12 +283,7 @@ void CheckRan(const char* who, uint64_t ran, uint64_t expected) {
   }
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using accel_bench::Median;
 
 double Rate(uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
@@ -426,17 +422,8 @@ int main(int argc, char** argv) {
   // Times both contenders `o.repeat` times, each repetition in a seeded
   // order; the median seconds of each.
   auto pair = [&](const std::function<double()>& accel, const std::function<double()>& baseline) {
-    std::vector<double> a, b;
-    for (uint32_t r = 0; r < o.repeat && !g_failure.failed(); ++r) {
-      if (std::bernoulli_distribution(0.5)(rng)) {
-        a.push_back(accel());
-        b.push_back(baseline());
-      } else {
-        b.push_back(baseline());
-        a.push_back(accel());
-      }
-    }
-    return std::make_pair(Median(a), Median(b));
+    return accel_bench::Paired(
+        o.repeat, rng, [] { return g_failure.failed(); }, accel, baseline);
   };
 
   std::vector<Row> rows;

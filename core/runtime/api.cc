@@ -23,19 +23,11 @@ using accel::runtime::HandleType;
 using accel::runtime::PlacementGroup;
 using accel::runtime::Queue;
 using accel::runtime::Runtime;
+using accel::runtime::SpinPause;
 using accel::runtime::Task;
 using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): the entry points' helpers
 
 namespace {
-
-// A hint to the core that this thread spins.
-inline void SpinPause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Waits until `task` is done or `timeout_ns` passed (false then). With no
 // timeout, a direct task nobody runs yet runs here (docs/scheduler.md, "The

@@ -69,10 +69,15 @@ ACCEL_API accel_status_t accel_object_put(accel_runtime_t runtime, const accel_o
     std::string why;
     status = rt->store().Put(d, &object, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
-    auto ref = std::make_shared<ObjectRef>();
-    ref->object = std::move(object);
-    ref->runtime = rt;
-    *out_object = reinterpret_cast<accel_object_t>(HandleTable::Get().Insert(HandleType::kObject, ref));
+    try {
+      auto ref = std::make_shared<ObjectRef>();
+      ref->object = object;
+      ref->runtime = rt;
+      *out_object = reinterpret_cast<accel_object_t>(HandleTable::Get().Insert(HandleType::kObject, ref));
+    } catch (...) {
+      rt->store().Drop(object);  // no handle: nothing may keep it
+      throw;
+    }
     return ACCEL_SUCCESS;
   });
 }
@@ -81,7 +86,7 @@ ACCEL_API accel_status_t accel_object_retain(accel_object_t object) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto ref = Find<ObjectRef>(fn, object, HandleType::kObject, "object", &status);
+    auto [ref, rt] = FindObject(fn, object, &status);  // a destroyed runtime's object is stale
     if (!ref) return status;
     // Never back from 0: the last release is under way.
     uint32_t n = ref->object->references.load();
@@ -161,7 +166,12 @@ ACCEL_API accel_status_t accel_object_get(accel_object_t object, int32_t locatio
     std::string why;
     status = rt->store().Get(ref->object, location, timeout_ns, &view->view, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
-    *out_view = reinterpret_cast<accel_object_view_t>(HandleTable::Get().Insert(HandleType::kObjectView, view));
+    try {
+      *out_view = reinterpret_cast<accel_object_view_t>(HandleTable::Get().Insert(HandleType::kObjectView, view));
+    } catch (...) {
+      rt->store().ReleaseView(view->view);  // no handle: unpin at once
+      throw;
+    }
     return ACCEL_SUCCESS;
   });
 }

@@ -136,6 +136,8 @@ ObjectStore::ObjectStore(accel_instance_t instance, const Resources& resources) 
 accel_status_t ObjectStore::Create(accel_instance_t instance, const Resources& resources, Options options,
                                    std::unique_ptr<ObjectStore>* out, std::string* why) {
   std::unique_ptr<ObjectStore> store(new ObjectStore(instance, resources));
+  static std::atomic<uint64_t> next_serial{1};
+  store->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   store->places_[0].capacity = options.host_capacity > 0 ? options.host_capacity : HostMemory() / 4;
   std::vector<accel_tenant_limit_t> limits;
   for (size_t i = 0; i < resources.devices.size(); ++i) {
@@ -151,7 +153,8 @@ accel_status_t ObjectStore::Create(accel_instance_t instance, const Resources& r
       dir = env;
     } else {
       const char* tmp = std::getenv("TMPDIR");
-      dir = fmt::format("{}/accel-spill-{}", tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", getpid());
+      dir = fmt::format("{}/accel-spill-{}-{}", tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", getpid(),
+                        store->serial_);
     }
   }
   store->spill_directory_ = dir;
@@ -178,9 +181,12 @@ ObjectStore::~ObjectStore() {
 void ObjectStore::Shutdown() {
   std::vector<accel_stream_t> streams;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (shut_down_) return;
     shut_down_ = true;
+    filled_.notify_all();  // gets waiting for another's transfer give up
+    // Puts and gets under way finish first: their copies use replicas and streams freed here.
+    idle_.wait(lock, [&] { return operations_ == 0; });
     for (auto& [id, weak] : objects_) {
       if (auto object = weak.lock()) FreeAll(*object);
     }
@@ -219,9 +225,11 @@ void ObjectStore::FreeReplica(Object& object, int32_t location) {
   Replica& r = it->second;
   if (r.host != nullptr) HostFree(r.host, object.size);
   if (r.buffer != nullptr) accel_buffer_destroy(r.buffer);
-  Place& place = PlaceAt(location);
-  place.used -= object.size;
-  --place.replicas;
+  if (r.charged) {
+    Place& place = PlaceAt(location);
+    place.used -= object.size;
+    --place.replicas;
+  }
   object.replicas.erase(it);
 }
 
@@ -293,8 +301,9 @@ accel_status_t ObjectStore::WriteSpill(Object& object, const Replica& host, std:
       return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
   }
-  const std::string path = fmt::format("{}/object-{}-{}.bin", spill_directory_, getpid(), object.id);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // Unique per process, store and object: stores sharing a directory never meet.
+  const std::string path = fmt::format("{}/object-{}-{}-{}.bin", spill_directory_, getpid(), serial_, object.id);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     *why = fmt::format("spill file '{}' could not be made: {}", path, std::strerror(errno));
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
@@ -349,77 +358,71 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
     return false;
   }
   while (place.used + bytes > place.capacity) {
-    // The least recently used replica here that nothing uses.
-    Object* victim = nullptr;
+    // The least recently used replica here that nothing uses (not viewed, not being copied, not moving).
+    std::shared_ptr<Object> victim;
     uint64_t oldest = std::numeric_limits<uint64_t>::max();
-    std::shared_ptr<Object> hold;
     for (auto& [id, weak] : objects_) {
       auto object = weak.lock();
       if (!object) continue;
       auto it = object->replicas.find(location);
-      if (it == object->replicas.end() || !it->second.ready || it->second.pins > 0) continue;
+      if (it == object->replicas.end() || !it->second.Usable() || it->second.pins > 0) continue;
       if (it->second.last_use < oldest) {
         oldest = it->second.last_use;
-        victim = object.get();
-        hold = object;
+        victim = object;
       }
     }
-    if (victim == nullptr) {
-      *why = fmt::format("no room on {} for {}: {} of its {} hold replicas in use (viewed or being copied)",
+    if (!victim) {
+      *why = fmt::format("no room on {} for {}: {} of its {} hold replicas in use (viewed, being copied or moving)",
                          PlaceName(location), Bytes(bytes), Bytes(place.used), Bytes(place.capacity));
       return false;
     }
     Object& o = *victim;
     bool elsewhere = !o.spill_path.empty();
-    for (const auto& [where, r] : o.replicas) elsewhere = elsewhere || (where != location && r.ready);
+    for (const auto& [where, r] : o.replicas) elsewhere = elsewhere || (where != location && r.Usable());
     if (elsewhere) {
       FreeReplica(o, location);
       ++place.evicted;
       continue;
     }
-    Replica& r = o.replicas.at(location);
     if (location >= 0) {
-      // A device's last copy moves to the host.
+      // A device's last copy moves to the host. While it moves, gets treat it as not there (they wait for the
+      // move, then find the host copy), and the host copy is reserved (counted, filling) before the copy starts.
+      o.replicas.at(location).moving = true;
       std::string host_why;
-      ++r.pins;
-      const bool room = MakeRoom(-1, o.size, lock, &host_why);
-      --r.pins;
-      if (!room) {
+      const accel_status_t reserved = Reserve(o, -1, lock, &host_why);
+      if (reserved != ACCEL_SUCCESS) {
+        o.replicas.at(location).moving = false;
+        filled_.notify_all();
         *why = fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location), Bytes(bytes),
                            o.name, host_why);
         return false;
       }
-      Replica host;
-      host.host = HostAlloc(o.size);
-      if (host.host == nullptr) {
-        *why = fmt::format("no host memory to move {} off {}", o.name, PlaceName(location));
-        return false;
-      }
+      const Replica src = o.replicas.at(location);
+      const Replica dst = o.replicas.at(-1);
       std::string copy_why;
-      ++r.pins;
       lock.unlock();
-      const accel_status_t status = Copy(location, r, -1, host, o.size, &copy_why);
+      const accel_status_t status = Copy(location, src, -1, dst, o.size, &copy_why);
       lock.lock();
-      --r.pins;
+      Replica& host = o.replicas.at(-1);
+      host.pins = 0;
       if (status != ACCEL_SUCCESS) {
-        HostFree(host.host, o.size);
-        MaybeFree(o);
+        FreeReplica(o, -1);
+        o.replicas.at(location).moving = false;
+        filled_.notify_all();
         *why = fmt::format("no room on {}: moving {} to the host failed: {}", PlaceName(location), o.name, copy_why);
         return false;
       }
       host.ready = true;
-      host.last_use = r.last_use;
-      o.replicas[-1] = host;
-      PlaceAt(-1).used += o.size;
-      ++PlaceAt(-1).replicas;
-      FreeReplica(o, location);
+      host.last_use = src.last_use;
+      FreeReplica(o, location);  // pinned by no one: `moving` kept gets and victims away
       ++place.moved_out;
+      filled_.notify_all();
       MaybeFree(o);
       continue;
     }
-    // The host's last copy goes to a spill file.
+    // The host's last copy goes to a spill file (under the lock: see object_store.h).
     std::string spill_why;
-    if (WriteSpill(o, r, &spill_why) != ACCEL_SUCCESS) {
+    if (WriteSpill(o, o.replicas.at(location), &spill_why) != ACCEL_SUCCESS) {
       *why = fmt::format("no room on the host for {}: {}", Bytes(bytes), spill_why);
       return false;
     }
@@ -431,11 +434,27 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
 
 accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::unique_lock<std::mutex>& lock,
                                     std::string* why) {
-  if (!MakeRoom(location, object.size, lock, why)) return ACCEL_ERROR_RESOURCE_EXHAUSTED;
-  Replica r;
+  // A filling placeholder first: gets arriving while room is made (which may unlock) wait for this transfer
+  // instead of starting their own.
+  if (object.replicas.count(location) != 0) {
+    *why = fmt::format("{} already has a replica on {}", object.name, PlaceName(location));
+    return ACCEL_ERROR_INTERNAL;
+  }
+  Replica& placeholder = object.replicas[location];
+  placeholder.pins = 1;
+  auto give_up = [&] {
+    object.replicas.erase(location);
+    filled_.notify_all();
+  };
+  if (!MakeRoom(location, object.size, lock, why)) {
+    give_up();
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  Replica& r = object.replicas.at(location);
   if (location < 0) {
     r.host = HostAlloc(object.size);
     if (r.host == nullptr) {
+      give_up();
       *why = fmt::format("no host memory for {} of {}", Bytes(object.size), object.name);
       return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
@@ -449,12 +468,12 @@ accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::uniqu
     if (accel_buffer_create(devices_[static_cast<size_t>(location)], &bd, &r.buffer) != ACCEL_SUCCESS) {
       *why = fmt::format("no memory on {} for {} of {}: {}", PlaceName(location), Bytes(object.size), object.name,
                          accel_last_error());
+      give_up();
       return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
   }
-  r.pins = 1;  // the transfer's
   r.last_use = ++clock_;
-  object.replicas[location] = r;
+  r.charged = true;
   Place& place = PlaceAt(location);
   place.used += object.size;
   ++place.replicas;
@@ -481,14 +500,14 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
     }
     if (location < 0) {
       *why =
-          "'desc->buffer' is a buffer of no device of the runtime (its devices are those of "
-          "accel_runtime_get_device)";
+          "'desc->buffer' is a buffer of no device of the runtime (its devices are those of accel_runtime_get_device)";
       return ACCEL_ERROR_INVALID_ARGUMENT;
     }
   }
   auto object = std::make_shared<Object>();
   object->size = d.size;
   std::unique_lock lock(mutex_);
+  Operation operation(*this);
   if (shut_down_) {
     *why = "the runtime is being destroyed";
     return ACCEL_ERROR_FAILED_PRECONDITION;
@@ -502,17 +521,13 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
     objects_.erase(object->id);
     return reserved;
   }
-  Replica dst = object->replicas.at(location);
+  const Replica dst = object->replicas.at(location);
+  accel_stream_t stream = location >= 0 ? StreamFor(static_cast<uint32_t>(location), why) : nullptr;
   lock.unlock();
   accel_status_t status = ACCEL_SUCCESS;
   if (location < 0) {
     std::memcpy(dst.host, d.data, d.size);
   } else {
-    accel_stream_t stream = nullptr;
-    {
-      std::lock_guard relock(mutex_);
-      stream = StreamFor(static_cast<uint32_t>(location), why);
-    }
     status = stream == nullptr ? ACCEL_ERROR_INTERNAL
                                : accel_stream_copy_buffer(stream, d.buffer, d.buffer_offset, dst.buffer, 0, d.size);
     if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
@@ -524,6 +539,7 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
   if (status != ACCEL_SUCCESS) {
     FreeReplica(*object, location);
     objects_.erase(object->id);
+    filled_.notify_all();
     return status;
   }
   r.ready = true;
@@ -540,13 +556,14 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
           ? std::chrono::steady_clock::time_point::max()
           : std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2));
   std::unique_lock lock(mutex_);
+  Operation operation(*this);
   for (;;) {
     if (shut_down_) {
       *why = "the runtime is being destroyed";
       return ACCEL_ERROR_FAILED_PRECONDITION;
     }
     auto it = o.replicas.find(location);
-    if (it != o.replicas.end() && it->second.ready) {
+    if (it != o.replicas.end() && it->second.Usable()) {
       Replica& r = it->second;
       ++r.pins;
       ++o.views;
@@ -557,8 +574,11 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
       out->buffer = r.buffer;
       return ACCEL_SUCCESS;
     }
-    if (it == o.replicas.end()) break;
-    // Another get fills it: share that transfer.
+    // Filling, or moving away: wait for that to end, then look again.
+    bool busy = it != o.replicas.end();
+    // A source that is moving (a device's last copy on its way to the host) has nothing to copy from yet.
+    for (const auto& [where, r] : o.replicas) busy = busy || (r.moving && !r.Usable());
+    if (!busy) break;
     if (filled_.wait_until(lock, deadline) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline) {
       *why = fmt::format("{} did not arrive on {} within {} ns (the transfer goes on)", o.name, PlaceName(location),
                          timeout_ns);
@@ -569,9 +589,9 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
   // the spill file (into the host first when the target is a device).
   int32_t from = -2;
   for (const auto& [where, r] : o.replicas) {
-    if (r.ready && where >= 0 && from == -2) from = where;
+    if (r.Usable() && where >= 0 && from == -2) from = where;
   }
-  if (from == -2 && o.replicas.count(-1) != 0 && o.replicas.at(-1).ready) from = -1;
+  if (from == -2 && o.replicas.count(-1) != 0 && o.replicas.at(-1).Usable()) from = -1;
   if (from == -2 && o.spill_path.empty()) {
     *why = fmt::format("{} has no copy left to read (released while in use?)", o.name);
     return ACCEL_ERROR_INTERNAL;
@@ -580,20 +600,23 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
     // Only on disk: through a host replica.
     lock.unlock();
     View host;
-    const accel_status_t status = Get(object, -1, timeout_ns, &host, why);
-    if (status != ACCEL_SUCCESS) return status;
-    const accel_status_t device = Get(object, location, timeout_ns, out, why);
-    ReleaseView(host);
-    return device;
+    accel_status_t status = Get(object, -1, timeout_ns, &host, why);
+    if (status == ACCEL_SUCCESS) {
+      status = Get(object, location, timeout_ns, out, why);
+      ReleaseView(host);
+    }
+    lock.lock();  // `operation` ends under the lock
+    return status;
   }
+  // Pinned before room is made: making room may unlock, and must not take the source away.
+  if (from != -2) ++o.replicas.at(from).pins;
   const accel_status_t reserved = Reserve(o, location, lock, why);
-  if (reserved != ACCEL_SUCCESS) return reserved;
-  Replica dst = o.replicas.at(location);
-  Replica src;
-  if (from != -2) {
-    ++o.replicas.at(from).pins;
-    src = o.replicas.at(from);
+  if (reserved != ACCEL_SUCCESS) {
+    if (from != -2) --o.replicas.at(from).pins;
+    return reserved;
   }
+  const Replica dst = o.replicas.at(location);
+  const Replica src = from != -2 ? o.replicas.at(from) : Replica{};
   lock.unlock();
   accel_status_t status = ACCEL_SUCCESS;
   if (from == -2) {
@@ -619,6 +642,7 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
     ++place.transfers_in;
   }
   // The transfer's pin becomes the view's.
+  r.last_use = ++clock_;
   ++o.views;
   out->object = object;
   out->location = location;
@@ -651,7 +675,7 @@ accel_object_info_t ObjectStore::Info(const Object& o) const {
   info.views = o.views;
   info.on_disk = o.spill_path.empty() ? 0 : 1;
   for (const auto& [where, r] : o.replicas) {
-    if (!r.ready) continue;
+    if (!r.Usable()) continue;
     if (where < 0) {
       info.on_host = 1;
     } else {
@@ -664,7 +688,7 @@ accel_object_info_t ObjectStore::Info(const Object& o) const {
 bool ObjectStore::OnDevice(const Object& o, uint32_t device) const {
   std::lock_guard lock(mutex_);
   auto it = o.replicas.find(static_cast<int32_t>(device));
-  return it != o.replicas.end() && it->second.ready;
+  return it != o.replicas.end() && it->second.Usable();
 }
 
 accel_object_store_usage_t ObjectStore::Usage(int32_t location) const {

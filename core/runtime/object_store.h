@@ -32,10 +32,15 @@ class ObjectStore;
 // One copy of an object at one place. Fields under the store's mutex.
 struct Replica {
   bool ready = false;               // filled; false while a transfer fills it
+  bool moving = false;              // a device's last copy on its way to the host: gets and victims skip it
+  bool charged = false;             // counted in its place's figures (a placeholder is not, until room is made)
   void* host = nullptr;             // a host replica's bytes (owned)
   accel_buffer_t buffer = nullptr;  // a device replica's buffer (owned)
   uint32_t pins = 0;                // views and transfers using it: never dropped or moved while > 0
   uint64_t last_use = 0;            // the store's clock at its last get
+
+  // What a get may use or a source copy from.
+  bool Usable() const { return ready && !moving; }
 };
 
 // An object. `references` counts C handles' references; the rest is under
@@ -127,9 +132,26 @@ class ObjectStore {
   bool made_spill_directory_ = false;
   accel_tenant_t tenant_ = nullptr;  // the store's device allocations count here, not in a task's share
 
+  // Counts a put or get in flight (constructed and destroyed under mutex_): Shutdown waits for none.
+  class Operation {
+   public:
+    explicit Operation(ObjectStore& store) : store_(store) { ++store_.operations_; }
+    ~Operation() {
+      if (--store_.operations_ == 0) store_.idle_.notify_all();
+    }
+    Operation(const Operation&) = delete;
+    Operation& operator=(const Operation&) = delete;
+
+   private:
+    ObjectStore& store_;
+  };
+
   mutable std::mutex mutex_;
-  std::condition_variable filled_;  // a replica became ready or was given up
-  std::vector<Place> places_;       // [0] the host, [1 + i] device i
+  std::condition_variable filled_;  // a replica became ready, was given up, or stopped moving
+  std::condition_variable idle_;    // operations_ reached 0
+  uint32_t operations_ = 0;
+  uint64_t serial_ = 0;        // this store's number in the process: part of spill directory and file names
+  std::vector<Place> places_;  // [0] the host, [1 + i] device i
   std::vector<accel_stream_t> streams_;
   std::map<uint64_t, std::weak_ptr<Object>> objects_;  // live objects, by id
   uint64_t next_id_ = 1;

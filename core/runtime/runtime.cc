@@ -66,15 +66,6 @@ size_t ThreadSlot() {
   return slot;
 }
 
-// A hint to the core that this thread spins.
-inline void SpinPause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 // How long a worker with nothing to do spins before it sleeps, and how long
 // of that it leaves a lone direct task to its submitter (pauses, each some
 // 10-40 ns).
@@ -140,7 +131,10 @@ Runtime::~Runtime() {
   if (no_device_tenant_ != nullptr) accel_tenant_destroy(no_device_tenant_);
 }
 
-bool Runtime::OnWorker() const { return t_worker_of == this; }
+bool Runtime::OnWorker() const {
+  // A thread running one of this runtime's tasks inline (a wait ran it) counts too: destroying would wait for it.
+  return t_worker_of == this || (t_current_task != nullptr && t_current_task->owner == this);
+}
 
 void Runtime::Shutdown() {
   std::vector<std::shared_ptr<Task>> direct;  // ended outside the lock (their end may schedule)
@@ -191,6 +185,10 @@ void Runtime::Shutdown() {
   ready_cv_.notify_all();
   for (auto& w : workers_) w.join();
   workers_.clear();
+  // Tasks that waiting threads run themselves end too (stopping_ was set before this read: see RunIfUnclaimed).
+  for (int n = inline_running_.load(std::memory_order_seq_cst); n != 0; n = inline_running_.load()) {
+    inline_running_.wait(n);
+  }
   FlushReleases();
   if (store_) store_->Shutdown();
 }
@@ -242,14 +240,18 @@ void Runtime::WorkerLoop() {
   bool lone_ok = true;
   for (;;) {
     std::shared_ptr<Task> task;
+    bool more = false;
     if (ready_size_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed)) {
       std::unique_lock ready_lock(ready_mutex_);
       if (!ready_.empty()) {
         task = std::move(ready_.front());
         ready_.pop_front();
         ready_size_.store(ready_.size(), std::memory_order_relaxed);
+        more = !ready_.empty();
       }
     }
+    // More than this worker takes: pass the wakeup on (submitters woke no one while this worker spun).
+    if (more) WakeOne();
     if (task) {
       std::string message;
       const accel_status_t result = Execute(task, &message);
@@ -331,6 +333,17 @@ Runtime::CounterShard& Runtime::Shard() { return shards_[ThreadSlot() % kCounter
 
 bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
   if (!task->direct || !Claim(*task)) return false;
+  // Counted so that Shutdown waits for it as for a worker's task.
+  inline_running_.fetch_add(1, std::memory_order_seq_cst);
+  struct Done {
+    Runtime& rt;
+    ~Done() {
+      if (rt.inline_running_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+          rt.stopping_.load(std::memory_order_seq_cst)) {
+        rt.inline_running_.notify_all();
+      }
+    }
+  } done{*this};
   {
     // Out of its shard when it is at an end (a submit-then-wait stream), so that no worker looks at it again.
     DirectShard& shard = direct_[task->shard];
@@ -558,11 +571,13 @@ accel_status_t Runtime::Feasible(const Request& request, std::string* why) const
 
 accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::string* why) {
   if (!task->queue) task->queue = default_queue_;
-  if (task->queue->children > 0) {
+  // Counted first, then checked; CreateQueue does the reverse: one of the two sees the other.
+  task->queue->open_work.fetch_add(1, std::memory_order_seq_cst);
+  if (task->queue->children.load(std::memory_order_seq_cst) > 0) {
+    task->queue->open_work.fetch_sub(1, std::memory_order_seq_cst);
     *why = fmt::format("queue '{}' has child queues: tasks and actors go to leaf queues", task->queue->name);
     return ACCEL_ERROR_INVALID_ARGUMENT;
   }
-  task->queue->open_work.fetch_add(1, std::memory_order_relaxed);
   task->id = next_task_.fetch_add(1, std::memory_order_relaxed);
   // An unnamed direct task's name ("task 7") is made when a message needs it (Task::Name).
   if (!task->name.empty()) task->name = fmt::format("task {} ('{}')", task->id, task->name);
@@ -1752,7 +1767,16 @@ accel_status_t Runtime::CreateQueue(const accel_queue_desc_t& desc, std::shared_
   q->weight = desc.weight > 0.0 ? desc.weight : 1.0;
   q->owner = this;
   q->runtime = weak_from_this();
-  if (parent) ++parent->children;
+  if (parent) {
+    // Counted first, then checked again: a direct task submitted meanwhile (without the lock) does the reverse.
+    parent->children.fetch_add(1, std::memory_order_seq_cst);
+    if (parent->open_work.load(std::memory_order_seq_cst) > 0) {
+      parent->children.fetch_sub(1, std::memory_order_seq_cst);
+      *why = fmt::format("'desc->parent' ('{}') got a task just now: only a queue without work gets children",
+                         parent->name);
+      return ACCEL_ERROR_FAILED_PRECONDITION;
+    }
+  }
   queues_.push_back(q);
   *out = std::move(q);
   return ACCEL_SUCCESS;

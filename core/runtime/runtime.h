@@ -362,6 +362,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   };
   static constexpr size_t kDirectShards = 8;
   std::array<DirectShard, kDirectShards> direct_;
+  std::atomic<int> inline_running_{0};  // direct tasks a waiting thread runs now (RunIfUnclaimed)
   std::shared_ptr<Queue> default_queue_;
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;
@@ -375,6 +376,15 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
 // The task running on this thread (null outside a task function): what
 // accel_task_context_t handles resolve to.
 Task* CurrentTask();
+
+// A hint to the core that this thread spins.
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 }  // namespace accel::runtime
 

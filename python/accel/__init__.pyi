@@ -431,8 +431,20 @@ class Runtime:
     """The scheduler over this process's devices. `with accel.Runtime() as rt:` makes it the current runtime
     (accel.current_runtime) and closes it at the end: tasks not started are cancelled, running ones awaited."""
 
-    def __init__(self, workers: int = 0) -> None:
-        """workers: worker threads (0: the machine's logical CPUs, at least 2)."""
+    def __init__(
+        self,
+        workers: int = 0,
+        *,
+        store_host_capacity: int = 0,
+        store_device_capacity: int = 0,
+        spill_directory: str | None = None,
+    ) -> None:
+        """workers: worker threads (0: the machine's logical CPUs, at least 2). The object store's capacity on the
+        host and on each device (0: defaults) and its spill directory (None: $ACCEL_SPILL_DIR or a temporary one)."""
+    def put(self, data: Any, *, name: str | None = None) -> ObjectRef:
+        """A copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) in the object store."""
+    def object_store_usage(self, device: int | None = None) -> dict[str, int]:
+        """capacity, used, replicas, transfers_in, evicted, moved_out, restored on the host (None) or a device."""
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -507,6 +519,51 @@ class Runtime:
         """A queue (quota and limit in device equivalents; limit 0: none) under `parent` (None: top level)."""
     def __enter__(self) -> Runtime: ...
     def __exit__(self, *exc: object) -> Literal[False]: ...
+
+class ObjectRef:
+    """A reference to an immutable object in a runtime's object store (docs/objectstore.md)."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def released(self) -> bool: ...
+    def get(self, device: int | None = None, *, timeout: float | None = None) -> ObjectView | Array:
+        """A read-only view: on the host an ObjectView (zero-copy), on a runtime device index a read-only Array
+        over the replica there (made when missing, by the best path)."""
+    def info(self) -> dict[str, Any]:
+        """size, references, views, on_host, on_disk, device_replicas."""
+    def on_device(self, device: int) -> bool: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> ObjectRef: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+
+class ObjectView:
+    """Read-only bytes of an object's host replica: the buffer protocol and DLPack (read-only flag set)."""
+
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def released(self) -> bool: ...
+    def tobytes(self) -> bytes: ...
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: tuple[int, int] | None = None, dl_device: Any = None, copy: Any = None
+    ) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> ObjectView: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
+
+def put(data: Any, *, name: str | None = None) -> ObjectRef:
+    """current_runtime().put(data, name=name)."""
+
+def get(ref: ObjectRef, device: int | None = None, *, timeout: float | None = None) -> ObjectView | Array:
+    """ref.get(device, timeout=timeout)."""
 
 def current_runtime() -> Runtime:
     """Inside a task: its runtime; elsewhere the innermost open `with accel.Runtime()`; AccelError otherwise."""

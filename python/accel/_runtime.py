@@ -108,6 +108,18 @@ def current_runtime() -> Runtime:
                  "no accel.Runtime is open: use `with accel.Runtime() as rt:` (or rt.submit, rt.actor)")
 
 
+def put(data, *, name=None):
+    """Puts a copy of `data` (bytes, a C-contiguous buffer-protocol object such as a numpy array, or an accel.Array)
+    into the current runtime's object store; an accel.ObjectRef (docs/objectstore.md)."""
+    return current_runtime().put(data, name=name)
+
+
+def get(ref, device=None, *, timeout=None):
+    """ref.get(device, timeout=timeout): a read-only view of the object, on the host (device None: an
+    accel.ObjectView, zero-copy) or on a runtime device index (a read-only accel.Array over the replica there)."""
+    return ref.get(device, timeout=timeout)
+
+
 def _run(ctx, function, args, kwargs, wants_ctx):
     _local.ctx = ctx
     try:

@@ -140,6 +140,8 @@ class Buffer {
   accel_buffer_t handle;
   uint64_t size;
   bool destroyed = false;
+  // Set for a buffer that is another's (an object view's replica): destroy releases this, not the handle.
+  std::shared_ptr<void> keep;
   mutable std::shared_ptr<PendingWork> pending;  // the last launch that bound it
 };
 
@@ -224,6 +226,12 @@ StreamPtr current_stream(const Device& device);
 std::pair<int32_t, int32_t> dlpack_device_of(const Device& device);
 
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array);
+// A DLPack capsule (legacy, or versioned when max_version >= (1, 0)) over C-contiguous host memory at `data`,
+// `owner` kept alive until the consumer's deleter runs; `readonly` sets DLPACK_FLAG_BITMASK_READ_ONLY (versioned
+// capsules carry flags). The arguments of __dlpack__ as given.
+py::object export_host_memory(void* data, const std::vector<int64_t>& shape, const DType& dtype, bool readonly,
+                              py::object owner, py::object stream, py::object max_version, py::object dl_device,
+                              py::object copy);
 void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream);
 void init_topology(py::module_& m, py::class_<Device>& device);
 // The scheduler (libaccel-runtime, runtime.cc): after AccelError and Device exist.

@@ -68,7 +68,8 @@ constexpr const char* kVersionedUsed = "used_dltensor_versioned";
 // ---- export -----------------------------------------------------------------
 
 struct ExportContext {
-  ArrayPtr array;  // keeps the buffer alive until the consumer's deleter runs
+  ArrayPtr array;    // keeps the buffer alive until the consumer's deleter runs
+  py::object owner;  // export_host_memory: keeps the memory's owner alive
   std::vector<int64_t> shape, strides;
   std::unique_ptr<unsigned char[]> host_copy;  // dl_device=CPU of memory without a host address
 };
@@ -133,6 +134,37 @@ void synchronize_for(const Array& a, py::handle stream, int32_t type) {
                            ": a DLPack device of type " + std::to_string(type) +
                            " has no streams (pass None, -1 or an accel.Stream)");
   if (a.buffer) a.buffer->wait_pending();  // a vendor stream handle: waiting on the host is safe for any stream
+}
+
+// The capsule for `tensor`: versioned (with `flags`) or legacy; `context` goes to the consumer's deleter.
+py::object make_capsule(std::unique_ptr<ExportContext> context, const DLTensor& tensor, bool versioned,
+                        uint64_t flags) {
+  if (versioned) {
+    auto* t = new DLManagedTensorVersioned{};
+    t->version = DLPackVersion{1, 0};
+    t->manager_ctx = context.get();
+    t->deleter = versioned_deleter;
+    t->flags = flags;
+    t->dl_tensor = tensor;
+    PyObject* capsule = PyCapsule_New(t, kVersioned, versioned_capsule_destructor);
+    if (capsule == nullptr) {
+      delete t;
+      throw py::error_already_set();
+    }
+    context.release();
+    return py::reinterpret_steal<py::object>(capsule);
+  }
+  auto* t = new DLManagedTensor{};
+  t->dl_tensor = tensor;
+  t->manager_ctx = context.get();
+  t->deleter = legacy_deleter;
+  PyObject* capsule = PyCapsule_New(t, kLegacy, legacy_capsule_destructor);
+  if (capsule == nullptr) {
+    delete t;
+    throw py::error_already_set();
+  }
+  context.release();
+  return py::reinterpret_steal<py::object>(capsule);
 }
 
 py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
@@ -211,32 +243,8 @@ py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, 
   tensor.strides = context->strides.data();
   tensor.byte_offset = 0;
 
-  if (versioned) {
-    auto* t = new DLManagedTensorVersioned{};
-    t->version = DLPackVersion{1, 0};
-    t->manager_ctx = context.get();
-    t->deleter = versioned_deleter;
-    t->flags = (a->readonly && !copied ? kReadOnly : 0) | (copied ? kIsCopied : 0);
-    t->dl_tensor = tensor;
-    PyObject* capsule = PyCapsule_New(t, kVersioned, versioned_capsule_destructor);
-    if (capsule == nullptr) {
-      delete t;
-      throw py::error_already_set();
-    }
-    context.release();
-    return py::reinterpret_steal<py::object>(capsule);
-  }
-  auto* t = new DLManagedTensor{};
-  t->dl_tensor = tensor;
-  t->manager_ctx = context.get();
-  t->deleter = legacy_deleter;
-  PyObject* capsule = PyCapsule_New(t, kLegacy, legacy_capsule_destructor);
-  if (capsule == nullptr) {
-    delete t;
-    throw py::error_already_set();
-  }
-  context.release();
-  return py::reinterpret_steal<py::object>(capsule);
+  return make_capsule(std::move(context), tensor, versioned,
+                      (a->readonly && !copied ? kReadOnly : 0) | (copied ? kIsCopied : 0));
 }
 
 // ---- import -----------------------------------------------------------------
@@ -442,6 +450,35 @@ std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t&
 std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {
   const DeviceInfo& info = device_info(device);
   return {info.dl_type, info.dl_id};
+}
+
+py::object export_host_memory(void* data, const std::vector<int64_t>& shape, const DType& dtype, bool readonly,
+                              py::object owner, py::object stream, py::object max_version, py::object dl_device,
+                              py::object copy) {
+  if (!stream.is_none() && !(py::isinstance<py::int_>(stream) && stream.cast<int64_t>() == -1))
+    throw py::buffer_error("__dlpack__: stream=" + py::repr(stream).cast<std::string>() +
+                           ": host memory has no streams (pass None or -1)");
+  if (!dl_device.is_none()) {
+    auto wanted = dl_device.cast<py::tuple>();
+    if (wanted.size() != 2 || wanted[0].cast<int32_t>() != kDLCPU || wanted[1].cast<int32_t>() != 0)
+      throw py::buffer_error("__dlpack__: host memory exports to dl_device=(1, 0) only");
+  }
+  if (!copy.is_none() && copy.cast<bool>())
+    throw py::buffer_error("__dlpack__(copy=True): this memory exports without a copy only (copy=None or False)");
+  bool versioned = false;
+  if (!max_version.is_none()) versioned = max_version.cast<py::tuple>()[0].cast<int>() >= 1;
+  auto context = std::make_unique<ExportContext>();
+  context->owner = std::move(owner);
+  context->shape = shape;
+  DLTensor tensor{};
+  tensor.data = data;
+  tensor.device = DLDevice{kDLCPU, 0};
+  tensor.ndim = static_cast<int32_t>(shape.size());
+  tensor.dtype = DLDataType{dtype.dl_code, static_cast<uint8_t>(dtype.itemsize * 8), 1};
+  if (dtype.kind == 'b') tensor.dtype.bits = 8;
+  tensor.shape = context->shape.data();
+  tensor.strides = nullptr;  // C-contiguous
+  return make_capsule(std::move(context), tensor, versioned, readonly ? kReadOnly : 0);
 }
 
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array) {

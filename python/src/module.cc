@@ -301,6 +301,10 @@ const DType& dtype_from(py::handle obj) {
 void Buffer::destroy() {
   if (destroyed) return;
   destroyed = true;
+  if (keep) {
+    keep.reset();  // another's buffer (an object view's): release the view, not the buffer
+    return;
+  }
   NoGil nogil;
   accel_buffer_destroy(handle);
 }

@@ -16,6 +16,7 @@
 // threads), and every runtime still open is closed at exit.
 #include <pybind11/stl.h>
 
+#include <accel/object_store.h>
 #include <accel/runtime.h>
 
 #include <algorithm>
@@ -744,6 +745,224 @@ const char* actor_state_name(accel_actor_state_t state) {
   }
 }
 
+// ---- objects (the object store, include/accel/object_store.h) ---------------
+
+// One object reference (accel.ObjectRef): an accel_object_t holding one
+// reference, and the layout the bytes had when put (for the views). The GIL
+// guards `handle`.
+struct ObjectCore {
+  std::shared_ptr<RuntimeCore> rt;
+  accel_object_t handle = nullptr;
+  uint64_t size = 0;
+  std::string name;
+  const DType* dtype = nullptr;  // of the data put; uint8 when unknown
+  std::vector<int64_t> shape;
+
+  ~ObjectCore() { release(); }
+  void release() {
+    if (handle == nullptr) return;
+    accel_object_t h = handle;
+    handle = nullptr;
+    NoGil nogil;
+    accel_object_release(h);
+  }
+  accel_object_t live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "the accel.ObjectRef was released");
+    return handle;
+  }
+};
+using ObjectPtr = std::shared_ptr<ObjectCore>;
+
+// One host view (accel.ObjectView): read-only bytes of a host replica, pinned until released.
+struct HostViewCore {
+  accel_object_view_t handle = nullptr;
+  const void* data = nullptr;
+  uint64_t size = 0;
+  const DType* dtype = nullptr;
+  std::vector<int64_t> shape;
+  std::shared_ptr<RuntimeCore> rt;  // the store outlives the view while it is pinned
+  uint32_t exports = 0;             // live buffer-protocol exports: release waits for none
+
+  ~HostViewCore() { release(); }
+  void release() {
+    if (handle == nullptr) return;
+    accel_object_view_t h = handle;
+    handle = nullptr;
+    data = nullptr;
+    NoGil nogil;
+    accel_object_view_release(h);
+  }
+  const void* live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "the accel.ObjectView was released");
+    return data;
+  }
+};
+using HostViewPtr = std::shared_ptr<HostViewCore>;
+
+// Releases an accel_object_view_t when the last Python array over it goes.
+struct ViewKeeper {
+  accel_object_view_t handle = nullptr;
+  ~ViewKeeper() {
+    if (handle != nullptr) accel_object_view_release(handle);
+  }
+};
+
+ObjectPtr put_object(const RuntimePtr& rt, const py::object& data, std::optional<std::string> name) {
+  auto object = std::make_shared<ObjectCore>();
+  object->rt = rt;
+  object->name = name.value_or("");
+  auto desc = sized<accel_object_put_desc_t>(ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC);
+  desc.name = name ? object->name.c_str() : nullptr;
+  py::buffer_info info;
+  if (py::isinstance<Array>(data)) {
+    const Array& a = data.cast<const Array&>();
+    if (!a.c_contiguous() || !a.buffer)
+      raise(ACCEL_ERROR_INVALID_ARGUMENT, "accel.put: the array is not C-contiguous (or is empty)");
+    a.buffer->wait_pending();
+    desc.buffer = a.buffer->handle;
+    desc.buffer_offset = a.offset;
+    desc.size = static_cast<uint64_t>(a.size()) * a.dtype->itemsize;
+    object->dtype = a.dtype;
+    object->shape = a.shape;
+  } else if (PyObject_CheckBuffer(data.ptr()) != 0) {
+    info = py::buffer(data).request();
+    const py::ssize_t itemsize = info.itemsize;
+    py::ssize_t expected = itemsize;
+    for (py::ssize_t i = info.ndim - 1; i >= 0; --i) {
+      if (info.strides[static_cast<size_t>(i)] != expected)
+        raise(ACCEL_ERROR_INVALID_ARGUMENT,
+              "accel.put: the buffer is not C-contiguous (numpy.ascontiguousarray first)");
+      expected *= info.shape[static_cast<size_t>(i)];
+    }
+    desc.data = info.ptr;
+    desc.size = static_cast<uint64_t>(info.size * itemsize);
+    object->dtype = dtype_from_format(info.format);
+    for (auto d : info.shape) object->shape.push_back(d);
+  } else {
+    throw py::type_error(
+        "accel.put: expected bytes, a buffer-protocol object (numpy array, memoryview) or an "
+        "accel.Array, got " +
+        py::repr(data.get_type()).cast<std::string>());
+  }
+  if (object->dtype == nullptr || object->dtype->itemsize == 0) {
+    object->dtype = &dtype_from(py::str("uint8"));
+    object->shape = {static_cast<int64_t>(desc.size)};
+  }
+  object->size = desc.size;
+  accel_runtime_t handle = rt->live();
+  CallWithoutGil([&] { return accel_object_put(handle, &desc, &object->handle); });
+  return object;
+}
+
+py::object get_object(const ObjectPtr& object, py::object device, std::optional<double> timeout) {
+  accel_object_t h = object->live();
+  int32_t location = ACCEL_OBJECT_LOCATION_HOST;
+  if (!device.is_none()) location = device.cast<int32_t>();
+  const bool bounded = timeout && std::isfinite(*timeout) && *timeout >= 0 && *timeout < 1e9;
+  const uint64_t ns = bounded ? static_cast<uint64_t>(*timeout * 1e9) : ACCEL_TIMEOUT_INFINITE;
+  accel_object_view_t view = nullptr;
+  CallWithoutGil([&] { return accel_object_get(h, location, ns, &view); });
+  auto info = sized<accel_object_view_info_t>(ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO);
+  const accel_status_t status = accel_object_view_get_info(view, &info);
+  if (status != ACCEL_SUCCESS) {
+    const std::string why = accel_last_error();
+    accel_object_view_release(view);
+    raise(status, why);
+  }
+  if (location == ACCEL_OBJECT_LOCATION_HOST) {
+    auto v = std::make_shared<HostViewCore>();
+    v->handle = view;
+    v->data = info.host_address;
+    v->size = info.size;
+    v->dtype = object->dtype;
+    v->shape = object->shape;
+    v->rt = object->rt;
+    return py::cast(v);
+  }
+  // A device replica: a read-only accel.Array over the store's buffer, the view released with the array.
+  auto keeper = std::make_shared<ViewKeeper>();
+  keeper->handle = view;
+  auto props = sized<accel_buffer_properties_t>(ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES);
+  check(accel_buffer_get_properties(info.buffer, &props));
+  auto inst = object->rt->inst;
+  auto buffer = std::make_shared<Buffer>(inst, info.buffer, info.size);
+  buffer->keep = keeper;
+  auto array = std::make_shared<Array>();
+  array->buffer = buffer;
+  array->device = resolve_device(device_object(inst, props.device));
+  array->offset = info.offset;
+  array->shape = object->shape;
+  array->dtype = object->dtype;
+  array->strides = c_strides(array->shape, array->dtype->itemsize);
+  array->readonly = true;
+  return py::cast(array);
+}
+
+py::dict usage_dict(const accel_object_store_usage_t& u) {
+  py::dict d;
+  d["capacity"] = u.capacity;
+  d["used"] = u.used;
+  d["replicas"] = u.replicas;
+  d["transfers_in"] = u.transfers_in;
+  d["evicted"] = u.evicted;
+  d["moved_out"] = u.moved_out;
+  d["restored"] = u.restored;
+  return d;
+}
+
+// The buffer protocol of accel.ObjectView: read-only, C-contiguous, the put's format and shape.
+struct HostViewExport {
+  std::vector<Py_ssize_t> shape, strides;
+};
+
+int host_view_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
+  view->obj = nullptr;
+  try {
+    auto& v = py::handle(obj).cast<HostViewCore&>();
+    if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+      PyErr_SetString(PyExc_BufferError, "accel.ObjectView: an object's bytes are read-only");
+      return -1;
+    }
+    const void* data = v.live();
+    auto* exported = new HostViewExport{{v.shape.begin(), v.shape.end()}, {}};
+    exported->strides.resize(v.shape.size());
+    Py_ssize_t stride = v.dtype->itemsize;
+    for (size_t i = v.shape.size(); i-- > 0;) {
+      exported->strides[i] = stride;
+      stride *= exported->shape[i];
+    }
+    view->buf = const_cast<void*>(data);
+    view->len = static_cast<Py_ssize_t>(v.size);
+    view->readonly = 1;
+    view->itemsize = v.dtype->itemsize;
+    view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(v.dtype->format) : nullptr;
+    view->ndim = static_cast<int>(v.shape.size());
+    view->shape = (flags & PyBUF_ND) == PyBUF_ND ? exported->shape.data() : nullptr;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? exported->strides.data() : nullptr;
+    view->suboffsets = nullptr;
+    view->internal = exported;
+    view->obj = obj;
+    Py_INCREF(obj);
+    ++v.exports;
+    return 0;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const AccelException& e) {
+    PyErr_SetString(PyExc_BufferError, ("accel.ObjectView: " + e.message).c_str());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+  }
+  return -1;
+}
+
+void host_view_releasebuffer(PyObject* obj, Py_buffer* view) {
+  delete static_cast<HostViewExport*>(view->internal);
+  try {
+    auto& v = py::handle(obj).cast<HostViewCore&>();
+    if (v.exports > 0) --v.exports;
+  } catch (...) {
+  }
+}
 }  // namespace
 
 void init_runtime(py::module_& m) {
@@ -955,24 +1174,133 @@ void init_runtime(py::module_& m) {
       .def_property_readonly("destroyed", [](const ActorCore& a) { return a.handle == nullptr; })
       .def_property_readonly("name", [](const ActorCore& a) { return a.name; });
 
+  py::class_<ObjectCore, ObjectPtr>(m, "ObjectRef",
+                                    "A reference to an immutable object in a runtime's object store (Runtime.put, "
+                                    "accel.put); released when the last Python reference goes, or by release().")
+      .def("get", &get_object, py::arg("device") = py::none(), py::kw_only(), py::arg("timeout") = py::none(),
+           "A read-only view: on the host (device None) an accel.ObjectView; on a runtime device index a read-only "
+           "accel.Array over the replica there (made when missing).")
+      .def_property_readonly("size", [](const ObjectCore& o) { return o.size; })
+      .def_property_readonly("name", [](const ObjectCore& o) { return o.name; })
+      .def("info",
+           [](const ObjectCore& o) {
+             auto info = sized<accel_object_info_t>(ACCEL_STRUCTURE_TYPE_OBJECT_INFO);
+             check(accel_object_get_info(o.live(), &info));
+             py::dict d;
+             d["size"] = info.size;
+             d["references"] = info.references;
+             d["views"] = info.views;
+             d["on_host"] = info.on_host != 0;
+             d["on_disk"] = info.on_disk != 0;
+             d["device_replicas"] = info.device_replicas;
+             return d;
+           })
+      .def("on_device",
+           [](const ObjectCore& o, uint32_t device) {
+             uint32_t present = 0;
+             check(accel_object_is_on_device(o.live(), device, &present));
+             return present != 0;
+           })
+      .def("release", &ObjectCore::release)
+      .def_property_readonly("released", [](const ObjectCore& o) { return o.handle == nullptr; })
+      .def("__enter__", [](ObjectPtr o) { return o; })
+      .def("__exit__",
+           [](ObjectCore& o, const py::args&) {
+             o.release();
+             return false;
+           })
+      .def("__repr__", [](const ObjectCore& o) {
+        return "<accel.ObjectRef" + (o.name.empty() ? std::string() : " '" + o.name + "'") + " " +
+               std::to_string(o.size) + " bytes" + (o.handle == nullptr ? " released" : "") + ">";
+      });
+
+  auto view_class = py::class_<HostViewCore, HostViewPtr>(
+      m, "ObjectView",
+      "Read-only bytes of an object's host replica (ObjectRef.get()): the buffer protocol and DLPack, zero-copy; "
+      "the replica stays in place until release() or the last reference goes.");
+  view_class.def_property_readonly("nbytes", [](const HostViewCore& v) { return v.size; })
+      .def_property_readonly("shape", [](const HostViewCore& v) { return py::tuple(py::cast(v.shape)); })
+      .def_property_readonly("dtype", [](const HostViewCore& v) { return std::string(v.dtype->name); })
+      .def("tobytes",
+           [](const HostViewCore& v) {
+             return py::bytes(static_cast<const char*>(v.live()), static_cast<py::ssize_t>(v.size));
+           })
+      .def(
+          "__dlpack__",
+          [](const HostViewPtr& v, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
+            const void* data = v->live();
+            return export_host_memory(const_cast<void*>(data), v->shape, *v->dtype, true, py::cast(v),
+                                      std::move(stream), std::move(max_version), std::move(dl_device), std::move(copy));
+          },
+          py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+          py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+      .def("__dlpack_device__", [](const HostViewCore&) { return py::make_tuple(1, 0); })
+      .def("release",
+           [](HostViewCore& v) {
+             if (v.exports > 0)
+               raise(ACCEL_ERROR_FAILED_PRECONDITION,
+                     "accel.ObjectView.release: " + std::to_string(v.exports) +
+                         " buffer-protocol export(s) (memoryview, numpy array) still use the bytes");
+             v.release();
+           })
+      .def_property_readonly("released", [](const HostViewCore& v) { return v.handle == nullptr; })
+      .def("__enter__", [](HostViewPtr v) { return v; })
+      .def("__exit__",
+           [](HostViewCore& v, const py::args&) {
+             if (v.exports == 0) v.release();
+             return false;
+           })
+      .def("__repr__", [](const HostViewCore& v) {
+        return "<accel.ObjectView " + std::to_string(v.size) + " bytes" + (v.handle == nullptr ? " released" : "") +
+               ">";
+      });
+  {
+    auto* heap = reinterpret_cast<PyHeapTypeObject*>(view_class.ptr());
+    heap->as_buffer.bf_getbuffer = host_view_getbuffer;
+    heap->as_buffer.bf_releasebuffer = host_view_releasebuffer;
+    heap->ht_type.tp_as_buffer = &heap->as_buffer;
+  }
+
   py::class_<RuntimeCore, RuntimePtr>(
       m, "Runtime",
       "The scheduler (libaccel-runtime) over this process's devices; `with accel.Runtime() as rt:` closes it.")
-      .def(py::init([](uint32_t workers) {
+      .def(py::init([](uint32_t workers, uint64_t store_host_capacity, uint64_t store_device_capacity,
+                       std::optional<std::string> spill_directory) {
              auto inst = instance();
              auto rt = std::make_shared<RuntimeCore>();
              rt->inst = inst;
              rt->workers = workers;
+             auto store = sized<accel_object_store_desc_t>(ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC);
+             store.host_capacity = store_host_capacity;
+             store.device_capacity = store_device_capacity;
+             store.spill_directory = spill_directory ? spill_directory->c_str() : nullptr;
              auto desc = sized<accel_runtime_desc_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_DESC);
              desc.worker_threads = workers;
+             desc.next = &store;
              CallWithoutGil([&] { return accel_runtime_create(inst->handle, &desc, &rt->handle); });
              std::lock_guard lock(g_runtimes_mutex);
              std::erase_if(*g_runtimes, [](const auto& w) { return w.expired(); });
              g_runtimes->push_back(rt);
              return rt;
            }),
-           py::arg("workers") = 0)
+           py::arg("workers") = 0, py::kw_only(), py::arg("store_host_capacity") = 0,
+           py::arg("store_device_capacity") = 0, py::arg("spill_directory") = py::none())
       .def("close", &RuntimeCore::close)
+      .def("put", &put_object, py::arg("data"), py::kw_only(), py::arg("name") = py::none(),
+           "Puts a copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) into the object "
+           "store: an accel.ObjectRef (docs/objectstore.md).")
+      .def(
+          "object_store_usage",
+          [](const RuntimeCore& rt, std::optional<int32_t> device) {
+            auto u = sized<accel_object_store_usage_t>(ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE);
+            const int32_t location = device.value_or(ACCEL_OBJECT_LOCATION_HOST);
+            accel_runtime_t h = rt.live();
+            check(accel_object_store_get_usage(h, location, &u));
+            return usage_dict(u);
+          },
+          py::arg("device") = py::none(),
+          "The store's figures on the host (device None) or on a runtime device index: capacity, used, replicas, "
+          "transfers_in, evicted, moved_out, restored.")
       .def_property_readonly("closed", [](const RuntimeCore& rt) { return rt.handle == nullptr; })
       .def("devices",
            [](const RuntimeCore& rt) {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <latch>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -351,7 +352,7 @@ TEST(ObjectStore, ViewedReplicasAreNeverDroppedAndAFullStoreSaysWhy) {
   ASSERT_EQ(accel_object_get(ob, kHost, 0, &vb), ACCEL_SUCCESS);
   accel_object_t oc = nullptr;
   EXPECT_EQ(rt.Put(Pattern(kMiB1, 22), &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
-  EXPECT_NE(std::string(accel_last_error()).find("in use (viewed or being copied)"), std::string::npos)
+  EXPECT_NE(std::string(accel_last_error()).find("in use (viewed, being copied or moving)"), std::string::npos)
       << accel_last_error();
   EXPECT_EQ(oc, nullptr);
   EXPECT_EQ(rt.Put(Pattern(3 * kMiB1, 23), &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
@@ -418,6 +419,116 @@ TEST(ObjectStore, AnUnusableSpillDirectoryRefusesThePutAndLosesNothing) {
   EXPECT_EQ(GetBytes(ob, kHost), b);
   EXPECT_EQ(rt.Usage(kHost).moved_out, 0U);
   for (auto* o : {oa, ob}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+// Regressions from a review (each failed before its fix).
+accel_object_t PutFromDevice(const StoreRuntime& rt, uint32_t device_index, const std::vector<uint8_t>& bytes) {
+  accel_device_t device = rt.Device(device_index);
+  accel_buffer_t buffer = nullptr;
+  const auto desc = BufferDesc(bytes.size());
+  EXPECT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS);
+  accel_stream_t stream = nullptr;
+  EXPECT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_copy_host_to_buffer(stream, bytes.data(), buffer, 0, bytes.size()), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_object_put_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  d.struct_size = sizeof(d);
+  d.buffer = buffer;
+  d.size = bytes.size();
+  accel_object_t o = nullptr;
+  EXPECT_EQ(accel_object_put(rt.get(), &d, &o), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+  return o;
+}
+
+// The room a device get makes (moving a device-only object to the host, which spills the host's least recently
+// used copy) must not take away the get's own source.
+TEST(ObjectStore, MakingRoomNeverTakesTheGetsOwnSource) {
+  TempDir dir;
+  constexpr uint64_t kMiB1 = 1 << 20;
+  StoreRuntime rt(2 * kMiB1, kMiB1, dir.path().string());
+  const auto a = Pattern(kMiB1, 70);
+  const auto b = Pattern(kMiB1, 71);
+  const auto c = Pattern(kMiB1, 72);
+  accel_object_t oa = nullptr;
+  accel_object_t oc = nullptr;
+  ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+  accel_object_t ob = PutFromDevice(rt, 0, b);
+  ASSERT_EQ(rt.Put(c, &oc), ACCEL_SUCCESS);
+  EXPECT_EQ(GetBytes(oa, 0), a);
+  EXPECT_EQ(GetBytes(oa, 0), a) << "a second get finds the replica (no stuck filling one)";
+  EXPECT_EQ(GetBytes(ob, kHost), b);
+  EXPECT_EQ(GetBytes(oc, kHost), c);
+  for (auto* o : {oa, ob, oc}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  for (int32_t where : {kHost, 0}) EXPECT_EQ(rt.Usage(where).used, 0U) << where;
+}
+
+// Two gets of one object on a full device at once: one transfer, one replica, the figures exact.
+TEST(ObjectStore, ConcurrentGetsThatMakeRoomReserveOnce) {
+  TempDir dir;
+  constexpr uint64_t kSize = 64 << 20;
+  StoreRuntime rt(16 * kSize, 2 * kSize, dir.path().string());
+  accel_object_t v = PutFromDevice(rt, 0, Pattern(kSize, 80));
+  accel_object_t w = PutFromDevice(rt, 0, Pattern(kSize, 81));
+  const auto x = Pattern(kSize, 82);
+  accel_object_t ox = nullptr;
+  ASSERT_EQ(rt.Put(x, &ox), ACCEL_SUCCESS);
+  accel_object_view_t v1 = nullptr;
+  accel_object_view_t v2 = nullptr;
+  std::thread t1([&] { EXPECT_EQ(accel_object_get(ox, 0, ACCEL_TIMEOUT_INFINITE, &v1), ACCEL_SUCCESS); });
+  std::thread t2([&] { EXPECT_EQ(accel_object_get(ox, 0, ACCEL_TIMEOUT_INFINITE, &v2), ACCEL_SUCCESS); });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(ViewInfo(v1).buffer, ViewInfo(v2).buffer);
+  EXPECT_EQ(Read(v1), x);
+  EXPECT_EQ(rt.Usage(0).used, 2 * kSize);
+  EXPECT_EQ(rt.Usage(0).replicas, 2U);
+  EXPECT_EQ(rt.Usage(kHost).used, 2 * kSize) << "x, and v moved to the host";
+  EXPECT_EQ(rt.Usage(kHost).replicas, 2U);
+  for (auto* view : {v1, v2}) EXPECT_EQ(accel_object_view_release(view), ACCEL_SUCCESS);
+  for (auto* o : {v, w, ox}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+// Destroying the runtime while a get copies waits for the copy (no crash, no leak under ASan).
+TEST(ObjectStore, DestroyDuringATransferWaitsForIt) {
+  auto rt = std::make_unique<StoreRuntime>(0, 0, "");
+  const auto x = Pattern(128 << 20, 90);
+  accel_object_t ox = nullptr;
+  ASSERT_EQ(rt->Put(x, &ox), ACCEL_SUCCESS);
+  std::atomic<accel_status_t> got{ACCEL_NOT_READY};
+  std::thread getter([&] {
+    accel_object_view_t view = nullptr;
+    got = accel_object_get(ox, 0, ACCEL_TIMEOUT_INFINITE, &view);
+    if (view != nullptr) accel_object_view_release(view);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  rt.reset();  // destroys the runtime
+  getter.join();
+  EXPECT_TRUE(got == ACCEL_SUCCESS || got == ACCEL_ERROR_FAILED_PRECONDITION || got == ACCEL_ERROR_INVALID_HANDLE)
+      << accel_status_name(got);
+  EXPECT_EQ(accel_object_release(ox), ACCEL_SUCCESS);
+}
+
+// Two runtimes spilling into one directory never share a file.
+TEST(ObjectStore, TwoStoresInOneDirectoryKeepTheirOwnSpillFiles) {
+  TempDir dir;
+  constexpr uint64_t kMiB1 = 1 << 20;
+  StoreRuntime r1(kMiB1, 0, dir.path().string());
+  StoreRuntime r2(kMiB1, 0, dir.path().string());
+  const auto a = Pattern(kMiB1, 100);
+  const auto b = Pattern(kMiB1, 101);
+  accel_object_t a1 = nullptr, a2 = nullptr, b1 = nullptr, b2 = nullptr;
+  ASSERT_EQ(r1.Put(a, &a1), ACCEL_SUCCESS);
+  ASSERT_EQ(r1.Put(Pattern(kMiB1, 102), &a2), ACCEL_SUCCESS);  // a1 spills
+  ASSERT_EQ(r2.Put(b, &b1), ACCEL_SUCCESS);
+  ASSERT_EQ(r2.Put(Pattern(kMiB1, 103), &b2), ACCEL_SUCCESS);  // b1 spills: object 1 of another store
+  EXPECT_EQ(GetBytes(a1, kHost), a);
+  EXPECT_EQ(GetBytes(b1, kHost), b);
+  EXPECT_EQ(accel_object_release(b1), ACCEL_SUCCESS);
+  EXPECT_EQ(GetBytes(a1, kHost), a) << "releasing the other store's object 1 removed nothing of this one";
+  for (auto* o : {a1, a2, b2}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
 }
 
 TEST(ObjectStore, BadInputIsRefusedWithTheFieldNamed) {

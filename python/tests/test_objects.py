@@ -1,0 +1,144 @@
+"""The object store from Python: Runtime.put, accel.put / accel.get, ObjectRef, ObjectView (docs/objectstore.md).
+
+The ctest python.objects runs this file on the sim backend's h100-sxm-8 node (ACCEL_BACKENDS=sim
+ACCEL_SIM_PROFILE=h100-sxm-8). The tests that need that node's devices skip elsewhere, saying so.
+"""
+import gc
+
+import numpy as np
+import pytest
+
+import accel
+
+STATUS = accel.Status
+MIB = 1 << 20
+
+
+@pytest.fixture
+def rt(tmp_path):
+    spill = tmp_path / "spill"
+    with accel.Runtime(workers=2, store_host_capacity=4 * MIB, store_device_capacity=2 * MIB,
+                       spill_directory=str(spill)) as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def node():
+    """Skips unless the devices are the sim backend's h100-sxm-8 node."""
+    devices = accel.devices()
+    if len(devices) != 8 or any(d.backend != "sim" for d in devices):
+        pytest.skip("needs ACCEL_BACKENDS=sim ACCEL_SIM_PROFILE=h100-sxm-8 (the ctest python.objects)")
+    return devices
+
+
+def test_put_copies_and_a_host_get_is_a_read_only_zero_copy_view(rt):
+    a = np.arange(1000, dtype=np.float32).reshape(10, 100)
+    ref = rt.put(a, name="a")
+    a[0, 0] = -1.0  # a put copies: the object keeps what it was given
+    assert ref.size == a.nbytes and ref.name == "a"
+    view = ref.get()
+    b = np.asarray(view)
+    assert b.dtype == np.float32 and b.shape == (10, 100)
+    assert b[0, 0] == 0.0 and b[9, 99] == 999.0
+    assert not b.flags.writeable
+    with pytest.raises(ValueError):
+        b[0, 0] = 5.0
+    assert memoryview(view).readonly
+    # Zero-copy: a second view of the same replica shows the same memory.
+    again = np.asarray(ref.get())
+    assert again.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    # DLPack: numpy takes it without a copy.
+    c = np.from_dlpack(view)
+    assert c.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    assert view.__dlpack_device__() == (1, 0)
+    info = ref.info()
+    assert info["on_host"] and info["views"] == 2 and info["references"] == 1
+    with pytest.raises(accel.AccelError, match="buffer-protocol export"):
+        view.release()  # b and c still use its bytes
+    del b, c, again
+    gc.collect()
+    view.release()
+    assert view.released
+    with pytest.raises(accel.AccelError, match="released"):
+        view.tobytes()
+
+
+def test_versioned_dlpack_capsule_carries_the_read_only_flag(rt):
+    ref = rt.put(b"hello object store")
+    view = ref.get()
+    capsule = view.__dlpack__(max_version=(1, 0))
+    assert "dltensor_versioned" in repr(capsule)
+    legacy = view.__dlpack__()
+    assert "dltensor" in repr(legacy)
+    with pytest.raises(BufferError, match="host memory"):
+        view.__dlpack__(dl_device=(2, 0))
+    assert view.tobytes() == b"hello object store"
+
+
+def test_module_level_put_and_get_use_the_current_runtime(rt):
+    with rt:
+        ref = accel.put(bytearray(b"xyz" * 1000))
+        assert accel.get(ref).tobytes() == b"xyz" * 1000
+    assert accel.current_runtime  # still importable; no runtime open now
+    with pytest.raises(accel.AccelError, match="no accel.Runtime is open"):
+        accel.put(b"nothing open")
+
+
+def test_device_replicas_are_read_only_arrays_with_the_same_bytes(rt, node):
+    a = np.arange(64 * 1024, dtype=np.int32)  # 256 KiB
+    ref = rt.put(a)
+    on0 = ref.get(0)
+    assert isinstance(on0, accel.Array) and on0.shape == (64 * 1024,)
+    assert ref.on_device(0) and not ref.on_device(1)
+    assert (np.asarray(on0.copy_to_host() if hasattr(on0, "copy_to_host") else on0) == a).all()
+    on1 = ref.get(1)  # a peer copy from device 0
+    assert ref.info()["device_replicas"] == 2
+    assert rt.object_store_usage(1)["transfers_in"] == 1
+    assert (np.asarray(on1.copy_to_host() if hasattr(on1, "copy_to_host") else on1) == a).all()
+    del on0, on1
+    gc.collect()
+    assert ref.info()["views"] == 0, "a device view is released with its array"
+
+
+def test_a_full_store_spills_and_reads_back_every_byte(rt):
+    data = [np.full(MIB, i, dtype=np.uint8) for i in range(6)]
+    refs = [rt.put(d) for d in data]
+    usage = rt.object_store_usage()
+    assert usage["used"] == 4 * MIB and usage["moved_out"] == 2
+    assert refs[0].info()["on_disk"] and not refs[0].info()["on_host"]
+    for ref, d in zip(refs, data):
+        view = ref.get()
+        assert (np.asarray(view) == d).all()
+        view.release()
+    assert rt.object_store_usage()["restored"] >= 2
+
+
+def test_bad_input_says_what_was_wrong(rt):
+    with pytest.raises(TypeError, match="expected bytes, a buffer-protocol object"):
+        rt.put(12345)
+    with pytest.raises(accel.AccelError, match="not C-contiguous"):
+        rt.put(np.arange(100, dtype=np.int64)[::2])
+    with pytest.raises(accel.AccelError, match="'desc->size' is 0"):
+        rt.put(b"")
+    ref = rt.put(b"abc")
+    with pytest.raises(accel.AccelError, match="'location' 99") as info:
+        ref.get(99)
+    assert info.value.status == STATUS.ACCEL_ERROR_INVALID_ARGUMENT
+    ref.release()
+    assert ref.released
+    with pytest.raises(accel.AccelError, match="released"):
+        ref.get()
+    ref.release()  # idempotent
+
+
+def test_a_view_outlives_its_reference_and_the_runtime_closes_cleanly(tmp_path):
+    runtime = accel.Runtime(workers=2)
+    ref = runtime.put(b"kept by its view")
+    view = ref.get()
+    ref.release()
+    assert view.tobytes() == b"kept by its view"
+    view.release()
+    assert runtime.object_store_usage()["used"] == 0
+    runtime.close()
+    with pytest.raises(accel.AccelError, match="closed"):
+        runtime.put(b"late")

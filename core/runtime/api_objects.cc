@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api_common.h"
 #include "handles.h"
@@ -76,6 +77,56 @@ ACCEL_API accel_status_t accel_object_put(accel_runtime_t runtime, const accel_o
       *out_object = reinterpret_cast<accel_object_t>(HandleTable::Get().Insert(HandleType::kObject, ref));
     } catch (...) {
       rt->store().Drop(object);  // no handle: nothing may keep it
+      throw;
+    }
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_put_file(accel_runtime_t runtime, const accel_object_file_desc_t* desc,
+                                               accel_object_t* out_objects) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    accel_object_file_desc_t d{};
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_OBJECT_FILE_DESC, out_objects, "out_objects", &d, &status)) {
+      return status;
+    }
+    if (d.path == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->path' is NULL");
+    if (d.reserved0 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved0' must be 0");
+    if (d.locations != nullptr && d.location_count == 0) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->location_count' is 0 with 'desc->locations' set");
+    }
+    const uint32_t parts = d.locations != nullptr ? d.location_count : 1;
+    for (uint32_t i = 0; i < parts; ++i) out_objects[i] = nullptr;
+    for (uint32_t i = 0; d.locations != nullptr && i < parts; ++i) {
+      if (!rt->store().ValidLocation(d.locations[i])) {
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("'desc->locations[{}]' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the "
+                                "runtime's {} device indices",
+                                i, d.locations[i], rt->store().device_count()));
+      }
+    }
+    std::vector<std::shared_ptr<Object>> objects;
+    std::string why;
+    status = rt->store().PutFile(d, &objects, &why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
+    size_t inserted = 0;
+    try {
+      for (; inserted < objects.size(); ++inserted) {
+        auto ref = std::make_shared<ObjectRef>();
+        ref->object = objects[inserted];
+        ref->runtime = rt;
+        out_objects[inserted] = reinterpret_cast<accel_object_t>(HandleTable::Get().Insert(HandleType::kObject, ref));
+      }
+    } catch (...) {
+      for (size_t i = 0; i < objects.size(); ++i) {
+        if (i < inserted) HandleTable::Get().Remove(reinterpret_cast<uint64_t>(out_objects[i]));
+        out_objects[i] = nullptr;
+        rt->store().Drop(objects[i]);
+      }
       throw;
     }
     return ACCEL_SUCCESS;

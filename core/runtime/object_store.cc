@@ -548,6 +548,180 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
   return ACCEL_SUCCESS;
 }
 
+accel_status_t ObjectStore::Stream(int fd, const std::string& path, uint64_t offset, Object& object, int32_t location,
+                                   const Replica& dst, uint64_t chunk, void* const staging[2],
+                                   const std::function<void(uint64_t)>& progress, std::string* why) {
+  auto read_chunk = [&](void* into, uint64_t at, uint64_t n) {
+    auto* p = static_cast<char*>(into);
+    for (uint64_t done = 0; done < n;) {
+      const ssize_t got = ::pread(fd, p + done, n - done, static_cast<off_t>(at + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        *why = got == 0
+                   ? fmt::format("'{}' ended at byte {} while {} more were to be read (it shrank?)", path, at + done,
+                                 n - done)
+                   : fmt::format("'{}': reading {} bytes at {}: {}", path, n - done, at + done, std::strerror(errno));
+        return false;
+      }
+      done += static_cast<uint64_t>(got);
+    }
+    progress(n);
+    return true;
+  };
+  if (location < 0) {
+    // Straight into the host replica.
+    for (uint64_t done = 0; done < object.size; done += chunk) {
+      const uint64_t n = std::min(chunk, object.size - done);
+      if (!read_chunk(static_cast<char*>(dst.host) + done, offset + done, n)) return ACCEL_ERROR_NOT_FOUND;
+    }
+    return ACCEL_SUCCESS;
+  }
+  accel_stream_t stream = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    stream = StreamFor(static_cast<uint32_t>(location), why);
+  }
+  if (stream == nullptr) return ACCEL_ERROR_INTERNAL;
+  accel_event_t events[2] = {nullptr, nullptr};
+  bool recorded[2] = {false, false};
+  accel_status_t status = ACCEL_SUCCESS;
+  for (auto& e : events) {
+    if (status == ACCEL_SUCCESS) status = accel_event_create(devices_[static_cast<size_t>(location)], nullptr, &e);
+  }
+  if (status != ACCEL_SUCCESS) *why = fmt::format("no event on {}: {}", PlaceName(location), accel_last_error());
+  // Chunk k is read into staging[k % 2] once the copy of chunk k - 2 out of it is done: reads overlap copies.
+  for (uint64_t done = 0, k = 0; status == ACCEL_SUCCESS && done < object.size; done += chunk, ++k) {
+    const size_t slot = k % 2;
+    const uint64_t n = std::min(chunk, object.size - done);
+    if (recorded[slot]) status = accel_event_synchronize(events[slot], ACCEL_TIMEOUT_INFINITE);
+    if (status != ACCEL_SUCCESS) break;
+    if (!read_chunk(staging[slot], offset + done, n)) {
+      status = ACCEL_ERROR_NOT_FOUND;
+      break;
+    }
+    status = accel_stream_copy_host_to_buffer(stream, staging[slot], dst.buffer, done, n);
+    if (status == ACCEL_SUCCESS) status = accel_stream_record_event(stream, events[slot]);
+    recorded[slot] = true;
+  }
+  // The staging buffers are reused or freed after this: every copy out of them ends first.
+  const accel_status_t synced = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
+  if (status == ACCEL_SUCCESS && synced != ACCEL_SUCCESS) status = synced;
+  if (status != ACCEL_SUCCESS && status != ACCEL_ERROR_NOT_FOUND && why->empty()) {
+    *why = fmt::format("copying '{}' to {}: {}", path, PlaceName(location), accel_last_error());
+  }
+  for (auto* e : events) {
+    if (e != nullptr) accel_event_destroy(e);
+  }
+  return status;
+}
+
+accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vector<std::shared_ptr<Object>>* out,
+                                    std::string* why) {
+  const std::string path = d.path;
+  const int fd = ::open(d.path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = fmt::format("'desc->path' ('{}') cannot be opened: {}", path, std::strerror(errno));
+    return ACCEL_ERROR_NOT_FOUND;
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *why = fmt::format("'desc->path' ('{}') is not a regular file", path);
+    return ACCEL_ERROR_NOT_FOUND;
+  }
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  if (d.offset > file_size) {
+    *why = fmt::format("'desc->offset' {} is past the end of '{}' ({} bytes)", d.offset, path, file_size);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
+  const uint64_t size = d.size != 0 ? d.size : file_size - d.offset;
+  if (d.size > file_size - d.offset) {
+    *why = fmt::format("'desc->offset' {} + 'desc->size' {} is past the end of '{}' ({} bytes)", d.offset, d.size, path,
+                       file_size);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
+  const uint32_t parts = d.locations != nullptr ? d.location_count : 1;
+  if (size == 0 || parts > size) {
+    *why = fmt::format("'{}' has {} bytes from 'desc->offset' {}: too few for {} part(s)", path, size, d.offset, parts);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
+  const uint64_t chunk = d.chunk_size != 0 ? d.chunk_size : uint64_t{8} << 20;
+  ::posix_fadvise(fd, static_cast<off_t>(d.offset), static_cast<off_t>(size), POSIX_FADV_SEQUENTIAL);
+
+  // Every part reserved first (all or none), then streamed without the lock.
+  std::vector<std::shared_ptr<Object>> objects;
+  std::unique_lock lock(mutex_);
+  Operation operation(*this);
+  auto undo = [&] {
+    for (auto& o : objects) {
+      for (auto& [where, r] : o->replicas) r.pins = 0;
+      FreeAll(*o);
+      objects_.erase(o->id);
+    }
+    filled_.notify_all();
+  };
+  if (shut_down_) {
+    *why = "the runtime is being destroyed";
+    return ACCEL_ERROR_FAILED_PRECONDITION;
+  }
+  for (uint32_t i = 0; i < parts; ++i) {
+    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
+    auto object = std::make_shared<Object>();
+    object->size = i + 1 < parts ? size / parts : size - (size / parts) * (parts - 1);
+    object->id = next_id_++;
+    const std::string label = d.name != nullptr && d.name[0] != '\0' ? d.name : path;
+    object->name = parts == 1 ? fmt::format("object {} ('{}')", object->id, label)
+                              : fmt::format("object {} ('{}', part {} of {})", object->id, label, i + 1, parts);
+    objects_[object->id] = object;
+    objects.push_back(object);
+    const accel_status_t reserved = Reserve(*object, location, lock, why);
+    if (reserved != ACCEL_SUCCESS) {
+      objects.back()->replicas.clear();  // Reserve gave its placeholder up already
+      undo();
+      return reserved;
+    }
+  }
+  std::vector<Replica> targets;
+  for (uint32_t i = 0; i < parts; ++i) {
+    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
+    targets.push_back(objects[i]->replicas.at(location));
+  }
+  lock.unlock();
+  void* staging[2] = {HostAlloc(chunk), HostAlloc(chunk)};
+  accel_status_t status =
+      staging[0] != nullptr && staging[1] != nullptr ? ACCEL_SUCCESS : ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  if (status != ACCEL_SUCCESS) *why = fmt::format("no host memory for two staging buffers of {}", Bytes(chunk));
+  uint64_t done = 0;
+  const std::function<void(uint64_t)> progress = [&](uint64_t n) {
+    done += n;
+    if (d.progress != nullptr) d.progress(d.user_data, done, size);
+  };
+  uint64_t at = d.offset;
+  for (uint32_t i = 0; i < parts && status == ACCEL_SUCCESS; ++i) {
+    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
+    status = Stream(fd, path, at, *objects[i], location, targets[i], chunk, staging, progress, why);
+    at += objects[i]->size;
+  }
+  for (void* p : staging) HostFree(p, chunk);
+  lock.lock();
+  if (status != ACCEL_SUCCESS) {
+    undo();
+    return status;
+  }
+  for (uint32_t i = 0; i < parts; ++i) {
+    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
+    Replica& r = objects[i]->replicas.at(location);
+    r.pins = 0;
+    r.ready = true;
+  }
+  filled_.notify_all();
+  *out = std::move(objects);
+  return ACCEL_SUCCESS;
+}
+
 accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t location, uint64_t timeout_ns, View* out,
                                 std::string* why) {
   Object& o = *object;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +85,9 @@ class ObjectStore {
   void Shutdown();
 
   accel_status_t Put(const accel_object_put_desc_t& desc, std::shared_ptr<Object>* out, std::string* why);
+  // Streams a file's range into one object per part (accel_object_put_file); all or none.
+  accel_status_t PutFile(const accel_object_file_desc_t& desc, std::vector<std::shared_ptr<Object>>* out,
+                         std::string* why);
   // A pinned replica of `object` at `location`, made when missing.
   accel_status_t Get(const std::shared_ptr<Object>& object, int32_t location, uint64_t timeout_ns, View* out,
                      std::string* why);
@@ -124,6 +128,11 @@ class ObjectStore {
   accel_status_t WriteSpill(Object& object, const Replica& host, std::string* why);
   accel_status_t ReadSpill(const Object& object, void* into, std::string* why) const;
   accel_stream_t StreamFor(uint32_t device, std::string* why);
+  // Reads [offset, offset + size) of `fd` into the replica of `object` at `location`, chunk by chunk (device
+  // replicas through `staging`, two buffers of `chunk` bytes); calls `progress` after each read. Without the lock.
+  accel_status_t Stream(int fd, const std::string& path, uint64_t offset, Object& object, int32_t location,
+                        const Replica& dst, uint64_t chunk, void* const staging[2],
+                        const std::function<void(uint64_t)>& progress, std::string* why);
 
   accel_instance_t instance_;
   std::vector<accel_device_t> devices_;  // by index

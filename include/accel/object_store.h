@@ -120,6 +120,41 @@ typedef struct accel_object_store_usage_t {
 ACCEL_API accel_status_t accel_object_put(accel_runtime_t runtime, const accel_object_put_desc_t* desc, /* [in] */
                                           accel_object_t* out_object);                                  /* [out] */
 
+/* Called on the thread of accel_object_put_file after each chunk is read:
+ * bytes read so far and in all. */
+typedef void (*accel_object_progress_t)(void* user_data, uint64_t bytes_done, uint64_t bytes_total);
+
+/* A byte range of a file to stream into the store (accel_object_put_file):
+ * split into `location_count` contiguous parts of equal size (the last one
+ * takes the rest), part i becoming an object at locations[i]. */
+typedef struct accel_object_file_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_FILE_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* path;
+  uint64_t offset;                  /* into the file */
+  uint64_t size;                    /* bytes; 0: to the end of the file */
+  const int32_t* locations;         /* [optional] device indices or ACCEL_OBJECT_LOCATION_HOST; NULL: the host */
+  uint32_t location_count;          /* parts (1 when `locations` is NULL) */
+  uint32_t reserved0;               /* 0 */
+  uint64_t chunk_size;              /* bytes per read; 0: 8 MiB */
+  accel_object_progress_t progress; /* [optional] */
+  void* user_data;                  /* for `progress` */
+  const char* name;                 /* [optional] for messages */
+} accel_object_file_desc_t;
+
+/* Streams a file into the store: chunked reads on the calling thread
+ * overlapped with copies into the parts' replicas (two staging buffers per
+ * device part: chunk i+1 is read while chunk i is copied), then one object
+ * per part in `out_objects` (location_count entries, all or none). Returns
+ * ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (a bad header,
+ * NULL path or output, a range past the end of the file, a location that is
+ * no device, more parts than bytes), ACCEL_ERROR_NOT_FOUND (the file cannot
+ * be opened or read; the message names it and says why),
+ * ACCEL_ERROR_RESOURCE_EXHAUSTED (no room), errors of the copies. */
+ACCEL_API accel_status_t accel_object_put_file(accel_runtime_t runtime, const accel_object_file_desc_t* desc, /* [in] */
+                                               accel_object_t* out_objects); /* [out] location_count entries */
+
 /* Adds a reference. Returns ACCEL_ERROR_INVALID_HANDLE. */
 ACCEL_API accel_status_t accel_object_retain(accel_object_t object);
 

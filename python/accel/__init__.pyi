@@ -443,6 +443,19 @@ class Runtime:
         host and on each device (0: defaults) and its spill directory (None: $ACCEL_SPILL_DIR or a temporary one)."""
     def put(self, data: Any, *, name: str | None = None) -> ObjectRef:
         """A copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) in the object store."""
+    def put_file(
+        self,
+        path: str,
+        *,
+        devices: list[int] | None = None,
+        offset: int = 0,
+        size: int = 0,
+        chunk_size: int = 0,
+        progress: Callable[[int, int], object] | None = None,
+        name: str | None = None,
+    ) -> list[ObjectRef]:
+        """Streams a file's bytes into the store, one ObjectRef per entry of `devices` (device indices, -1 the host;
+        None: one object on the host); reads overlap the copies; progress(done, total) after each chunk."""
     def object_store_usage(self, device: int | None = None) -> dict[str, int]:
         """capacity, used, replicas, transfers_in, evicted, moved_out, restored on the host (None) or a device."""
     def close(self) -> None: ...

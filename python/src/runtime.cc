@@ -854,6 +854,62 @@ ObjectPtr put_object(const RuntimePtr& rt, const py::object& data, std::optional
   return object;
 }
 
+// Runtime.put_file: one ObjectRef per part (docs/objectstore.md, "Streaming a file").
+py::list put_file(const RuntimePtr& rt, const std::string& path, std::optional<std::vector<int32_t>> devices,
+                  uint64_t offset, uint64_t size, uint64_t chunk_size, py::object progress,
+                  std::optional<std::string> name) {
+  auto desc = sized<accel_object_file_desc_t>(ACCEL_STRUCTURE_TYPE_OBJECT_FILE_DESC);
+  desc.path = path.c_str();
+  desc.offset = offset;
+  desc.size = size;
+  desc.chunk_size = chunk_size;
+  desc.name = name ? name->c_str() : nullptr;
+  if (devices) {
+    if (devices->empty()) raise(ACCEL_ERROR_INVALID_ARGUMENT, "Runtime.put_file: 'devices' is empty");
+    desc.locations = devices->data();
+    desc.location_count = static_cast<uint32_t>(devices->size());
+  }
+  struct Progress {
+    py::object callable;
+    py::object error;  // the first exception the callable raised: raised after the call
+  } state{std::move(progress), py::none()};
+  if (!state.callable.is_none()) {
+    desc.progress = [](void* user, uint64_t done, uint64_t total) {
+      auto* p = static_cast<Progress*>(user);
+      py::gil_scoped_acquire gil;
+      if (!p->error.is_none()) return;
+      try {
+        p->callable(done, total);
+      } catch (py::error_already_set& e) {
+        p->error = e.value();
+      }
+    };
+    desc.user_data = &state;
+  }
+  std::vector<accel_object_t> handles(devices ? devices->size() : 1, nullptr);
+  accel_runtime_t handle = rt->live();
+  CallWithoutGil([&] { return accel_object_put_file(handle, &desc, handles.data()); });
+  py::list out;
+  for (size_t i = 0; i < handles.size(); ++i) {
+    auto object = std::make_shared<ObjectCore>();
+    object->rt = rt;
+    object->handle = handles[i];
+    object->name = name.value_or(path);
+    auto info = sized<accel_object_info_t>(ACCEL_STRUCTURE_TYPE_OBJECT_INFO);
+    check(accel_object_get_info(handles[i], &info));
+    object->size = info.size;
+    object->dtype = &dtype_from(py::str("uint8"));
+    object->shape = {static_cast<int64_t>(info.size)};
+    out.append(object);
+  }
+  if (!state.error.is_none()) {
+    // The progress callable raised: the objects are made (and released with `out`); its exception surfaces here.
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(state.error.ptr())), state.error.ptr());
+    throw py::error_already_set();
+  }
+  return out;
+}
+
 py::object get_object(const ObjectPtr& object, py::object device, std::optional<double> timeout) {
   accel_object_t h = object->live();
   int32_t location = ACCEL_OBJECT_LOCATION_HOST;
@@ -1289,6 +1345,13 @@ void init_runtime(py::module_& m) {
       .def("put", &put_object, py::arg("data"), py::kw_only(), py::arg("name") = py::none(),
            "Puts a copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) into the object "
            "store: an accel.ObjectRef (docs/objectstore.md).")
+      .def("put_file", &put_file, py::arg("path"), py::kw_only(), py::arg("devices") = py::none(),
+           py::arg("offset") = 0, py::arg("size") = 0, py::arg("chunk_size") = 0, py::arg("progress") = py::none(),
+           py::arg("name") = py::none(),
+           "Streams a file's bytes (from `offset`, `size` of them; 0: to the end) into the object store: one "
+           "ObjectRef per entry of `devices` (runtime device indices, -1 the host; None: one object on the host), "
+           "the range split in equal contiguous parts; reads overlap the copies. progress(done, total) is called "
+           "after each chunk.")
       .def(
           "object_store_usage",
           [](const RuntimeCore& rt, std::optional<int32_t> device) {

@@ -142,3 +142,27 @@ def test_a_view_outlives_its_reference_and_the_runtime_closes_cleanly(tmp_path):
     runtime.close()
     with pytest.raises(accel.AccelError, match="closed"):
         runtime.put(b"late")
+
+
+def test_put_file_streams_parts_to_devices_with_progress(rt, node, tmp_path):
+    data = np.arange(3 * 100_003, dtype=np.uint8) * 7
+    path = tmp_path / "weights.bin"
+    path.write_bytes(data.tobytes())
+    seen = []
+    parts = rt.put_file(str(path), devices=[0, 3, -1], offset=3, chunk_size=4096,
+                        progress=lambda done, total: seen.append((done, total)))
+    assert len(parts) == 3 and all(isinstance(p, accel.ObjectRef) for p in parts)
+    total = data.size - 3
+    assert seen[-1] == (total, total) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert parts[1].on_device(3) and not parts[1].info()["on_host"]
+    joined = b"".join(p.get().tobytes() for p in parts)
+    assert joined == data.tobytes()[3:]
+    with pytest.raises(accel.AccelError, match="cannot be opened") as info:
+        rt.put_file(str(tmp_path / "missing.bin"))
+    assert info.value.status == STATUS.ACCEL_ERROR_NOT_FOUND
+
+    def fail(done, total):
+        raise RuntimeError("stop counting")
+
+    with pytest.raises(RuntimeError, match="stop counting"):
+        rt.put_file(str(path), progress=fail)

@@ -10,6 +10,7 @@
 #ifndef ACCEL_TESTS_ABI_RUNTIME_HPP_COMPILE_H_
 #define ACCEL_TESTS_ABI_RUNTIME_HPP_COMPILE_H_
 
+#include "accel/object_store.hpp"
 #include "accel/runtime.hpp"
 
 #include <chrono>
@@ -34,6 +35,31 @@ static_assert(kMoveOnlyOwner<accel::PlacementGroup>);
 static_assert(kMoveOnlyOwner<accel::Queue>);
 static_assert(kMoveOnlyOwner<accel::Actor<int>>);
 static_assert(kMoveOnlyOwner<accel::Actor<std::unique_ptr<int>>>);
+// 1.2: the object store (object_store.hpp). An Object is a counted reference: copyable; a view is move-only.
+static_assert(kMoveOnlyOwner<accel::ObjectView>);
+static_assert(std::is_copy_constructible_v<accel::Object> && std::is_nothrow_move_constructible_v<accel::Object> &&
+              std::is_nothrow_destructible_v<accel::Object>);
+
+// Every member of object_store.hpp, type-checked; never called.
+inline void exercise_objects(const accel::Runtime& rt, accel_buffer_t buffer) {
+  accel::Runtime with_store = accel::make_runtime_with_store(nullptr, accel::ObjectStoreOptions{1, 2, "/tmp/x"}, 2);
+  accel::Object o = accel::put(rt, "x", 1, "name");
+  accel::Object from_buffer = accel::put(rt, buffer, 0, 16);
+  accel::Object copy = o;
+  copy = from_buffer;
+  std::vector<accel::Object> parts =
+      accel::put_file(rt, "/tmp/weights.bin", {0, 1, ACCEL_OBJECT_LOCATION_HOST}, 1 << 20);
+  accel::ObjectView view = o.get(0, std::chrono::seconds(1));
+  accel::ObjectView host = o.get();
+  static_cast<void>(view.data() == nullptr && view.buffer() == nullptr && view.offset() + view.size() > 0 &&
+                    view.location() == 0 && host.info().size > 0);
+  static_cast<void>(o.size() + o.info().references + (o.on_device(0) ? 1 : 0) +
+                    accel::object_store_usage(rt, ACCEL_OBJECT_LOCATION_HOST).used);
+  accel_object_t raw = copy.release();
+  accel::Object adopted = accel::Object::adopt(raw);
+  accel::ObjectView adopted_view = accel::ObjectView::adopt(host.release());
+  static_cast<void>(static_cast<bool>(adopted) && static_cast<bool>(adopted_view) && o.handle() != nullptr);
+}
 static_assert(sizeof(accel::Runtime) == sizeof(accel_runtime_t) && sizeof(accel::Future) == sizeof(accel_future_t));
 static_assert(sizeof(accel::Actor<std::string>) == sizeof(accel_actor_t));
 // The task context is a handle and nothing more.

@@ -155,6 +155,31 @@ std::vector<uint8_t> GetBytes(accel_object_t object, int32_t location) {
   return bytes;
 }
 
+// A put from a device buffer: `bytes` copied into a new buffer on runtime device `device_index` at `offset`, put
+// from there, and the buffer destroyed (the object is a copy).
+accel_object_t PutFromDevice(const StoreRuntime& rt, uint32_t device_index, const std::vector<uint8_t>& bytes,
+                             uint64_t offset = 0) {
+  accel_device_t device = rt.Device(device_index);
+  accel_buffer_t buffer = nullptr;
+  const auto desc = BufferDesc(bytes.size() + offset);
+  EXPECT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  EXPECT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_copy_host_to_buffer(stream, bytes.data(), buffer, offset, bytes.size()), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  accel_object_put_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  d.struct_size = sizeof(d);
+  d.buffer = buffer;
+  d.buffer_offset = offset;
+  d.size = bytes.size();
+  accel_object_t o = nullptr;
+  EXPECT_EQ(accel_object_put(rt.get(), &d, &o), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS) << "the object is a copy: the buffer may go";
+  return o;
+}
+
 TEST(ObjectStore, ReferencesCountAndAViewOutlivesTheLastReference) {
   StoreRuntime rt(0, 0, "");
   const auto bytes = Pattern(1 << 20, 1);
@@ -213,24 +238,8 @@ TEST(ObjectStore, EveryLocationKindHoldsTheSameBytes) {
   EXPECT_EQ(rt.Usage(1).transfers_in, 1U);
 
   // From a device buffer on device 2, at an offset: a device replica there, then the host.
-  accel_device_t device = rt.Device(2);
-  accel_buffer_t buffer = nullptr;
-  const auto desc = BufferDesc(bytes.size() + 4096);
-  ASSERT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS) << accel_last_error();
-  accel_stream_t stream = nullptr;
-  ASSERT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
-  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream, bytes.data(), buffer, 4096, bytes.size()), ACCEL_SUCCESS);
-  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
-  accel_object_put_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
-  d.struct_size = sizeof(d);
-  d.buffer = buffer;
-  d.buffer_offset = 4096;
-  d.size = bytes.size();
-  accel_object_t from_device = nullptr;
-  ASSERT_EQ(accel_object_put(rt.get(), &d, &from_device), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
-  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS) << "the object is a copy: the buffer may go";
+  accel_object_t from_device = PutFromDevice(rt, 2, bytes, 4096);
+  ASSERT_NE(from_device, nullptr);
   EXPECT_EQ(Info(from_device).on_host, 0U);
   EXPECT_EQ(Info(from_device).device_replicas, 1U);
   EXPECT_EQ(GetBytes(from_device, kHost), bytes);
@@ -313,25 +322,7 @@ TEST(ObjectStore, EvictionSpillAndRestoreKeepEveryByte) {
   EXPECT_EQ(dev.evicted, 1U);
   EXPECT_EQ(dev.transfers_in, 3U);
   // An object only on a device moves to the host when the device needs room.
-  accel_object_t only_device = nullptr;
-  {
-    accel_device_t device = rt.Device(6);
-    accel_buffer_t buffer = nullptr;
-    const auto desc = BufferDesc(kMiB1);
-    ASSERT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS);
-    accel_stream_t stream = nullptr;
-    ASSERT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
-    ASSERT_EQ(accel_stream_copy_host_to_buffer(stream, data[2].data(), buffer, 0, kMiB1), ACCEL_SUCCESS);
-    ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
-    accel_object_put_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
-    d.struct_size = sizeof(d);
-    d.buffer = buffer;
-    d.size = kMiB1;
-    ASSERT_EQ(accel_object_put(rt.get(), &d, &only_device), ACCEL_SUCCESS) << accel_last_error();
-    EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
-    EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
-  }
+  accel_object_t only_device = PutFromDevice(rt, 6, data[2]);
   EXPECT_EQ(GetBytes(objects[4], 6), data[4]);
   EXPECT_EQ(GetBytes(objects[5], 6), data[5]);  // device 6 full: only_device (least recently used) moves out
   EXPECT_EQ(rt.Usage(6).moved_out, 1U);
@@ -433,26 +424,6 @@ TEST(ObjectStore, AnUnusableSpillDirectoryRefusesThePutAndLosesNothing) {
 }
 
 // Regressions from a review (each failed before its fix).
-accel_object_t PutFromDevice(const StoreRuntime& rt, uint32_t device_index, const std::vector<uint8_t>& bytes) {
-  accel_device_t device = rt.Device(device_index);
-  accel_buffer_t buffer = nullptr;
-  const auto desc = BufferDesc(bytes.size());
-  EXPECT_EQ(accel_buffer_create(device, &desc, &buffer), ACCEL_SUCCESS);
-  accel_stream_t stream = nullptr;
-  EXPECT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS);
-  EXPECT_EQ(accel_stream_copy_host_to_buffer(stream, bytes.data(), buffer, 0, bytes.size()), ACCEL_SUCCESS);
-  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
-  accel_object_put_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
-  d.struct_size = sizeof(d);
-  d.buffer = buffer;
-  d.size = bytes.size();
-  accel_object_t o = nullptr;
-  EXPECT_EQ(accel_object_put(rt.get(), &d, &o), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
-  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
-  return o;
-}
 
 // The room a device get makes (moving a device-only object to the host, which spills the host's least recently
 // used copy) must not take away the get's own source.

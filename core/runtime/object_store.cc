@@ -288,8 +288,15 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
   if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
   if (status != ACCEL_SUCCESS) {
     *why = fmt::format("copying {} from {} to {}: {}", Bytes(size), PlaceName(from), PlaceName(to), accel_last_error());
+    RecoverStream(stream);
   }
   return status;
+}
+
+void ObjectStore::RecoverStream(accel_stream_t stream) {
+  // The store's stream is shared by later copies: a failed one must not fail them all (a lost device stays lost).
+  static_cast<void>(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE));
+  static_cast<void>(accel_stream_clear_error(stream));
 }
 
 accel_status_t ObjectStore::WriteSpill(Object& object, const Replica& host, std::string* why) {
@@ -465,11 +472,13 @@ accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::uniqu
     bd.size = object.size;
     bd.memory_kind = ACCEL_MEMORY_KIND_DEVICE;
     TenantScope as_store(tenant_);
-    if (accel_buffer_create(devices_[static_cast<size_t>(location)], &bd, &r.buffer) != ACCEL_SUCCESS) {
+    const accel_status_t made = accel_buffer_create(devices_[static_cast<size_t>(location)], &bd, &r.buffer);
+    if (made != ACCEL_SUCCESS) {
       *why = fmt::format("no memory on {} for {} of {}: {}", PlaceName(location), Bytes(object.size), object.name,
                          accel_last_error());
       give_up();
-      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+      // A lost device says so; anything else is a lack of memory there.
+      return made == ACCEL_ERROR_DEVICE_LOST ? ACCEL_ERROR_DEVICE_LOST : ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
   }
   r.last_use = ++clock_;
@@ -532,6 +541,7 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
                                : accel_stream_copy_buffer(stream, d.buffer, d.buffer_offset, dst.buffer, 0, d.size);
     if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
     if (status != ACCEL_SUCCESS && why->empty()) *why = fmt::format("copying 'desc->buffer': {}", accel_last_error());
+    if (status != ACCEL_SUCCESS && stream != nullptr) RecoverStream(stream);
   }
   lock.lock();
   Replica& r = object->replicas.at(location);
@@ -609,6 +619,7 @@ accel_status_t ObjectStore::Stream(int fd, const std::string& path, uint64_t off
   if (status != ACCEL_SUCCESS && status != ACCEL_ERROR_NOT_FOUND && why->empty()) {
     *why = fmt::format("copying '{}' to {}: {}", path, PlaceName(location), accel_last_error());
   }
+  if (synced != ACCEL_SUCCESS) RecoverStream(stream);
   for (auto* e : events) {
     if (e != nullptr) accel_event_destroy(e);
   }

@@ -128,6 +128,8 @@ class ObjectStore {
   accel_status_t WriteSpill(Object& object, const Replica& host, std::string* why);
   accel_status_t ReadSpill(const Object& object, void* into, std::string* why) const;
   accel_stream_t StreamFor(uint32_t device, std::string* why);
+  // After a failed copy on a store stream: waits for it and clears its error, so later copies can use it.
+  static void RecoverStream(accel_stream_t stream);
   // Reads [offset, offset + size) of `fd` into the replica of `object` at `location`, chunk by chunk (device
   // replicas through `staging`, two buffers of `chunk` bytes); calls `progress` after each read. Without the lock.
   accel_status_t Stream(int fd, const std::string& path, uint64_t offset, Object& object, int32_t location,

@@ -592,6 +592,60 @@ TEST(ObjectStore, AFileStreamsIntoPartsOnDevicesAndTheHost) {
   for (int32_t where : {kHost, 2, 5}) EXPECT_EQ(rt.Usage(where).used, 0U) << where;
 }
 
+// Faults injected by the sim backend (docs/sim.md, "Faults") fail only the call that met them: the object stays
+// readable elsewhere, nothing stays counted, and the store's stream on that device works again afterwards.
+TEST(ObjectStore, InjectedFaultsFailOnlyTheCallThatMetThem) {
+  const auto x = Pattern(1 << 20, 120);
+  {
+    // gpu1 is lost at its second operation: the copy into the new replica.
+    ScopedEnv faults("ACCEL_SIM_FAULTS", "device_lost_after=1,devices=gpu1");
+    StoreRuntime rt(0, 0, "");
+    accel_object_t o = nullptr;
+    ASSERT_EQ(rt.Put(x, &o), ACCEL_SUCCESS);
+    accel_object_view_t view = nullptr;
+    EXPECT_EQ(accel_object_get(o, 1, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_DEVICE_LOST);
+    EXPECT_NE(std::string(accel_last_error()).find("device 1"), std::string::npos) << accel_last_error();
+    EXPECT_EQ(view, nullptr);
+    EXPECT_EQ(accel_object_get(o, 1, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_DEVICE_LOST) << "still lost";
+    EXPECT_EQ(rt.Usage(1).used, 0U);
+    EXPECT_EQ(rt.Usage(1).replicas, 0U);
+    EXPECT_EQ(GetBytes(o, kHost), x);
+    EXPECT_EQ(GetBytes(o, 2), x) << "another device is untouched";
+    EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  }
+  {
+    // Every allocation on gpu2 fails.
+    ScopedEnv faults("ACCEL_SIM_FAULTS", "alloc_fail=1,devices=gpu2");
+    StoreRuntime rt(0, 0, "");
+    accel_object_t o = nullptr;
+    ASSERT_EQ(rt.Put(x, &o), ACCEL_SUCCESS);
+    accel_object_view_t view = nullptr;
+    EXPECT_EQ(accel_object_get(o, 2, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+    EXPECT_NE(std::string(accel_last_error()).find("failed by injection"), std::string::npos) << accel_last_error();
+    EXPECT_EQ(rt.Usage(2).used, 0U);
+    EXPECT_EQ(GetBytes(o, 3), x);
+    EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  }
+  {
+    // gpu3's streams fail their second operation, once: the second copy onto gpu3.
+    ScopedEnv faults("ACCEL_SIM_FAULTS", "stream_error_after=1,devices=gpu3");
+    StoreRuntime rt(0, 0, "");
+    const auto y = Pattern(1 << 20, 121);
+    accel_object_t o = nullptr;
+    accel_object_t p = nullptr;
+    ASSERT_EQ(rt.Put(x, &o), ACCEL_SUCCESS);
+    ASSERT_EQ(rt.Put(y, &p), ACCEL_SUCCESS);
+    EXPECT_EQ(GetBytes(o, 3), x);
+    accel_object_view_t view = nullptr;
+    EXPECT_EQ(accel_object_get(p, 3, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_INTERNAL);
+    EXPECT_NE(std::string(accel_last_error()).find("failed by injection"), std::string::npos) << accel_last_error();
+    EXPECT_EQ(view, nullptr);
+    EXPECT_EQ(rt.Usage(3).used, x.size()) << "the failed replica gave its room back";
+    EXPECT_EQ(GetBytes(p, 3), y) << "the store's stream on gpu3 was cleared: the next get copies";
+    for (auto* obj : {o, p}) EXPECT_EQ(accel_object_release(obj), ACCEL_SUCCESS);
+  }
+}
+
 TEST(ObjectStore, BadInputIsRefusedWithTheFieldNamed) {
   StoreRuntime rt(0, 0, "");
   const auto bytes = Pattern(4096, 50);

@@ -370,6 +370,20 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
       }
       task->queue = q;
     }
+    if (d.near_object_count > 0 && d.near_objects == nullptr) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'desc->near_objects' is NULL with 'desc->near_object_count' {}", d.near_object_count));
+    }
+    if (d.reserved2 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved2' must be 0");
+    for (uint32_t i = 0; i < d.near_object_count; ++i) {
+      const std::string argument = fmt::format("desc->near_objects[{}]", i);
+      auto ref = Find<accel::runtime::ObjectRef>(fn, d.near_objects[i], HandleType::kObject, argument.c_str(), &status);
+      if (!ref) return status;
+      if (ref->runtime.lock() != rt) {
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is an object of another runtime", argument));
+      }
+      task->near.push_back(ref->object);
+    }
     task->priority = d.priority;
     if (d.preemptible > 1) {
       return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'desc->preemptible' is {}: 0 or 1", d.preemptible));

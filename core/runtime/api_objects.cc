@@ -17,17 +17,12 @@
 using accel::runtime::HandleTable;
 using accel::runtime::HandleType;
 using accel::runtime::Object;
+using accel::runtime::ObjectRef;
 using accel::runtime::Runtime;
 using accel::runtime::View;
 using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): the entry points' helpers
 
 namespace {
-
-// What an object handle holds: the object, and its runtime (empty once destroyed).
-struct ObjectRef {
-  std::shared_ptr<Object> object;
-  std::weak_ptr<Runtime> runtime;
-};
 
 // What a view handle holds.
 struct ViewRef {

@@ -29,6 +29,7 @@
 namespace accel::runtime {
 
 class ObjectStore;
+class Runtime;
 
 // One copy of an object at one place. Fields under the store's mutex.
 struct Replica {
@@ -56,6 +57,12 @@ struct Object {
   std::map<int32_t, Replica> replicas;  // by location: -1 the host, else the device index
   std::string spill_path;               // "" when not on disk
   uint32_t spill_crc = 0;
+};
+
+// What an object handle holds: the object, and its runtime (empty once destroyed).
+struct ObjectRef {
+  std::shared_ptr<Object> object;
+  std::weak_ptr<Runtime> runtime;
 };
 
 // A view: a pinned replica of an object. Plain value.

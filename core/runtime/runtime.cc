@@ -1066,7 +1066,30 @@ bool Runtime::TryPlace(Task& task) {
     task.message.clear();
     return true;
   }
-  auto placed = planner_.Place(GangOf(r));
+  planner::Expected<planner::Placement> placed = planner::Error{""};
+  if (!task.near.empty()) {
+    // Locality first: the same request restricted to devices holding a ready replica of one of its objects.
+    std::string ids;
+    for (uint32_t rank = 0; rank < resources_.devices.size(); ++rank) {
+      bool holds = false;
+      for (const auto& object : task.near) holds = holds || store_->OnDevice(*object, rank);
+      if (!holds) continue;
+      std::string quoted;
+      for (char c : resources_.devices[rank].id) {
+        if (c == '"' || c == '\\') quoted += '\\';
+        quoted += c;
+      }
+      ids += fmt::format("{}\"{}\"", ids.empty() ? "" : ", ", quoted);
+    }
+    if (!ids.empty()) {
+      planner::Gang near = GangOf(r);
+      const std::string holders = fmt::format("physical_device_id in ({})", ids);
+      for (auto& b : near.bundles)
+        b.selector = b.selector.empty() ? holders : fmt::format("({}) && {}", b.selector, holders);
+      placed = planner_.Place(near);
+    }
+  }
+  if (!placed) placed = planner_.Place(GangOf(r));
   if (!placed) {
     task.message = placed.error().message;
     return false;

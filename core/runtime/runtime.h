@@ -68,8 +68,9 @@ struct Task {
   std::shared_ptr<Queue> queue;  // never null for kTask and kActorInit
   int32_t priority = 0;
   bool preemptible = false;
-  std::shared_ptr<Actor> actor;  // the actor of a call, init or finalize
-  bool charged = false;          // its placement counts in its queue's usage
+  std::shared_ptr<Actor> actor;               // the actor of a call, init or finalize
+  bool charged = false;                       // its placement counts in its queue's usage
+  std::vector<std::shared_ptr<Object>> near;  // 1.2: devices holding one of these are tried first
 
   TaskState state = TaskState::kWaiting;
   accel_status_t result = ACCEL_NOT_READY;

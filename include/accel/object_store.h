@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-typedef struct accel_object_s* accel_object_t;           /* 1.2 */
+/* accel_object_t (1.2) is declared in accel/runtime.h: task descs name objects too. */
 typedef struct accel_object_view_s* accel_object_view_t; /* 1.2 */
 
 /* Where a replica is: the host, or a device by its runtime index

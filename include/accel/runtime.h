@@ -44,6 +44,7 @@ typedef struct accel_future_s* accel_future_t;
 typedef struct accel_placement_group_s* accel_placement_group_t;
 typedef struct accel_queue_s* accel_queue_t; /* 1.1 */
 typedef struct accel_actor_s* accel_actor_t; /* 1.1 */
+typedef struct accel_object_s* accel_object_t; /* 1.2: an object of the store (accel/object_store.h) */
 /* Valid only during the task function's call, on its thread. */
 typedef struct accel_task_context_s* accel_task_context_t;
 
@@ -271,6 +272,12 @@ typedef struct accel_task_desc_t {
   accel_queue_t queue;  /* [optional] NULL: the runtime's default queue (no quota, no limit, weight 1) */
   int32_t priority;     /* higher runs first among the waiting tasks of its queue; 0 default */
   uint32_t preemptible; /* 1: may be asked to stop while running so that a queue under its quota gets it */
+  /* 1.2: [optional] objects the task reads (accel/object_store.h): its
+   * devices are first sought among those holding a ready replica of one of
+   * them; when none of those has room, it is placed as without them. */
+  const accel_object_t* near_objects;
+  uint32_t near_object_count;
+  uint32_t reserved2; /* 0 */
 } accel_task_desc_t;
 
 /* Submits a task; its future completes when it ends. A request no device of

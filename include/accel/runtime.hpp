@@ -346,6 +346,12 @@ class TaskOptions {
     preemptible_ = preemptible;
     return *this;
   }
+  // 1.2: an object the task reads (accel/object_store.h): devices holding a replica of it are tried first. The
+  // handle must stay referenced until the submission returns.
+  TaskOptions& near(accel_object_t object) {
+    near_.push_back(object);
+    return *this;
+  }
 
   // The C descriptor, function and user data left NULL. Its pointers point
   // into *this and to `request`, where the request (if any) is written; both
@@ -363,6 +369,8 @@ class TaskOptions {
     desc.queue = queue_;
     desc.priority = priority_;
     desc.preemptible = preemptible_ ? 1u : 0u;
+    desc.near_objects = near_.empty() ? nullptr : near_.data();
+    desc.near_object_count = static_cast<uint32_t>(near_.size());
     return desc;
   }
 
@@ -374,6 +382,7 @@ class TaskOptions {
   accel_queue_t queue_ = nullptr;
   int32_t priority_ = 0;
   bool preemptible_ = false;
+  std::vector<accel_object_t> near_;
 };
 
 //===----------------------------------------------------------------------===//

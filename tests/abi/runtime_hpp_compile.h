@@ -50,6 +50,7 @@ inline void exercise_objects(const accel::Runtime& rt, accel_buffer_t buffer) {
   std::vector<accel::Object> parts =
       accel::put_file(rt, "/tmp/weights.bin", {0, 1, ACCEL_OBJECT_LOCATION_HOST}, 1 << 20);
   accel::ObjectView view = o.get(0, std::chrono::seconds(1));
+  static_cast<void>(accel::TaskOptions().near(o.handle()));
   accel::ObjectView host = o.get();
   static_cast<void>(view.data() == nullptr && view.buffer() == nullptr && view.offset() + view.size() > 0 &&
                     view.location() == 0 && host.info().size > 0);

@@ -646,6 +646,84 @@ TEST(ObjectStore, InjectedFaultsFailOnlyTheCallThatMetThem) {
   }
 }
 
+// A task naming an object (accel_task_desc_t::near_objects) is placed on a device holding a replica of it, and
+// elsewhere (without waiting) when that device has no room.
+TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
+  StoreRuntime rt(0, 0, "");
+  accel_object_t o = nullptr;
+  ASSERT_EQ(rt.Put(Pattern(1 << 20, 130), &o), ACCEL_SUCCESS);
+  EXPECT_EQ(GetBytes(o, 5), Pattern(1 << 20, 130));  // a replica on device 5
+  accel_runtime_device_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+  rd.struct_size = sizeof(rd);
+  ASSERT_EQ(accel_runtime_get_device(rt.get(), 5, &rd), ACCEL_SUCCESS);
+  const accel_physical_device_t holder = rd.physical_device;
+
+  struct Seen {
+    accel_physical_device_t device = nullptr;
+    Gate* gate = nullptr;
+  };
+  auto submit = [&](double share, Seen* seen, accel_future_t* out, bool near) {
+    const accel_resource_request_t request = Request(1, share);
+    accel_task_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.function = [](accel_task_context_t ctx, void* p) {
+      auto* s = static_cast<Seen*>(p);
+      EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &s->device), ACCEL_SUCCESS);
+      if (s->gate != nullptr) s->gate->Wait();
+      return ACCEL_SUCCESS;
+    };
+    d.user_data = seen;
+    d.request = &request;
+    d.near_objects = near ? &o : nullptr;
+    d.near_object_count = near ? 1 : 0;
+    return accel_task_submit(rt.get(), &d, out);
+  };
+  Seen plain;
+  Seen near;
+  accel_future_t f1 = nullptr;
+  accel_future_t f2 = nullptr;
+  ASSERT_EQ(submit(0.5, &plain, &f1, false), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_future_wait(f1, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_NE(plain.device, holder) << "without the object, the planner's first choice is another device";
+  ASSERT_EQ(submit(0.5, &near, &f2, true), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_future_wait(f2, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(near.device, holder) << "near its object's replica";
+
+  // Device 5 full: a task near the object runs elsewhere, now.
+  Gate gate;
+  Seen blocker{nullptr, &gate};
+  Seen elsewhere;
+  accel_future_t f3 = nullptr;
+  accel_future_t f4 = nullptr;
+  ASSERT_EQ(submit(1.0, &blocker, &f3, true), ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return blocker.device != nullptr; }));
+  EXPECT_EQ(blocker.device, holder);
+  ASSERT_EQ(submit(1.0, &elsewhere, &f4, true), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(f4, 30ULL * 1000 * 1000 * 1000), ACCEL_SUCCESS) << "it did not wait for device 5";
+  EXPECT_NE(elsewhere.device, holder);
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(f3, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+
+  // Bad input names the field.
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.function = [](accel_task_context_t, void*) { return ACCEL_SUCCESS; };
+  d.near_object_count = 1;
+  accel_future_t bad = nullptr;
+  EXPECT_EQ(accel_task_submit(rt.get(), &d, &bad), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->near_objects' is NULL"), std::string::npos)
+      << accel_last_error();
+  accel_object_t wrong = reinterpret_cast<accel_object_t>(rt.get());
+  d.near_objects = &wrong;
+  EXPECT_EQ(accel_task_submit(rt.get(), &d, &bad), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->near_objects[0]'"), std::string::npos) << accel_last_error();
+  for (auto* f : {f1, f2, f3, f4}) EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
 TEST(ObjectStore, BadInputIsRefusedWithTheFieldNamed) {
   StoreRuntime rt(0, 0, "");
   const auto bytes = Pattern(4096, 50);

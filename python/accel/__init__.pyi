@@ -484,6 +484,7 @@ class Runtime:
         queue: Queue | None = None,
         priority: int = 0,
         preemptible: bool = False,
+        near: Iterable[ObjectRef] = (),
         name: str | None = None,
     ) -> Future:
         """Runs function(*args) (function(ctx, *args) when its first parameter is named ctx) as a task on `devices`
@@ -617,6 +618,7 @@ def task(
     queue: Queue | None = None,
     priority: int = 0,
     preemptible: bool = False,
+    near: Iterable[ObjectRef] = (),
     name: str | None = None,
 ) -> Callable[[Callable[..., Any]], RemoteFunction]: ...
 

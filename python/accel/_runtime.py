@@ -27,7 +27,7 @@ _entered: list = []  # runtimes inside `with`, innermost last; process-wide, so 
 _entered_lock = threading.Lock()
 
 _REQUEST = ("devices", "share", "memory", "selector", "placement_group", "bundle")
-_TASK_OPTIONS = frozenset(_REQUEST + ("name", "after", "max_retries", "queue", "priority", "preemptible"))
+_TASK_OPTIONS = frozenset(_REQUEST + ("name", "after", "max_retries", "queue", "priority", "preemptible", "near"))
 _ACTOR_OPTIONS = frozenset(_REQUEST + ("name", "max_restarts", "queue", "priority"))
 _CALL_OPTIONS = frozenset(("name", "after", "max_retries"))
 
@@ -139,7 +139,7 @@ def _submit(rt, function, args, kwargs, options, wants_ctx=None) -> Future:
                       name, options.get("devices", 0), options.get("share"), options.get("memory", 0),
                       options.get("selector"), options.get("placement_group"), options.get("bundle", 0), deps,
                       options.get("max_retries", 0), options.get("queue"), options.get("priority", 0),
-                      bool(options.get("preemptible", False)))
+                      bool(options.get("preemptible", False)), list(options.get("near", ())))
 
 
 class RemoteFunction:

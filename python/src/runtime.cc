@@ -604,10 +604,15 @@ std::vector<accel_future_t> dependency_handles(const std::vector<FuturePtr>& aft
   return out;
 }
 
+// The accel_object_t of an accel.ObjectRef (TypeError otherwise); defined with the objects below.
+accel_object_t object_handle(py::handle object);
+
 FuturePtr submit(const RuntimePtr& rt, py::object runner, const std::string& name, uint32_t devices,
                  std::optional<double> share, uint64_t memory, std::optional<std::string> selector, GroupPtr group,
                  uint32_t bundle, const std::vector<FuturePtr>& after, uint32_t max_retries, QueuePtr queue,
-                 int32_t priority, bool preemptible) {
+                 int32_t priority, bool preemptible, const py::list& near) {
+  std::vector<accel_object_t> near_handles;
+  for (py::handle object : near) near_handles.push_back(object_handle(object));
   auto request = make_request(devices, share, memory, std::move(selector), std::move(group), bundle);
   auto deps = dependency_handles(after);
   auto result = std::make_shared<TaskResult>();
@@ -626,6 +631,8 @@ FuturePtr submit(const RuntimePtr& rt, py::object runner, const std::string& nam
   desc.queue = queue ? queue->live() : nullptr;
   desc.priority = priority;
   desc.preemptible = preemptible ? 1 : 0;
+  desc.near_objects = near_handles.empty() ? nullptr : near_handles.data();
+  desc.near_object_count = static_cast<uint32_t>(near_handles.size());
 
   auto future = std::make_shared<Future>();
   future->rt = rt;
@@ -908,6 +915,14 @@ py::list put_file(const RuntimePtr& rt, const std::string& path, std::optional<s
     throw py::error_already_set();
   }
   return out;
+}
+
+accel_object_t object_handle(py::handle object) {
+  if (!py::isinstance<ObjectCore>(object)) {
+    throw py::type_error("near: expected accel.ObjectRef objects, got " +
+                         py::repr(object.get_type()).cast<std::string>());
+  }
+  return object.cast<const ObjectCore&>().live();
 }
 
 py::object get_object(const ObjectPtr& object, py::object device, std::optional<double> timeout) {
@@ -1391,7 +1406,8 @@ void init_runtime(py::module_& m) {
            })
       .def("_submit", &submit, py::arg("runner"), py::arg("name"), py::arg("devices"), py::arg("share"),
            py::arg("memory"), py::arg("selector"), py::arg("placement_group"), py::arg("bundle"), py::arg("after"),
-           py::arg("max_retries"), py::arg("queue"), py::arg("priority"), py::arg("preemptible"))
+           py::arg("max_retries"), py::arg("queue"), py::arg("priority"), py::arg("preemptible"),
+           py::arg("near") = py::list())
       .def(
           "placement_group",
           [](const RuntimePtr& rt, const py::list& bundles, const std::string& strategy, const std::string& level,

@@ -166,3 +166,19 @@ def test_put_file_streams_parts_to_devices_with_progress(rt, node, tmp_path):
 
     with pytest.raises(RuntimeError, match="stop counting"):
         rt.put_file(str(path), progress=fail)
+
+
+def test_a_task_near_an_object_runs_where_its_replica_is(rt, node):
+    ref = rt.put(np.arange(1000, dtype=np.int64))
+    on5 = ref.get(5)  # a replica on runtime device 5
+    target = rt.devices()[5]["device"]
+
+    def where(ctx):
+        return ctx.devices[0]
+
+    plain = rt.submit(where, devices=1, share=0.5).result()
+    near = rt.submit(where, devices=1, share=0.5, near=[ref]).result()
+    assert plain != target and near == target
+    with pytest.raises(TypeError, match="accel.ObjectRef"):
+        rt.submit(where, devices=1, near=[b"not an object"])
+    del on5

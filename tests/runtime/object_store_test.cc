@@ -660,7 +660,7 @@ TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
   const accel_physical_device_t holder = rd.physical_device;
 
   struct Seen {
-    accel_physical_device_t device = nullptr;
+    std::atomic<accel_physical_device_t> device{nullptr};  // written by the task, read by the test
     Gate* gate = nullptr;
   };
   auto submit = [&](double share, Seen* seen, accel_future_t* out, bool near) {
@@ -670,7 +670,9 @@ TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
     d.struct_size = sizeof(d);
     d.function = [](accel_task_context_t ctx, void* p) {
       auto* s = static_cast<Seen*>(p);
-      EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &s->device), ACCEL_SUCCESS);
+      accel_physical_device_t device = nullptr;
+      EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &device), ACCEL_SUCCESS);
+      s->device = device;
       if (s->gate != nullptr) s->gate->Wait();
       return ACCEL_SUCCESS;
     };
@@ -686,23 +688,24 @@ TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
   accel_future_t f2 = nullptr;
   ASSERT_EQ(submit(0.5, &plain, &f1, false), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_future_wait(f1, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
-  EXPECT_NE(plain.device, holder) << "without the object, the planner's first choice is another device";
+  EXPECT_NE(plain.device.load(), holder) << "without the object, the planner's first choice is another device";
   ASSERT_EQ(submit(0.5, &near, &f2, true), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_future_wait(f2, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
-  EXPECT_EQ(near.device, holder) << "near its object's replica";
+  EXPECT_EQ(near.device.load(), holder) << "near its object's replica";
 
   // Device 5 full: a task near the object runs elsewhere, now.
   Gate gate;
-  Seen blocker{nullptr, &gate};
+  Seen blocker;
+  blocker.gate = &gate;
   Seen elsewhere;
   accel_future_t f3 = nullptr;
   accel_future_t f4 = nullptr;
   ASSERT_EQ(submit(1.0, &blocker, &f3, true), ACCEL_SUCCESS);
-  ASSERT_TRUE(Eventually([&] { return blocker.device != nullptr; }));
-  EXPECT_EQ(blocker.device, holder);
+  ASSERT_TRUE(Eventually([&] { return blocker.device.load() != nullptr; }));
+  EXPECT_EQ(blocker.device.load(), holder);
   ASSERT_EQ(submit(1.0, &elsewhere, &f4, true), ACCEL_SUCCESS);
   EXPECT_EQ(accel_future_wait(f4, 30ULL * 1000 * 1000 * 1000), ACCEL_SUCCESS) << "it did not wait for device 5";
-  EXPECT_NE(elsewhere.device, holder);
+  EXPECT_NE(elsewhere.device.load(), holder);
   gate.Open();
   EXPECT_EQ(accel_future_wait(f3, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
 

@@ -36,6 +36,16 @@ std::pair<std::shared_ptr<ObjectRef>, std::shared_ptr<Runtime>> FindObject(const
   return FindWithRuntime<ObjectRef>(fn, object, HandleType::kObject, "object", status);
 }
 
+// Fails with INVALID_ARGUMENT naming `field` unless `location` is the host or a device index of `rt`.
+bool CheckLocation(const char* fn, Runtime& rt, int32_t location, const std::string& field, accel_status_t* status) {
+  if (rt.store().ValidLocation(location)) return true;
+  *status = Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                 fmt::format("'{}' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the runtime's {} device "
+                             "indices",
+                             field, location, rt.store().device_count()));
+  return false;
+}
+
 }  // namespace
 
 extern "C" {
@@ -97,12 +107,7 @@ ACCEL_API accel_status_t accel_object_put_file(accel_runtime_t runtime, const ac
     const uint32_t parts = d.locations != nullptr ? d.location_count : 1;
     for (uint32_t i = 0; i < parts; ++i) out_objects[i] = nullptr;
     for (uint32_t i = 0; d.locations != nullptr && i < parts; ++i) {
-      if (!rt->store().ValidLocation(d.locations[i])) {
-        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
-                    fmt::format("'desc->locations[{}]' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the "
-                                "runtime's {} device indices",
-                                i, d.locations[i], rt->store().device_count()));
-      }
+      if (!CheckLocation(fn, *rt, d.locations[i], fmt::format("desc->locations[{}]", i), &status)) return status;
     }
     std::vector<std::shared_ptr<Object>> objects;
     std::string why;
@@ -201,12 +206,7 @@ ACCEL_API accel_status_t accel_object_get(accel_object_t object, int32_t locatio
     auto [ref, rt] = FindObject(fn, object, &status);
     if (!ref) return status;
     if (out_view == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_view' is NULL");
-    if (!rt->store().ValidLocation(location)) {
-      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
-                  fmt::format("'location' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the runtime's {} "
-                              "device indices",
-                              location, rt->store().device_count()));
-    }
+    if (!CheckLocation(fn, *rt, location, "location", &status)) return status;
     auto view = std::make_shared<ViewRef>();
     view->runtime = rt;
     std::string why;
@@ -263,12 +263,7 @@ ACCEL_API accel_status_t accel_object_store_get_usage(accel_runtime_t runtime, i
     accel_status_t status = ACCEL_SUCCESS;
     auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
     if (!rt) return status;
-    if (!rt->store().ValidLocation(location)) {
-      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
-                  fmt::format("'location' {} is neither ACCEL_OBJECT_LOCATION_HOST (-1) nor one of the runtime's {} "
-                              "device indices",
-                              location, rt->store().device_count()));
-    }
+    if (!CheckLocation(fn, *rt, location, "location", &status)) return status;
     if (!CheckHeader(fn, out_usage, ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE, "out_usage", &status)) return status;
     FillOut(out_usage, rt->store().Usage(location));
     return ACCEL_SUCCESS;

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <limits>
 
+#include "names.h"
+
 namespace accel::runtime {
 namespace {
 
@@ -38,18 +40,6 @@ uint32_t Crc(const void* data, uint64_t size) {
     done += n;
   }
   return static_cast<uint32_t>(crc);
-}
-
-std::string Bytes(uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} bytes", bytes);
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int unit = -1;
-  while (v >= 1024.0 && unit < 3) {
-    v /= 1024.0;
-    ++unit;
-  }
-  return fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
 bool WriteAll(int fd, const void* data, uint64_t size) {
@@ -274,7 +264,8 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
     if (status == ACCEL_ERROR_INVALID_ARGUMENT || status == ACCEL_ERROR_UNSUPPORTED) {
       void* staging = HostAlloc(size);
       if (staging == nullptr) {
-        *why = fmt::format("no host memory to stage {} from {} to {}", Bytes(size), PlaceName(from), PlaceName(to));
+        *why = fmt::format("no host memory to stage {} from {} to {}", info::HumanBytes(size), PlaceName(from),
+                           PlaceName(to));
         return ACCEL_ERROR_RESOURCE_EXHAUSTED;
       }
       Replica host;
@@ -287,7 +278,8 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
   }
   if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
   if (status != ACCEL_SUCCESS) {
-    *why = fmt::format("copying {} from {} to {}: {}", Bytes(size), PlaceName(from), PlaceName(to), accel_last_error());
+    *why = fmt::format("copying {} from {} to {}: {}", info::HumanBytes(size), PlaceName(from), PlaceName(to),
+                       accel_last_error());
     RecoverStream(stream);
   }
   return status;
@@ -360,8 +352,8 @@ accel_status_t ObjectStore::ReadSpill(const Object& object, void* into, std::str
 bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<std::mutex>& lock, std::string* why) {
   Place& place = PlaceAt(location);
   if (bytes > place.capacity) {
-    *why = fmt::format("{} is larger than the store's capacity on {} ({})", Bytes(bytes), PlaceName(location),
-                       Bytes(place.capacity));
+    *why = fmt::format("{} is larger than the store's capacity on {} ({})", info::HumanBytes(bytes),
+                       PlaceName(location), info::HumanBytes(place.capacity));
     return false;
   }
   while (place.used + bytes > place.capacity) {
@@ -380,7 +372,8 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
     }
     if (!victim) {
       *why = fmt::format("no room on {} for {}: {} of its {} hold replicas in use (viewed, being copied or moving)",
-                         PlaceName(location), Bytes(bytes), Bytes(place.used), Bytes(place.capacity));
+                         PlaceName(location), info::HumanBytes(bytes), info::HumanBytes(place.used),
+                         info::HumanBytes(place.capacity));
       return false;
     }
     Object& o = *victim;
@@ -400,8 +393,8 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
       if (reserved != ACCEL_SUCCESS) {
         o.replicas.at(location).moving = false;
         filled_.notify_all();
-        *why = fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location), Bytes(bytes),
-                           o.name, host_why);
+        *why = fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location),
+                           info::HumanBytes(bytes), o.name, host_why);
         return false;
       }
       const Replica src = o.replicas.at(location);
@@ -430,7 +423,7 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
     // The host's last copy goes to a spill file (under the lock: see object_store.h).
     std::string spill_why;
     if (WriteSpill(o, o.replicas.at(location), &spill_why) != ACCEL_SUCCESS) {
-      *why = fmt::format("no room on the host for {}: {}", Bytes(bytes), spill_why);
+      *why = fmt::format("no room on the host for {}: {}", info::HumanBytes(bytes), spill_why);
       return false;
     }
     FreeReplica(o, location);
@@ -462,7 +455,7 @@ accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::uniqu
     r.host = HostAlloc(object.size);
     if (r.host == nullptr) {
       give_up();
-      *why = fmt::format("no host memory for {} of {}", Bytes(object.size), object.name);
+      *why = fmt::format("no host memory for {} of {}", info::HumanBytes(object.size), object.name);
       return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
   } else {
@@ -474,8 +467,8 @@ accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::uniqu
     TenantScope as_store(tenant_);
     const accel_status_t made = accel_buffer_create(devices_[static_cast<size_t>(location)], &bd, &r.buffer);
     if (made != ACCEL_SUCCESS) {
-      *why = fmt::format("no memory on {} for {} of {}: {}", PlaceName(location), Bytes(object.size), object.name,
-                         accel_last_error());
+      *why = fmt::format("no memory on {} for {} of {}: {}", PlaceName(location), info::HumanBytes(object.size),
+                         object.name, accel_last_error());
       give_up();
       // A lost device says so; anything else is a lack of memory there.
       return made == ACCEL_ERROR_DEVICE_LOST ? ACCEL_ERROR_DEVICE_LOST : ACCEL_ERROR_RESOURCE_EXHAUSTED;
@@ -654,7 +647,11 @@ accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vect
                        file_size);
     return ACCEL_ERROR_INVALID_ARGUMENT;
   }
-  const uint32_t parts = d.locations != nullptr ? d.location_count : 1;
+  // Where each part goes: `locations`, or one part on the host.
+  const std::vector<int32_t> locations = d.locations != nullptr
+                                             ? std::vector<int32_t>(d.locations, d.locations + d.location_count)
+                                             : std::vector<int32_t>{ACCEL_OBJECT_LOCATION_HOST};
+  const auto parts = static_cast<uint32_t>(locations.size());
   if (size == 0 || parts > size) {
     *why = fmt::format("'{}' has {} bytes from 'desc->offset' {}: too few for {} part(s)", path, size, d.offset, parts);
     return ACCEL_ERROR_INVALID_ARGUMENT;
@@ -679,7 +676,7 @@ accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vect
     return ACCEL_ERROR_FAILED_PRECONDITION;
   }
   for (uint32_t i = 0; i < parts; ++i) {
-    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
+    const int32_t location = locations[i];
     auto object = std::make_shared<Object>();
     object->size = i + 1 < parts ? size / parts : size - (size / parts) * (parts - 1);
     object->id = next_id_++;
@@ -696,15 +693,13 @@ accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vect
     }
   }
   std::vector<Replica> targets;
-  for (uint32_t i = 0; i < parts; ++i) {
-    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
-    targets.push_back(objects[i]->replicas.at(location));
-  }
+  for (uint32_t i = 0; i < parts; ++i) targets.push_back(objects[i]->replicas.at(locations[i]));
   lock.unlock();
   void* staging[2] = {HostAlloc(chunk), HostAlloc(chunk)};
   accel_status_t status =
       staging[0] != nullptr && staging[1] != nullptr ? ACCEL_SUCCESS : ACCEL_ERROR_RESOURCE_EXHAUSTED;
-  if (status != ACCEL_SUCCESS) *why = fmt::format("no host memory for two staging buffers of {}", Bytes(chunk));
+  if (status != ACCEL_SUCCESS)
+    *why = fmt::format("no host memory for two staging buffers of {}", info::HumanBytes(chunk));
   uint64_t done = 0;
   const std::function<void(uint64_t)> progress = [&](uint64_t n) {
     done += n;
@@ -712,8 +707,7 @@ accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vect
   };
   uint64_t at = d.offset;
   for (uint32_t i = 0; i < parts && status == ACCEL_SUCCESS; ++i) {
-    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
-    status = Stream(fd, path, at, *objects[i], location, targets[i], chunk, staging, progress, why);
+    status = Stream(fd, path, at, *objects[i], locations[i], targets[i], chunk, staging, progress, why);
     at += objects[i]->size;
   }
   for (void* p : staging) HostFree(p, chunk);
@@ -723,8 +717,7 @@ accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vect
     return status;
   }
   for (uint32_t i = 0; i < parts; ++i) {
-    const int32_t location = d.locations != nullptr ? d.locations[i] : ACCEL_OBJECT_LOCATION_HOST;
-    Replica& r = objects[i]->replicas.at(location);
+    Replica& r = objects[i]->replicas.at(locations[i]);
     r.pins = 0;
     r.ready = true;
   }

@@ -128,6 +128,9 @@ Runtime::Runtime(accel_instance_t instance, Resources resources)
 
 Runtime::~Runtime() {
   Shutdown();
+  // What a submit racing with the shutdown queued after its drains: cancelled by its submitter (the claim), but
+  // still in a shard, holding itself. No submit runs now (each holds the runtime).
+  for (auto& task : DrainDirect()) CancelForShutdown(task);
   if (no_device_tenant_ != nullptr) accel_tenant_destroy(no_device_tenant_);
 }
 
@@ -152,13 +155,8 @@ void Runtime::Shutdown() {
       }
       ready_size_.store(ready_.size(), std::memory_order_relaxed);
     }
-    // A direct task pushed after this sees stopping_ under its shard's lock and ends itself.
-    for (DirectShard& shard : direct_) {
-      std::lock_guard shard_lock(shard.mutex);
-      for (auto& task : shard.tasks) direct.push_back(std::move(task));
-      shard.tasks.clear();
-      shard.size.store(0, std::memory_order_relaxed);
-    }
+    // A direct task queued after this sees stopping_ and ends itself (SubmitDirect).
+    direct = DrainDirect();
     auto queued = std::move(queue_);
     queue_.clear();
     for (auto& task : queued) {
@@ -200,33 +198,58 @@ void Runtime::CancelForShutdown(const std::shared_ptr<Task>& task) {
   }
 }
 
+std::shared_ptr<Task> Runtime::DirectShard::Take(bool newest_too) {
+  Task* task = ring.Pop();
+  if (task == nullptr && overflow_size.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard lock(overflow_lock);
+    if (!overflow.empty()) {
+      std::shared_ptr<Task> oldest = std::move(overflow.front());
+      overflow.pop_front();
+      overflow_size.store(overflow.size(), std::memory_order_relaxed);
+      return oldest;
+    }
+  }
+  if (task == nullptr && newest_too) task = newest.exchange(nullptr, std::memory_order_acq_rel);
+  return task != nullptr ? std::move(task->queued) : nullptr;
+}
+
+std::vector<std::shared_ptr<Task>> Runtime::DrainDirect() {
+  std::vector<std::shared_ptr<Task>> tasks;
+  for (DirectShard& shard : direct_) {
+    while (auto task = shard.Take(true)) tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
 size_t Runtime::DirectWaiting() const {
   size_t n = 0;
-  for (const DirectShard& shard : direct_) n += shard.size.load(std::memory_order_seq_cst);
+  for (const DirectShard& shard : direct_) n += shard.Size();
   return n;
 }
 
 size_t Runtime::DirectMost() const {
   size_t most = 0;
-  for (const DirectShard& shard : direct_) most = std::max(most, shard.size.load(std::memory_order_relaxed));
+  for (const DirectShard& shard : direct_) most = std::max(most, shard.Size());
   return most;
 }
 
 bool Runtime::StealDirect(size_t start, size_t at_least, std::vector<std::shared_ptr<Task>>* batch) {
   for (size_t i = 0; i < kDirectShards; ++i) {
     DirectShard& shard = direct_[(start + i) % kDirectShards];
-    if (shard.size.load(std::memory_order_relaxed) < at_least) continue;
-    std::lock_guard shard_lock(shard.mutex);
+    const size_t n = shard.Size();
+    if (n < at_least) continue;
     // Oldest first. One at a time unless many wait: a task taken is no other worker's, and a batch of long tasks
     // on one worker would run one after the other while workers idle. From a deep shard, a small share each.
-    const size_t n = shard.tasks.size();
+    // The newest is taken only when the grace of a lone task is over (at_least 1).
     const size_t share = n >= kDeepShard ? std::min<size_t>(n / (2 * worker_count_), kMostTaken) : 1;
-    for (size_t take = std::max<size_t>(share, 1); take > 0 && !shard.tasks.empty(); --take) {
-      std::shared_ptr<Task> task = std::move(shard.tasks.front());
-      shard.tasks.pop_front();
-      if (!task->claimed.load(std::memory_order_relaxed)) batch->push_back(std::move(task));
+    for (size_t take = std::max<size_t>(share, 1); take > 0;) {
+      std::shared_ptr<Task> task = shard.Take(at_least <= 1);
+      if (!task) break;
+      if (!task->claimed.load(std::memory_order_relaxed)) {
+        batch->push_back(std::move(task));
+        --take;
+      }
     }
-    shard.size.store(shard.tasks.size(), std::memory_order_relaxed);
     if (!batch->empty()) return true;
   }
   return false;
@@ -345,15 +368,14 @@ bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
     }
   } done{*this};
   {
-    // Out of its shard when it is at an end (a submit-then-wait stream), so that no worker looks at it again.
+    // Out of its shard when it is the newest (a submit-then-wait stream) or the oldest (waits in submission
+    // order), so that no worker looks at it again; else a taker skips it later.
     DirectShard& shard = direct_[task->shard];
-    std::lock_guard shard_lock(shard.mutex);
-    if (!shard.tasks.empty() && shard.tasks.back() == task) {
-      shard.tasks.pop_back();
-    } else if (!shard.tasks.empty() && shard.tasks.front() == task) {
-      shard.tasks.pop_front();
+    Task* expected = task.get();
+    if (shard.newest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel) ||
+        shard.ring.PopIf(task.get())) {
+      task->queued.reset();  // the shard's reference; the caller holds another
     }
-    shard.size.store(shard.tasks.size(), std::memory_order_relaxed);
   }
   RunDirect(task);
   return true;
@@ -368,10 +390,15 @@ void Runtime::RunDirect(const std::shared_ptr<Task>& task) {
 void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t result, std::string message) {
   task->result = result;
   task->message = std::move(message);
-  task->queue->open_work.fetch_sub(1, std::memory_order_relaxed);
-  for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get())
-    q->finished.fetch_add(1, std::memory_order_relaxed);
-  Shard().run_out.fetch_add(1, std::memory_order_relaxed);
+  CounterShard& shard = Shard();
+  if (task->queue) {
+    task->queue->open_work.fetch_sub(1, std::memory_order_relaxed);
+    for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get())
+      q->finished.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    shard.default_finished.fetch_add(1, std::memory_order_relaxed);  // see SubmitDirect
+  }
+  shard.run_out.fetch_add(1, std::memory_order_relaxed);
   // Before the future is done: once a wait returns, the user data is released.
   if (auto release = std::exchange(task->release_user_data, nullptr); release != nullptr) release(task->user_data);
   Publish(*task, result);
@@ -570,13 +597,17 @@ accel_status_t Runtime::Feasible(const Request& request, std::string* why) const
 }
 
 accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::string* why) {
-  if (!task->queue) task->queue = default_queue_;
-  // Counted first, then checked; CreateQueue does the reverse: one of the two sees the other.
-  task->queue->open_work.fetch_add(1, std::memory_order_seq_cst);
-  if (task->queue->children.load(std::memory_order_seq_cst) > 0) {
-    task->queue->open_work.fetch_sub(1, std::memory_order_seq_cst);
-    *why = fmt::format("queue '{}' has child queues: tasks and actors go to leaf queues", task->queue->name);
-    return ACCEL_ERROR_INVALID_ARGUMENT;
+  // A task of the default queue keeps a null `queue` and touches no line shared with other threads: the default
+  // queue never has children nor is destroyed, so its open work need not be counted, and its finished tasks are
+  // counted in the thread's shard (Usage adds them).
+  if (task->queue) {
+    // Counted first, then checked; CreateQueue does the reverse: one of the two sees the other.
+    task->queue->open_work.fetch_add(1, std::memory_order_seq_cst);
+    if (task->queue->children.load(std::memory_order_seq_cst) > 0) {
+      task->queue->open_work.fetch_sub(1, std::memory_order_seq_cst);
+      *why = fmt::format("queue '{}' has child queues: tasks and actors go to leaf queues", task->queue->name);
+      return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
   }
   task->id = next_task_.fetch_add(1, std::memory_order_relaxed);
   // An unnamed direct task's name ("task 7") is made when a message needs it (Task::Name).
@@ -589,17 +620,20 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   shard.run_in.fetch_add(1, std::memory_order_relaxed);
   task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
   DirectShard& ds = direct_[task->shard];
-  bool stopped = false;
-  {
-    std::lock_guard shard_lock(ds.mutex);
-    // What this thread's waits ran already (they claim in place) leaves from the front.
-    while (!ds.tasks.empty() && ds.tasks.front()->claimed.load(std::memory_order_relaxed)) ds.tasks.pop_front();
-    stopped = stopping_.load(std::memory_order_seq_cst);  // the shutdown empties the shards after setting it
-    if (!stopped) ds.tasks.push_back(task);
-    ds.size.store(ds.tasks.size(), std::memory_order_seq_cst);
+  task->queued = task;
+  // The newest waits where its submitter may take it back; the one it displaces goes to the ring. The exchange is
+  // seq_cst: it pairs with a worker's count of sleeping_ and with the shutdown's store of stopping_ (the loads
+  // below), so that one side of each pair sees the other.
+  if (Task* older = ds.newest.exchange(task.get(), std::memory_order_seq_cst); older != nullptr) {
+    if (!ds.ring.Push(older)) {
+      std::lock_guard lock(ds.overflow_lock);
+      ds.overflow.push_back(std::move(older->queued));
+      ds.overflow_size.store(ds.overflow.size(), std::memory_order_relaxed);
+    }
   }
-  if (stopped) {
-    // The shutdown began between the check in Submit and here: the task ends cancelled, as a queued one does.
+  if (stopping_.load(std::memory_order_seq_cst)) {
+    // The shutdown began between the check in Submit and here and may have drained the shards already: the task
+    // ends cancelled, as a queued one does (the claim decides who ends it; the destructor frees what stays queued).
     CancelForShutdown(task);
   } else {
     WakeOne();
@@ -1827,6 +1861,9 @@ accel_queue_usage_t Runtime::Usage(const Queue& queue) const {
   }
   u.running = queue.running;
   u.finished = queue.finished;
+  if (&queue == default_queue_.get()) {
+    for (const CounterShard& shard : shards_) u.finished += shard.default_finished.load(std::memory_order_relaxed);
+  }
   u.preempted = queue.preempted;
   u.dominant_share = Dominant(queue);
   // Over quota: past the quota of a dimension that has one; a queue without any quota is over it once it holds

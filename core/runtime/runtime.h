@@ -26,9 +26,42 @@
 
 #include "object_store.h"
 #include "planner.h"
+#include "pointer_ring.h"
 #include "resources.h"
 
 namespace accel::runtime {
+
+// A hint to the core that this thread spins.
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// A lock for critical sections of a few instructions that threads on other
+// cores take often (the direct shards): a contended std::mutex puts its
+// waiter to sleep in the kernel, which costs far more than the section. Spins
+// with a pause, yielding the core now and then so that a preempted holder runs.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire); ++spins) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if ((++spins & 1023) == 0) {
+          std::this_thread::yield();
+        } else {
+          SpinPause();
+        }
+      }
+    }
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
 
 class Runtime;
 struct PlacementGroup;
@@ -65,7 +98,7 @@ struct Task {
   uint32_t max_retries = 0;
   uint32_t attempt = 0;
   TaskKind kind = TaskKind::kTask;
-  std::shared_ptr<Queue> queue;  // never null for kTask and kActorInit
+  std::shared_ptr<Queue> queue;  // never null for kTask and kActorInit, but a direct task's of the default queue
   int32_t priority = 0;
   bool preemptible = false;
   std::shared_ptr<Actor> actor;               // the actor of a call, init or finalize
@@ -92,6 +125,8 @@ struct Task {
   bool direct = false;
   uint32_t shard = 0;  // its shard of Runtime::direct_
   std::atomic<bool> claimed{false};
+  // While in a DirectShard: the shard's reference (see there).
+  std::shared_ptr<Task> queued;
   // Set (under the runtime's lock) when a waiting task depends on this one
   // while it may end without that lock: its end then schedules.
   std::atomic<bool> has_dependents{false};
@@ -252,6 +287,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   size_t DirectWaiting() const;
   // The most tasks one direct shard holds.
   size_t DirectMost() const;
+  // Takes every task out of the direct shards.
+  std::vector<std::shared_ptr<Task>> DrainDirect();
   // Ends a direct task that is not started as cancelled by the shutdown (when it gets the claim).
   void CancelForShutdown(const std::shared_ptr<Task>& task);
   // Submit's direct path (the task qualifies; the caller checked stopping_).
@@ -325,6 +362,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   struct alignas(64) CounterShard {
     std::atomic<uint64_t> submitted{0}, placed{0}, started{0}, finished{0}, failed{0}, cancelled{0};
     std::atomic<uint64_t> run_in{0}, run_out{0};  // made ready / ended: their difference is `running`
+    std::atomic<uint64_t> default_finished{0};    // direct tasks of the default queue ended (SubmitDirect)
   };
   static constexpr size_t kCounterShards = 16;
   CounterShard& Shard();
@@ -334,8 +372,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   mutable std::mutex mutex_;
   std::deque<std::shared_ptr<Task>> queue_;  // waiting and pending, submission order
   std::vector<std::thread> workers_;
-  uint32_t worker_count_ = 1;  // set before the workers start
-  std::atomic<uint64_t> next_task_{1};
+  uint32_t worker_count_ = 1;                       // set before the workers start
+  alignas(64) std::atomic<uint64_t> next_task_{1};  // its own line: every submit bumps it, workers read what lies near
   std::vector<std::shared_ptr<Task>> to_release_;
   std::vector<std::shared_ptr<Actor>> actors_to_release_;
   std::atomic<bool> releases_due_{false};                   // to_release_ or actors_to_release_ holds something
@@ -356,10 +394,27 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::atomic<uint32_t> spinning_{0};              // workers spinning before they sleep: they take what comes
   std::atomic<uint32_t> sleeping_{0};              // workers in (or entering) ready_cv_'s wait
   alignas(64) std::atomic<bool> stopping_{false};  // set under mutex_ and ready_mutex_
+  // The direct tasks submitted by the threads of one slot. The newest waits in
+  // `newest`, where a submit-then-wait stream takes it back without touching
+  // anything a worker reads; older ones go to a lock-free ring, and to
+  // `overflow` when that is full. A queued task holds itself (Task::queued):
+  // whoever takes it out (exchange, pop) drops that reference. Entries may be
+  // claimed already (a waiter ran them): takers skip those.
   struct alignas(64) DirectShard {
-    std::mutex mutex;
-    std::deque<std::shared_ptr<Task>> tasks;  // may hold claimed ones: skipped
-    std::atomic<size_t> size{0};              // tasks.size(), written under mutex
+    static constexpr size_t kRingSlots = 1024;
+    std::atomic<Task*> newest{nullptr};
+    PointerRing<Task> ring{kRingSlots};
+    SpinLock overflow_lock;
+    std::deque<std::shared_ptr<Task>> overflow;  // under overflow_lock
+    std::atomic<size_t> overflow_size{0};        // overflow.size(), written under overflow_lock
+    // How many it holds (claimed ones included); a snapshot.
+    size_t Size() const {
+      return ring.Size() + overflow_size.load(std::memory_order_relaxed) +
+             (newest.load(std::memory_order_relaxed) != nullptr ? 1 : 0);
+    }
+    // Takes the oldest task out: the ring's, else the overflow's, else (when `newest_too`) the newest. Null
+    // when there is none.
+    std::shared_ptr<Task> Take(bool newest_too);
   };
   static constexpr size_t kDirectShards = 8;
   std::array<DirectShard, kDirectShards> direct_;
@@ -377,15 +432,6 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
 // The task running on this thread (null outside a task function): what
 // accel_task_context_t handles resolve to.
 Task* CurrentTask();
-
-// A hint to the core that this thread spins.
-inline void SpinPause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace accel::runtime
 

@@ -126,7 +126,8 @@ TEST(DirectPath, CancelEndsATaskNotStartedAtOnceWithoutRunningIt) {
 }
 
 TEST(DirectPath, DestroyCancelsTheTasksNotStartedAndReleasesTheirDataOnce) {
-  constexpr int kQueued = 50;
+  // More than a shard's ring holds (1024): the rest wait in its overflow, and are cancelled too.
+  constexpr int kQueued = 1500;
   std::vector<accel_future_t> futures;
   std::atomic<int> ran{0};
   std::atomic<int> released{0};
@@ -324,6 +325,44 @@ TEST(DirectPath, TasksNobodyWaitsForRunAndTheCountersAddUp) {
   EXPECT_EQ(c.finished + c.failed, total);
   EXPECT_EQ(c.failed, total / 3);
   EXPECT_EQ(c.cancelled, 0U);
+}
+
+// Tasks queued while every worker is busy, more than a shard's ring holds
+// (1024; the rest go to its overflow), all run once each when the workers
+// are free, whether a worker or the waiting thread runs them.
+TEST(DirectPath, MoreQueuedTasksThanTheRingHoldsRunOnceEach) {
+  RuntimeFixture rt(nullptr, kWorkers);
+  Gate gate;
+  std::atomic<int> started{0};
+  BlockWorkers(rt, gate, started);
+  constexpr int kQueued = 2500;
+  std::vector<std::atomic<int>> runs(kQueued);
+  struct Slot {
+    std::atomic<int>* runs;
+  };
+  std::vector<Slot> slots(kQueued);
+  std::vector<accel_future_t> futures(kQueued, nullptr);
+  for (int i = 0; i < kQueued; ++i) {
+    slots[i].runs = &runs[i];
+    accel_task_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.function = [](accel_task_context_t, void* p) {
+      ++*static_cast<Slot*>(p)->runs;
+      return ACCEL_SUCCESS;
+    };
+    d.user_data = &slots[i];
+    ASSERT_EQ(accel_task_submit(rt.get(), &d, &futures[i]), ACCEL_SUCCESS) << accel_last_error();
+  }
+  gate.Open();
+  // Waited for from the newest down: the waits take some back from the shard, the workers the others.
+  for (int i = kQueued - 1; i >= 0; --i) {
+    EXPECT_EQ(accel_future_wait(futures[i], ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_future_release(futures[i]), ACCEL_SUCCESS);
+  }
+  for (int i = 0; i < kQueued; ++i) EXPECT_EQ(runs[i].load(), 1) << "task " << i;
+  ASSERT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  EXPECT_EQ(rt.Counters().finished, static_cast<uint64_t>(kQueued + kWorkers));
 }
 
 }  // namespace

@@ -59,19 +59,6 @@ bool WaitDone(const std::shared_ptr<Task>& task, const std::weak_ptr<Runtime>& r
   return done;
 }
 
-// The calling task's context, or null with the error set.
-Task* Context(const char* function, accel_task_context_t context, accel_status_t* status) {
-  Task* current = accel::runtime::CurrentTask();
-  if (context == nullptr || current == nullptr || reinterpret_cast<Task*>(context) != current) {
-    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE,
-                   context == nullptr ? "'context' is NULL (expected the calling task's context)"
-                                      : "'context' is not the calling task's context (a context is valid only inside "
-                                        "its task function, on its thread)");
-    return nullptr;
-  }
-  return current;
-}
-
 template <typename T, typename F>
 accel_status_t ContextEntry(const char* function, accel_task_context_t context, uint32_t index, T* out, F&& value) {
   if (out != nullptr) *out = T{};
@@ -375,6 +362,17 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
                   fmt::format("'desc->near_objects' is NULL with 'desc->near_object_count' {}", d.near_object_count));
     }
     if (d.reserved2 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved2' must be 0");
+    // A reference to each object for the task's life: the caller may release its own at once.
+    struct Held {
+      Task& task;
+      Runtime& rt;
+      bool keep = false;
+      ~Held() {
+        if (keep) return;
+        for (const auto& held : task.near) accel::runtime::ReleaseObject(held, &rt.store());
+        task.near.clear();
+      }
+    } held{*task, *rt};
     for (uint32_t i = 0; i < d.near_object_count; ++i) {
       const std::string argument = fmt::format("desc->near_objects[{}]", i);
       auto ref = Find<accel::runtime::ObjectRef>(fn, d.near_objects[i], HandleType::kObject, argument.c_str(), &status);
@@ -382,7 +380,11 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
       if (ref->runtime.lock() != rt) {
         return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is an object of another runtime", argument));
       }
-      task->near.push_back(ref->object);
+      if (!accel::runtime::RetainObject(*ref->object)) {
+        return Fail(fn, ACCEL_ERROR_INVALID_HANDLE,
+                    fmt::format("'{}' is being released (its last reference went)", argument));
+      }
+      task->near.push_back({ref->object, reinterpret_cast<uint64_t>(d.near_objects[i])});
     }
     task->priority = d.priority;
     if (d.preemptible > 1) {
@@ -393,6 +395,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     task->release_user_data = d.release_user_data;
     status = rt->Submit(task, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, fmt::format("'desc->request': {}", why));
+    held.keep = true;  // the task's now: its end drops them
     *out_future = NewFuture(task, rt);
     return ACCEL_SUCCESS;
   });
@@ -463,10 +466,17 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
 ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto task = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
+    if (!task) return status;
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(future))) {
-      accel_status_t status = ACCEL_SUCCESS;
-      Find<Task>(fn, future, HandleType::kFuture, "future", &status);
+      Find<Task>(fn, future, HandleType::kFuture, "future", &status);  // released meanwhile: that error
       return status;
+    }
+    // Its result object's reference, when the task's end went first (Runtime::ReleaseObjects).
+    if (task->result_holders.fetch_sub(1, std::memory_order_acq_rel) == 1 && task->result_object.object) {
+      auto rt = task->runtime.lock();
+      accel::runtime::ReleaseObject(std::exchange(task->result_object, {}), rt ? &rt->store() : nullptr);
     }
     return ACCEL_SUCCESS;
   });

@@ -117,6 +117,19 @@ std::pair<std::shared_ptr<T>, std::shared_ptr<Runtime>> FindWithRuntime(const ch
   return {std::move(object), std::move(rt)};
 }
 
+// The calling task's context, or null with the error set.
+inline Task* Context(const char* function, accel_task_context_t context, accel_status_t* status) {
+  Task* current = CurrentTask();
+  if (context == nullptr || current == nullptr || reinterpret_cast<Task*>(context) != current) {
+    *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE,
+                   context == nullptr ? "'context' is NULL (expected the calling task's context)"
+                                      : "'context' is not the calling task's context (a context is valid only inside "
+                                        "its task function, on its thread)");
+    return nullptr;
+  }
+  return current;
+}
+
 }  // namespace accel::runtime::api
 
 #endif  // ACCEL_RUNTIME_API_COMMON_H_

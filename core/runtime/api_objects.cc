@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api_common.h"
@@ -16,9 +17,13 @@
 
 using accel::runtime::HandleTable;
 using accel::runtime::HandleType;
+using accel::runtime::HeldObject;
 using accel::runtime::Object;
 using accel::runtime::ObjectRef;
+using accel::runtime::RetainObject;
 using accel::runtime::Runtime;
+using accel::runtime::Task;
+using accel::runtime::TaskKind;
 using accel::runtime::View;
 using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): the entry points' helpers
 
@@ -139,11 +144,9 @@ ACCEL_API accel_status_t accel_object_retain(accel_object_t object) {
     accel_status_t status = ACCEL_SUCCESS;
     auto [ref, rt] = FindObject(fn, object, &status);  // a destroyed runtime's object is stale
     if (!ref) return status;
-    // Never back from 0: the last release is under way.
-    uint32_t n = ref->object->references.load();
-    do {
-      if (n == 0) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'object' is being released (its last reference went)");
-    } while (!ref->object->references.compare_exchange_weak(n, n + 1));
+    if (!RetainObject(*ref->object)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'object' is being released (its last reference went)");
+    }
     return ACCEL_SUCCESS;
   });
 }
@@ -266,6 +269,75 @@ ACCEL_API accel_status_t accel_object_store_get_usage(accel_runtime_t runtime, i
     if (!CheckLocation(fn, *rt, location, "location", &status)) return status;
     if (!CheckHeader(fn, out_usage, ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE, "out_usage", &status)) return status;
     FillOut(out_usage, rt->store().Usage(location));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_set_result(accel_task_context_t context, accel_object_t object) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(fn, context, &status);
+    if (task == nullptr) return status;
+    auto ref = Find<ObjectRef>(fn, object, HandleType::kObject, "object", &status);
+    if (!ref) return status;
+    if (ref->runtime.lock().get() != task->owner) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'object' is an object of another runtime");
+    }
+    if (task->kind != TaskKind::kTask) {
+      return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION,
+                  fmt::format("{} is an actor's work: only tasks have result objects", task->Name()));
+    }
+    if (!RetainObject(*ref->object)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'object' is being released (its last reference went)");
+    }
+    if (task->result_object.object) task->drop_later.push_back(std::exchange(task->result_object, {}));  // replaced
+    task->result_object = {ref->object, reinterpret_cast<uint64_t>(object)};
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_context_get_object(accel_task_context_t context, uint32_t index,
+                                                       accel_object_t* out_object) {
+  if (out_object != nullptr) *out_object = nullptr;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    Task* task = Context(fn, context, &status);
+    if (task == nullptr) return status;
+    if (out_object == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_object' is NULL");
+    if (index >= task->near.size()) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'index' {} is past the task's {} object(s)", index, task->near.size()));
+    }
+    const HeldObject& held = task->near[index];
+    if (!RetainObject(*held.object)) return Fail(fn, ACCEL_ERROR_INTERNAL, "the task's object lost its references");
+    *out_object = reinterpret_cast<accel_object_t>(held.handle);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_future_get_object(accel_future_t future, accel_object_t* out_object) {
+  if (out_object != nullptr) *out_object = nullptr;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto task = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
+    if (!task) return status;
+    if (out_object == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_object' is NULL");
+    if (!task->done.load(std::memory_order_acquire)) return ACCEL_NOT_READY;
+    if (task->final_result != ACCEL_SUCCESS) {
+      return Fail(fn, task->final_result < 0 ? task->final_result : ACCEL_ERROR_FAILED_PRECONDITION,
+                  fmt::format("{} failed, so it has no result: {}", task->Name(), task->final_message));
+    }
+    // Set before `done` and held while the future lives.
+    const HeldObject held = task->result_object;
+    if (!held.object) {
+      return Fail(fn, ACCEL_ERROR_NOT_FOUND,
+                  fmt::format("{} ended without a result object (accel_task_context_set_result)", task->Name()));
+    }
+    if (!RetainObject(*held.object)) return Fail(fn, ACCEL_ERROR_INTERNAL, "the result lost its references");
+    *out_object = reinterpret_cast<accel_object_t>(held.handle);
     return ACCEL_SUCCESS;
   });
 }

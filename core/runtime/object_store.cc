@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 
+#include "handles.h"
 #include "names.h"
 
 namespace accel::runtime {
@@ -178,12 +179,16 @@ void ObjectStore::Shutdown() {
     // Puts and gets under way finish first: their copies use replicas and streams freed here.
     idle_.wait(lock, [&] { return operations_ == 0; });
     for (auto& [id, weak] : objects_) {
-      if (auto object = weak.lock()) FreeAll(*object);
+      if (auto object = weak.lock()) {
+        FreeAll(*object);
+        if (object->lineage) lineages_to_free_.push_back(std::move(object->lineage));
+      }
     }
     objects_.clear();
     streams.swap(streams_);
   }
   filled_.notify_all();
+  FreeLineages();
   for (accel_stream_t s : streams) {
     if (s != nullptr) accel_stream_destroy(s);
   }
@@ -230,6 +235,83 @@ void ObjectStore::MaybeFree(Object& object) {
   }
   FreeAll(object);
   objects_.erase(object.id);
+  if (object.lineage) lineages_to_free_.push_back(std::move(object.lineage));
+}
+
+void ObjectStore::FreeLineages() {
+  std::vector<std::shared_ptr<Lineage>> lineages;
+  {
+    std::lock_guard lock(mutex_);
+    lineages.swap(lineages_to_free_);
+  }
+  lineages.clear();  // here: their destructors may release user data and object references
+}
+
+bool ObjectStore::DeviceLost(uint32_t device) const {
+  uint64_t free_bytes = 0;
+  return accel_device_get_memory_info(devices_[device], &free_bytes, nullptr) == ACCEL_ERROR_DEVICE_LOST;
+}
+
+bool RetainObject(Object& object) {
+  // Never back from 0: the last release is under way.
+  uint32_t n = object.references.load();
+  do {
+    if (n == 0) return false;
+  } while (!object.references.compare_exchange_weak(n, n + 1));
+  return true;
+}
+
+void ReleaseObject(const HeldObject& held, ObjectStore* store) {
+  uint32_t n = held.object->references.load();
+  do {
+    if (n == 0) return;
+  } while (!held.object->references.compare_exchange_weak(n, n - 1));
+  if (n != 1) return;
+  HandleTable::Get().Remove(held.handle);
+  if (store != nullptr) store->Drop(held.object);
+}
+
+bool ObjectStore::SetLineage(const std::shared_ptr<Object>& object, const std::shared_ptr<Lineage>& lineage) {
+  std::lock_guard lock(mutex_);
+  if (object->lineage || object->dropped || shut_down_) return false;
+  object->lineage = lineage;
+  return true;
+}
+
+void ObjectStore::EndRemake(const std::shared_ptr<Object>& target, const std::shared_ptr<Object>& made,
+                            accel_status_t status, const std::string& message) {
+  std::lock_guard lock(mutex_);
+  Object& o = *target;
+  o.remaking = false;
+  filled_.notify_all();
+  const std::string producer = o.lineage ? o.lineage->producer() : std::string("its task");
+  if (status != ACCEL_SUCCESS) {
+    o.lost = fmt::format("{}; making it again by re-running {} failed: {}", o.lost, producer, message);
+    return;
+  }
+  if (!made) {
+    o.lost = fmt::format("{}; {} ran again but set no result object", o.lost, producer);
+    return;
+  }
+  if (made->size != o.size) {
+    o.lost = fmt::format("{}; {} ran again but its result has {} bytes, not {}", o.lost, producer, made->size, o.size);
+    return;
+  }
+  // The remade object's copies become the target's (the places' figures do not change: the bytes stay where they
+  // are); the remade object keeps what is in use.
+  for (auto it = made->replicas.begin(); it != made->replicas.end();) {
+    if (it->second.Usable() && it->second.pins == 0 && o.replicas.count(it->first) == 0) {
+      o.replicas.emplace(it->first, it->second);
+      it = made->replicas.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (o.spill_path.empty() && !made->spill_path.empty()) {
+    o.spill_path = std::move(made->spill_path);
+    o.spill_crc = made->spill_crc;
+    made->spill_path.clear();
+  }
 }
 
 void ObjectStore::FreeAll(Object& object) {
@@ -735,6 +817,7 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
           : std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2));
   std::unique_lock lock(mutex_);
   Operation operation(*this);
+  bool remade = false;  // this get started, or waited for, one remake of the object through its lineage
   for (;;) {
     if (shut_down_) {
       *why = "the runtime is being destroyed";
@@ -752,97 +835,142 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
       out->buffer = r.buffer;
       return ACCEL_SUCCESS;
     }
-    // Filling, or moving away: wait for that to end, then look again.
-    bool busy = it != o.replicas.end();
+    // Filling, moving away, or being made again by its task: wait for that to end, then look again.
+    bool busy = it != o.replicas.end() || o.remaking;
     // A source that is moving (a device's last copy on its way to the host) has nothing to copy from yet.
     for (const auto& [where, r] : o.replicas) busy = busy || (r.moving && !r.Usable());
-    if (!busy) break;
-    if (filled_.wait_until(lock, deadline) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline) {
-      *why = fmt::format("{} did not arrive on {} within {} ns (the transfer goes on)", o.name, PlaceName(location),
-                         timeout_ns);
-      return ACCEL_ERROR_TIMEOUT;
+    if (busy) {
+      if (filled_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline) {
+        *why = fmt::format("{} did not arrive on {} within {} ns ({} goes on)", o.name, PlaceName(location), timeout_ns,
+                           o.remaking ? "making it again" : "the transfer");
+        return ACCEL_ERROR_TIMEOUT;
+      }
+      continue;
     }
-  }
-  // The source: a device replica (a peer copy for a device, the only way for the host), else the host's, else
-  // the spill file (into the host first when the target is a device).
-  int32_t from = -2;
-  for (const auto& [where, r] : o.replicas) {
-    if (r.Usable() && where >= 0 && from == -2) from = where;
-  }
-  if (from == -2 && o.replicas.count(-1) != 0 && o.replicas.at(-1).Usable()) from = -1;
-  if (from == -2 && o.spill_path.empty()) {
-    *why = fmt::format("{} has no copy left to read (released while in use?)", o.name);
-    return ACCEL_ERROR_INTERNAL;
-  }
-  if (from == -2 && location >= 0) {
-    // Only on disk: through a host replica.
+    // The source: a device replica (a peer copy for a device, the only way for the host), else the host's, else
+    // the spill file (into the host first when the target is a device).
+    int32_t from = -2;
+    for (const auto& [where, r] : o.replicas) {
+      if (r.Usable() && where >= 0 && from == -2) from = where;
+    }
+    if (from == -2 && o.replicas.count(-1) != 0 && o.replicas.at(-1).Usable()) from = -1;
+    if (from == -2 && o.spill_path.empty()) {
+      // No copy left: the task that made it makes it again (docs/objectstore.md, "Lineage"), once per get.
+      if (o.lineage && !remade) {
+        remade = true;
+        if (!o.remaking) {
+          o.remaking = true;
+          auto lineage = o.lineage;
+          lock.unlock();
+          std::string why_not;
+          const bool started = lineage->Remake(object, &why_not);
+          lock.lock();
+          if (!started) {
+            o.remaking = false;
+            filled_.notify_all();
+            *why = fmt::format("{} has no copy left ({}) and re-running {} could not start: {}", o.name, o.lost,
+                               lineage->producer(), why_not);
+            return ACCEL_ERROR_DEVICE_LOST;
+          }
+        }
+        continue;  // waits for the remake's end
+      }
+      if (!o.lost.empty()) {
+        *why = fmt::format("{} has no copy left: {}{}", o.name, o.lost,
+                           o.lineage ? "" : " (no task set it as its result, so nothing can make it again)");
+        return ACCEL_ERROR_DEVICE_LOST;
+      }
+      *why = fmt::format("{} has no copy left to read (released while in use?)", o.name);
+      return ACCEL_ERROR_INTERNAL;
+    }
+    if (from == -2 && location >= 0) {
+      // Only on disk: through a host replica.
+      lock.unlock();
+      View host;
+      accel_status_t status = Get(object, -1, timeout_ns, &host, why);
+      if (status == ACCEL_SUCCESS) {
+        status = Get(object, location, timeout_ns, out, why);
+        ReleaseView(host);
+      }
+      lock.lock();  // `operation` ends under the lock
+      return status;
+    }
+    // Pinned before room is made: making room may unlock, and must not take the source away.
+    if (from != -2) ++o.replicas.at(from).pins;
+    const accel_status_t reserved = Reserve(o, location, lock, why);
+    if (reserved != ACCEL_SUCCESS) {
+      if (from != -2) --o.replicas.at(from).pins;
+      return reserved;
+    }
+    const Replica dst = o.replicas.at(location);
+    const Replica src = from != -2 ? o.replicas.at(from) : Replica{};
     lock.unlock();
-    View host;
-    accel_status_t status = Get(object, -1, timeout_ns, &host, why);
-    if (status == ACCEL_SUCCESS) {
-      status = Get(object, location, timeout_ns, out, why);
-      ReleaseView(host);
+    accel_status_t status = ACCEL_SUCCESS;
+    if (from == -2) {
+      status = ReadSpill(o, dst.host, why);  // location is the host here
+    } else {
+      status = Copy(from, src, location, dst, o.size, why);
     }
-    lock.lock();  // `operation` ends under the lock
-    return status;
-  }
-  // Pinned before room is made: making room may unlock, and must not take the source away.
-  if (from != -2) ++o.replicas.at(from).pins;
-  const accel_status_t reserved = Reserve(o, location, lock, why);
-  if (reserved != ACCEL_SUCCESS) {
+    // A copy from a device that is lost: that replica is gone; another copy, or the lineage, may serve.
+    const bool source_lost = status == ACCEL_ERROR_DEVICE_LOST && from >= 0 && DeviceLost(static_cast<uint32_t>(from));
+    if (source_lost && device_lost_) device_lost_(static_cast<uint32_t>(from));
+    lock.lock();
     if (from != -2) --o.replicas.at(from).pins;
-    return reserved;
-  }
-  const Replica dst = o.replicas.at(location);
-  const Replica src = from != -2 ? o.replicas.at(from) : Replica{};
-  lock.unlock();
-  accel_status_t status = ACCEL_SUCCESS;
-  if (from == -2) {
-    status = ReadSpill(o, dst.host, why);  // location is the host here
-  } else {
-    status = Copy(from, src, location, dst, o.size, why);
-  }
-  lock.lock();
-  if (from != -2) --o.replicas.at(from).pins;
-  Replica& r = o.replicas.at(location);
-  if (status != ACCEL_SUCCESS) {
-    r.pins = 0;
-    FreeReplica(o, location);
-    MaybeFree(o);
+    Replica& r = o.replicas.at(location);
+    if (status != ACCEL_SUCCESS) {
+      r.pins = 0;
+      FreeReplica(o, location);
+      if (source_lost) {
+        o.lost = fmt::format("{} was lost", PlaceName(from));
+        if (auto lost = o.replicas.find(from); lost != o.replicas.end() && lost->second.pins == 0) {
+          FreeReplica(o, from);
+          filled_.notify_all();
+          continue;  // another copy, else the lineage
+        }
+      }
+      MaybeFree(o);
+      filled_.notify_all();
+      return status;
+    }
+    r.ready = true;
+    Place& place = PlaceAt(location);
+    if (from == -2) {
+      ++place.restored;
+    } else {
+      ++place.transfers_in;
+    }
+    // The transfer's pin becomes the view's.
+    r.last_use = ++clock_;
+    ++o.views;
+    out->object = object;
+    out->location = location;
+    out->host = r.host;
+    out->buffer = r.buffer;
     filled_.notify_all();
-    return status;
+    return ACCEL_SUCCESS;
   }
-  r.ready = true;
-  Place& place = PlaceAt(location);
-  if (from == -2) {
-    ++place.restored;
-  } else {
-    ++place.transfers_in;
-  }
-  // The transfer's pin becomes the view's.
-  r.last_use = ++clock_;
-  ++o.views;
-  out->object = object;
-  out->location = location;
-  out->host = r.host;
-  out->buffer = r.buffer;
-  filled_.notify_all();
-  return ACCEL_SUCCESS;
 }
 
 void ObjectStore::ReleaseView(const View& view) {
-  std::lock_guard lock(mutex_);
-  Object& o = *view.object;
-  auto it = o.replicas.find(view.location);
-  if (it != o.replicas.end() && it->second.pins > 0) --it->second.pins;
-  if (o.views > 0) --o.views;
-  MaybeFree(o);
+  {
+    std::lock_guard lock(mutex_);
+    Object& o = *view.object;
+    auto it = o.replicas.find(view.location);
+    if (it != o.replicas.end() && it->second.pins > 0) --it->second.pins;
+    if (o.views > 0) --o.views;
+    MaybeFree(o);
+  }
+  FreeLineages();
 }
 
 void ObjectStore::Drop(const std::shared_ptr<Object>& object) {
-  std::lock_guard lock(mutex_);
-  object->dropped = true;
-  MaybeFree(*object);
+  {
+    std::lock_guard lock(mutex_);
+    object->dropped = true;
+    MaybeFree(*object);
+  }
+  FreeLineages();
 }
 
 accel_object_info_t ObjectStore::Info(const Object& o) const {

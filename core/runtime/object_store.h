@@ -45,6 +45,20 @@ struct Replica {
   bool Usable() const { return ready && !moving; }
 };
 
+struct Object;
+
+// How to make an object again when every copy of it is lost (docs/objectstore.md, "Lineage"): the task that
+// produced it. The runtime implements it; the object owns it, and the store destroys it outside its lock once
+// the object is freed (the destructor may run user code: a task's release_user_data).
+class Lineage {
+ public:
+  virtual ~Lineage() = default;
+  // Starts making `object` again; its end calls ObjectStore::EndRemake. False with `why` when it cannot start.
+  virtual bool Remake(const std::shared_ptr<Object>& object, std::string* why) = 0;
+  // What made the object: "task 7 ('load')".
+  virtual const std::string& producer() const = 0;
+};
+
 // An object. `references` counts C handles' references; the rest is under
 // the store's mutex.
 struct Object {
@@ -57,6 +71,9 @@ struct Object {
   std::map<int32_t, Replica> replicas;  // by location: -1 the host, else the device index
   std::string spill_path;               // "" when not on disk
   uint32_t spill_crc = 0;
+  std::shared_ptr<Lineage> lineage;  // the task that made it, when one did (accel_task_context_set_result)
+  bool remaking = false;             // its lineage runs again: gets wait for its end
+  std::string lost;                  // why copies went without another left ("device 2 (gpu2) was lost")
 };
 
 // What an object handle holds: the object, and its runtime (empty once destroyed).
@@ -64,6 +81,18 @@ struct ObjectRef {
   std::shared_ptr<Object> object;
   std::weak_ptr<Runtime> runtime;
 };
+
+// A counted reference to an object through its handle: what accel_object_retain adds and accel_object_release
+// drops. Plain value.
+struct HeldObject {
+  std::shared_ptr<Object> object;
+  uint64_t handle = 0;
+};
+// Adds a reference to `object`; false when its last one went already.
+bool RetainObject(Object& object);
+// Drops the reference `held` stands for; the last one removes the handle and drops the object from `store` (null
+// once the runtime is gone: its store freed everything).
+void ReleaseObject(const HeldObject& held, ObjectStore* store);
 
 // A view: a pinned replica of an object. Plain value.
 struct View {
@@ -102,6 +131,15 @@ class ObjectStore {
   // The last reference of `object` went.
   void Drop(const std::shared_ptr<Object>& object);
 
+  // Records what made `object`; false (nothing kept) when it has a lineage already or is gone.
+  bool SetLineage(const std::shared_ptr<Object>& object, const std::shared_ptr<Lineage>& lineage);
+  // The end of a remake of `target` started through its lineage: `made` (the remade object, or null) gives its
+  // bytes to `target`, or `status` and `message` say why there are none.
+  void EndRemake(const std::shared_ptr<Object>& target, const std::shared_ptr<Object>& made, accel_status_t status,
+                 const std::string& message);
+  // Called, without the store's lock, with the index of a device found lost while reading a replica there.
+  void SetDeviceLostHandler(std::function<void(uint32_t)> handler) { device_lost_ = std::move(handler); }
+
   accel_object_info_t Info(const Object& object) const;
   bool OnDevice(const Object& object, uint32_t device) const;
   bool ValidLocation(int32_t location) const;
@@ -129,6 +167,10 @@ class ObjectStore {
   void FreeAll(Object& object);
   // Frees a dropped object once no view and no transfer uses it.
   void MaybeFree(Object& object);
+  // Destroys the lineages of freed objects (their destructors may run user code); without the lock.
+  void FreeLineages();
+  // True when `device` answers DEVICE_LOST.
+  bool DeviceLost(uint32_t device) const;
   // Copies `size` bytes between replicas (either may be the host); without the lock.
   accel_status_t Copy(int32_t from, const Replica& src, int32_t to, const Replica& dst, uint64_t size,
                       std::string* why);
@@ -171,7 +213,9 @@ class ObjectStore {
   uint64_t serial_ = 0;        // this store's number in the process: part of spill directory and file names
   std::vector<Place> places_;  // [0] the host, [1 + i] device i
   std::vector<accel_stream_t> streams_;
-  std::map<uint64_t, std::weak_ptr<Object>> objects_;  // live objects, by id
+  std::map<uint64_t, std::weak_ptr<Object>> objects_;       // live objects, by id
+  std::vector<std::shared_ptr<Lineage>> lineages_to_free_;  // of freed objects: FreeLineages
+  std::function<void(uint32_t)> device_lost_;               // set once, before any get
   uint64_t next_id_ = 1;
   uint64_t clock_ = 0;
   bool shut_down_ = false;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "handles.h"
+#include "lineage.h"
 #include "selector.h"
 
 namespace accel::runtime {
@@ -95,6 +96,14 @@ planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t ins
       ACCEL_SUCCESS) {
     return planner::Error{why};
   }
+  // A device the store finds lost (reading a replica there) is lost to placement too: a lineage's re-run goes
+  // elsewhere.
+  runtime->store_->SetDeviceLostHandler([weak = std::weak_ptr<Runtime>(runtime)](uint32_t device) {
+    if (auto rt = weak.lock()) {
+      std::lock_guard lock(rt->mutex_);
+      rt->ProbeLost({device});
+    }
+  });
   // One tenant with no memory anywhere for every task without devices: a tenant per such task cost more than
   // the task (docs/scheduler.md, "Figures"), and sharing one that may allocate nothing changes no limit.
   accel_tenant_desc_t td{};
@@ -390,6 +399,7 @@ void Runtime::RunDirect(const std::shared_ptr<Task>& task) {
 void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t result, std::string message) {
   task->result = result;
   task->message = std::move(message);
+  RecordObjects(*task, result);
   CounterShard& shard = Shard();
   if (task->queue) {
     task->queue->open_work.fetch_sub(1, std::memory_order_relaxed);
@@ -402,6 +412,7 @@ void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t res
   // Before the future is done: once a wait returns, the user data is released.
   if (auto release = std::exchange(task->release_user_data, nullptr); release != nullptr) release(task->user_data);
   Publish(*task, result);
+  ReleaseObjects(*task);
   // Pairs with WatchDependencies: either a dependent's pass sees `done`, or this sees `has_dependents`.
   if (task->has_dependents.load(std::memory_order_seq_cst)) {
     {
@@ -410,6 +421,35 @@ void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t res
     }
     FlushReleases();
   }
+}
+
+void Runtime::RecordObjects(Task& task, accel_status_t result) {
+  if (task.remake) {
+    if (auto target = task.remake_for.lock())
+      store_->EndRemake(target, task.result_object.object, result, task.message);
+    return;  // a remake's result object is nobody's: ReleaseObjects drops it
+  }
+  if (task.kind != TaskKind::kTask || !task.result_object.object) return;
+  if (result != ACCEL_SUCCESS) {
+    task.drop_later.push_back(std::exchange(task.result_object, {}));  // no result to give: dropped at the end
+    return;
+  }
+  auto lineage = std::make_shared<TaskLineage>(weak_from_this(), task);
+  if (!store_->SetLineage(task.result_object.object, lineage)) task.unused_lineage = std::move(lineage);
+}
+
+bool Runtime::ReleaseObjects(Task& task) {
+  if (!HoldsObjects(task)) return false;
+  auto release = [&](const HeldObject& held) { ReleaseObject(held, store_.get()); };
+  for (const HeldObject& held : task.near) release(held);
+  task.near.clear();
+  for (const HeldObject& held : task.drop_later) release(held);
+  task.drop_later.clear();
+  if (task.result_object.object && (task.remake || task.result_holders.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
+    release(std::exchange(task.result_object, {}));
+  }
+  task.unused_lineage.reset();  // may release user data
+  return true;
 }
 
 void Runtime::WatchDependencies(const Task& task) {
@@ -715,6 +755,7 @@ void Runtime::FlushReleases() {
     releases_due_.store(false, std::memory_order_release);
   }
   for (auto& task : tasks) {
+    ReleaseObjects(*task);
     auto release = task->release_user_data;
     task->release_user_data = nullptr;
     if (release != nullptr) release(task->user_data);
@@ -1106,7 +1147,7 @@ bool Runtime::TryPlace(Task& task) {
     std::string ids;
     for (uint32_t rank = 0; rank < resources_.devices.size(); ++rank) {
       bool holds = false;
-      for (const auto& object : task.near) holds = holds || store_->OnDevice(*object, rank);
+      for (const auto& held : task.near) holds = holds || store_->OnDevice(*held.object, rank);
       if (!holds) continue;
       std::string quoted;
       for (char c : resources_.devices[rank].id) {
@@ -1184,8 +1225,9 @@ void Runtime::Finish(const std::shared_ptr<Task>& task, accel_status_t result, s
     --task->queue->open_work;
     for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get()) ++q->finished;
   }
+  RecordObjects(*task, result);
   Publish(*task, result);
-  if (task->release_user_data != nullptr) {
+  if (task->release_user_data != nullptr || HoldsObjects(*task)) {
     to_release_.push_back(task);
     releases_due_.store(true, std::memory_order_release);
   }
@@ -1311,6 +1353,8 @@ void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result,
       task->message = fmt::format("preempted (queue '{}' over its quota); queued again", task->queue->name);
       queue_.push_back(task);
     } else if (retry) {
+      if (task->result_object.object)
+        task->drop_later.push_back(std::exchange(task->result_object, {}));  // that attempt's
       ++task->attempt;
       ++counters_.retried;
       task->state = TaskState::kPending;

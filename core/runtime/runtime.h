@@ -101,9 +101,20 @@ struct Task {
   std::shared_ptr<Queue> queue;  // never null for kTask and kActorInit, but a direct task's of the default queue
   int32_t priority = 0;
   bool preemptible = false;
-  std::shared_ptr<Actor> actor;               // the actor of a call, init or finalize
-  bool charged = false;                       // its placement counts in its queue's usage
-  std::vector<std::shared_ptr<Object>> near;  // 1.2: devices holding one of these are tried first
+  std::shared_ptr<Actor> actor;  // the actor of a call, init or finalize
+  bool charged = false;          // its placement counts in its queue's usage
+  // 1.2 objects (docs/objectstore.md, "Tasks and objects"): the ones it reads, a reference each while it lives
+  // (devices holding one of these are tried first); its result (accel_task_context_set_result), a reference the
+  // future holds until released; results of attempts that did not end it, released at its end; and, for a run
+  // that makes a lost object again through its lineage, that object.
+  std::vector<HeldObject> near;
+  HeldObject result_object;
+  std::vector<HeldObject> drop_later;
+  std::weak_ptr<Object> remake_for;
+  bool remake = false;
+  std::shared_ptr<Lineage>
+      unused_lineage;                  // made for `result_object` but refused (it had one): destroyed without locks
+  std::atomic<int> result_holders{2};  // its future and its end: the later one drops `result_object`'s reference
 
   TaskState state = TaskState::kWaiting;
   accel_status_t result = ACCEL_NOT_READY;
@@ -287,6 +298,15 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   size_t DirectWaiting() const;
   // The most tasks one direct shard holds.
   size_t DirectMost() const;
+  // At a task's end, under any lock: records the lineage of its result, or hands a remake's result to the store.
+  void RecordObjects(Task& task, accel_status_t result);
+  // After a task's end, without the runtime's lock: drops the object references it held (its result's only when
+  // its future was released already, or when it is a remake's). True when it had any.
+  bool ReleaseObjects(Task& task);
+  // Whether a task ending holds objects ReleaseObjects must drop.
+  static bool HoldsObjects(const Task& task) {
+    return !task.near.empty() || !task.drop_later.empty() || task.unused_lineage || task.result_object.object;
+  }
   // Takes every task out of the direct shards.
   std::vector<std::shared_ptr<Task>> DrainDirect();
   // Ends a direct task that is not started as cancelled by the shutdown (when it gets the claim).

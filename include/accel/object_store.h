@@ -193,6 +193,38 @@ ACCEL_API accel_status_t accel_object_view_release(accel_object_view_t view);
 ACCEL_API accel_status_t accel_object_store_get_usage(accel_runtime_t runtime, int32_t location,
                                                       accel_object_store_usage_t* out_usage); /* [out] */
 
+/* Tasks and objects (docs/objectstore.md, "Tasks and objects", "Lineage").
+ * A task's objects are the accel_task_desc_t::near_objects: the task holds a
+ * reference to each while it lives (the submitter may release its own at
+ * once), reads them through its context, and is placed near their replicas.
+ * A task's result is an object it puts and names with
+ * accel_task_context_set_result; the future holds a reference to it until
+ * released. The object then records the task (its lineage): when every copy
+ * of it is lost with a device, a get runs the task again (same function,
+ * user data, request and objects, on the devices left) and serves its new
+ * result. Such a task's user data is released when the object is freed,
+ * not when the task ends. */
+
+/* Inside a task: `object` (an object of the task's runtime) becomes the
+ * task's result, replacing an earlier one; the task keeps a reference.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (not the calling task's context, a
+ * stale object), ACCEL_ERROR_INVALID_ARGUMENT (an object of another
+ * runtime), ACCEL_ERROR_FAILED_PRECONDITION (an actor's call or init: only
+ * tasks have results). */
+ACCEL_API accel_status_t accel_task_context_set_result(accel_task_context_t context, accel_object_t object);
+
+/* Inside a task: a new reference to its object `index` (of near_objects);
+ * release it. Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT
+ * (NULL output, `index` past the task's objects). */
+ACCEL_API accel_status_t accel_task_context_get_object(accel_task_context_t context, uint32_t index,
+                                                       accel_object_t* out_object); /* [out] */
+
+/* A new reference to the result of the task behind `future`; release it.
+ * Returns ACCEL_NOT_READY (the task has not ended), the task's error when it
+ * failed, ACCEL_ERROR_NOT_FOUND (it ended without a result),
+ * ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL output). */
+ACCEL_API accel_status_t accel_future_get_object(accel_future_t future, accel_object_t* out_object); /* [out] */
+
 #ifdef __cplusplus
 }
 #endif

@@ -272,9 +272,11 @@ typedef struct accel_task_desc_t {
   accel_queue_t queue;  /* [optional] NULL: the runtime's default queue (no quota, no limit, weight 1) */
   int32_t priority;     /* higher runs first among the waiting tasks of its queue; 0 default */
   uint32_t preemptible; /* 1: may be asked to stop while running so that a queue under its quota gets it */
-  /* 1.2: [optional] objects the task reads (accel/object_store.h): its
-   * devices are first sought among those holding a ready replica of one of
-   * them; when none of those has room, it is placed as without them. */
+  /* 1.2: [optional] objects the task reads (accel/object_store.h): the task
+   * holds a reference to each while it lives and reads them through
+   * accel_task_context_get_object; its devices are first sought among those
+   * holding a ready replica of one of them; when none of those has room, it
+   * is placed as without them. */
   const accel_object_t* near_objects;
   uint32_t near_object_count;
   uint32_t reserved2; /* 0 */

@@ -230,7 +230,7 @@ accel_status_t AgentLink::EnsureConnected(std::string* why) {
     } else {
       const int error = errno;
       ::close(fd);
-      if (error != ENOENT && error != ECONNREFUSED && error != EAGAIN) {
+      if (error != ENOENT && error != ECONNREFUSED && error != EAGAIN && error != EINTR) {
         *why = fmt::format("cannot connect to the object agent at '{}': {}", path_, std::strerror(error));
         return ACCEL_ERROR_FAILED_PRECONDITION;
       }

@@ -430,6 +430,46 @@ TEST_F(ObjectShare, SharesFromADeviceReplicaOrASpillFile) {
   EXPECT_EQ(accel_object_view_release(v.view), ACCEL_SUCCESS);
   EXPECT_EQ(accel_object_release(imported), ACCEL_SUCCESS);
   EXPECT_EQ(accel_object_release(object), ACCEL_SUCCESS);
+
+  // Only in a spill file: read back (through a host replica) into the memfd.
+  accel_object_store_desc_t sd{};
+  sd.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC;
+  sd.struct_size = sizeof(sd);
+  sd.host_capacity = bytes.size();
+  const std::string spill = dir_.path().string() + "/spill";
+  sd.spill_directory = spill.c_str();
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.next = &sd;
+  rd.worker_threads = 1;
+  accel_runtime_t small = nullptr;
+  ASSERT_EQ(accel_runtime_create(exporter.instance(), &rd, &small), ACCEL_SUCCESS) << accel_last_error();
+  accel_object_put_desc_t pd{};
+  pd.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+  pd.struct_size = sizeof(pd);
+  pd.data = bytes.data();
+  pd.size = bytes.size();
+  accel_object_t spilled = nullptr, other = nullptr;
+  ASSERT_EQ(accel_object_put(small, &pd, &spilled), ACCEL_SUCCESS) << accel_last_error();
+  const auto second = Pattern(bytes.size(), 13);
+  pd.data = second.data();
+  ASSERT_EQ(accel_object_put(small, &pd, &other), ACCEL_SUCCESS) << accel_last_error();
+  accel_object_info_t info{};
+  info.stype = ACCEL_STRUCTURE_TYPE_OBJECT_INFO;
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(accel_object_get_info(spilled, &info), ACCEL_SUCCESS);
+  ASSERT_EQ(info.on_disk, 1U);
+  ASSERT_EQ(info.on_host, 0U);
+  const std::string from_disk = Share(spilled);
+  ASSERT_EQ(accel_object_import(importer.get(), from_disk.c_str(), &imported), ACCEL_SUCCESS) << accel_last_error();
+  v = GetView(imported, kHost);
+  EXPECT_EQ(std::memcmp(v.info.host_address, bytes.data(), bytes.size()), 0);
+  EXPECT_EQ(accel_object_view_release(v.view), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(imported), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(spilled), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_object_release(other), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_runtime_destroy(small), ACCEL_SUCCESS) << accel_last_error();
 }
 
 TEST_F(ObjectShare, TheSocketIs0600InA0700DirectoryAndOneAgentServesIt) {

@@ -285,7 +285,8 @@ class ObjectShare : public ::testing::Test {
   }
 
   // One raw request and its reply: status and payload.
-  std::pair<int32_t, std::string> Raw(int fd, const void* bytes, size_t size, int send_fd = -1) const {
+  std::pair<int32_t, std::string> Raw(int fd, const void* bytes, size_t size, int send_fd = -1,
+                                      int second_fd = -1) const {
     iovec iov{const_cast<void*>(bytes), size};
     msghdr msg{};
     msg.msg_iov = &iov;
@@ -299,6 +300,11 @@ class ObjectShare : public ::testing::Test {
       c->cmsg_type = SCM_RIGHTS;
       c->cmsg_len = CMSG_LEN(sizeof(int));
       std::memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+      if (second_fd >= 0) {
+        msg.msg_controllen = CMSG_SPACE(2 * sizeof(int));
+        c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+        std::memcpy(CMSG_DATA(c) + sizeof(int), &second_fd, sizeof(int));
+      }
     }
     EXPECT_EQ(::sendmsg(fd, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(size));
     oa::Message m;
@@ -697,6 +703,8 @@ TEST_F(ObjectShare, TheAgentAnswersMalformedMessagesAndKeepsServing) {
     EXPECT_NE(reply.second.find(words), std::string::npos) << reply.second;
   };
   expect(Raw(fd, "xy", 2), ACCEL_ERROR_INVALID_ARGUMENT, "shorter than the 16-byte header");
+  const std::vector<char> big(8192, 'x');
+  expect(Raw(fd, big.data(), big.size()), ACCEL_ERROR_INVALID_ARGUMENT, "longer than 4096 bytes");
   oa::Header h;
   h.magic = 0x12345678;
   expect(Raw(fd, &h, sizeof(h)), ACCEL_ERROR_INVALID_ARGUMENT, "magic 0x12345678");
@@ -740,6 +748,8 @@ TEST_F(ObjectShare, TheAgentAnswersMalformedMessagesAndKeepsServing) {
   expect(Raw(fd, &req, sizeof(req), sealed), ACCEL_ERROR_INVALID_ARGUMENT, "registered already for another memfd");
   req.q.size = 1;
   expect(Raw(fd, &req, sizeof(req), sealed), ACCEL_ERROR_INVALID_ARGUMENT, "has 4096 bytes, the request says 1");
+  expect(Raw(fd, &req, sizeof(req), sealed, sealed), ACCEL_ERROR_INVALID_ARGUMENT,
+         "more than one descriptor came with one message");
   ::close(sealed);
   // Still serving, with nothing changed.
   const auto stats = Stats(token);

@@ -2,7 +2,8 @@
 // baselines, in one run (docs/objectstore.md, "Figures"). Prints figures;
 // asserts nothing about time.
 //
-//   accel-object-store-bench [--size-mb N] [--file-mb N] [--small N] [--small-bytes B] [--repeat R] [--seed S] [--json]
+//   accel-object-store-bench [--size-mb N] [--file-mb N] [--small N] [--small-bytes B] [--xproc N] [--repeat R]
+//                            [--seed S] [--json]
 //
 // Weights (--file-mb, default 800): a file streamed to device 0 by
 // accel_object_put_file against reading it all into host memory then one
@@ -15,7 +16,13 @@
 // get on the host and release, N times (default 20,000), beside Ray's
 // published plasma figures (about 5,000 puts/s and 10,000 gets/s; constants,
 // not measured here). Zero-copy host get: get + view release of an object
-// with a host replica. Each figure is the median of R repeats (default 3);
+// with a host replica. Cross-process get (--xproc N objects of B bytes,
+// default 2,000): a second process (this bench again, --import-child) imports
+// each shared object by its token and takes a host view, timed per object,
+// beside the least that can do the same across processes (a request over a
+// Unix socket answered with a memfd by SCM_RIGHTS, then mmap and a read:
+// what the protocol cannot avoid) and beside the same-process zero-copy get.
+// Each figure is the median of R repeats (default 3);
 // --seed decides which contender runs first in each. On the sim backend's
 // h100-sxm-8 node (ACCEL_SIM_PROFILE and ACCEL_BACKENDS are set to it).
 // Exit status 1 when a call fails or bytes differ.
@@ -23,6 +30,12 @@
 #include <accel/runtime.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -34,12 +47,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "paired.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): the reader process gets it
 
 namespace {
 
@@ -154,6 +171,166 @@ void ReadThenCopy(const std::string& path, uint64_t size, accel_device_t device)
   std::free(host);
 }
 
+// A sealed memfd of `size` bytes (the raw baseline's object); -1 on failure.
+int SealedMemfd(uint64_t size) {
+  const int fd = ::memfd_create("accel-bench-raw", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  std::vector<uint8_t> bytes(size, 5);
+  if (::write(fd, bytes.data(), size) != static_cast<ssize_t>(size) ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The raw baseline's server (a thread of the exporting process): each 1-byte request on `socket` is answered with
+// one byte and `memfd` attached, until the peer closes.
+void ServeRaw(int socket, int memfd) {
+  for (;;) {
+    char request = 0;
+    if (::recv(socket, &request, 1, 0) != 1) return;
+    char reply = 1;
+    iovec iov{&reply, 1};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+    if (::sendmsg(socket, &msg, MSG_NOSIGNAL) != 1) return;
+  }
+}
+
+// --import-child: the reading process. Tokens on stdin (one a line), the raw baseline's socket as descriptor 3.
+// Per object, alternately: accel_object_import + host get + a read of its first byte (the view and the object
+// released after the clock stops), and the raw round trip + mmap + a read (unmapped after). Prints the two medians
+// in microseconds.
+int ImportChild() {
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(std::cin, line);) {
+    if (!line.empty()) tokens.push_back(line);
+  }
+  accel_instance_desc_t id{};
+  id.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  id.struct_size = sizeof(id);
+  id.backends = "sim";
+  accel_instance_t instance = nullptr;
+  accel_runtime_t rt = nullptr;
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.worker_threads = 1;
+  if (!Check(accel_instance_create(&id, &instance), "accel_instance_create") ||
+      !Check(accel_runtime_create(instance, &rd, &rt), "accel_runtime_create")) {
+    std::fprintf(stderr, "accel-object-store-bench --import-child: %s\n", g_failure.c_str());
+    return 1;
+  }
+  std::vector<double> accel_us, raw_us;
+  volatile uint8_t sink = 0;
+  for (const std::string& token : tokens) {
+    auto t = Clock::now();
+    accel_object_t o = nullptr;
+    accel_object_view_t v = nullptr;
+    if (!Check(accel_object_import(rt, token.c_str(), &o), "accel_object_import") ||
+        !Check(accel_object_get(o, ACCEL_OBJECT_LOCATION_HOST, ACCEL_TIMEOUT_INFINITE, &v), "accel_object_get")) {
+      break;
+    }
+    accel_object_view_info_t vi{};
+    vi.stype = ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO;
+    vi.struct_size = sizeof(vi);
+    Check(accel_object_view_get_info(v, &vi), "accel_object_view_get_info");
+    sink = sink + *static_cast<const volatile uint8_t*>(vi.host_address);
+    accel_us.push_back(Seconds(t) * 1e6);
+    accel_object_view_release(v);
+    accel_object_release(o);
+
+    t = Clock::now();
+    char request = 0;
+    if (::send(3, &request, 1, MSG_NOSIGNAL) != 1) {
+      g_failure = "the raw baseline's socket failed";
+      break;
+    }
+    char reply = 0;
+    iovec iov{&reply, 1};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    int fd = -1;
+    if (::recvmsg(3, &msg, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&msg) != nullptr) {
+      std::memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+    }
+    struct stat st {};
+    void* map = fd >= 0 && ::fstat(fd, &st) == 0
+                    ? ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+    if (map == MAP_FAILED) {
+      g_failure = "the raw baseline's memfd could not be received or mapped";
+      if (fd >= 0) ::close(fd);
+      break;
+    }
+    sink = sink + *static_cast<const volatile uint8_t*>(map);
+    raw_us.push_back(Seconds(t) * 1e6);
+    ::munmap(map, static_cast<size_t>(st.st_size));
+    ::close(fd);
+  }
+  accel_runtime_destroy(rt);
+  accel_instance_destroy(instance);
+  if (!g_failure.empty()) {
+    std::fprintf(stderr, "accel-object-store-bench --import-child: %s\n", g_failure.c_str());
+    return 1;
+  }
+  std::printf("%.3f %.3f\n", Median(accel_us), Median(raw_us));
+  return 0;
+}
+
+// Runs the reading process over `tokens` (this executable, --import-child): the medians of its two figures.
+bool CrossProcess(const std::vector<std::string>& tokens, int raw_socket, double* accel_us, double* raw_us) {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return false;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, raw_socket, 3);
+  std::string self = "/proc/self/exe";
+  std::string flag = "--import-child";
+  char* argv[] = {self.data(), flag.data(), nullptr};
+  pid_t pid = 0;
+  const int spawned = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (spawned == 0) {
+    std::string text;
+    for (const auto& t : tokens) text += t + "\n";
+    for (size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(in[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+  }
+  ::close(in[1]);
+  std::string said;
+  char buffer[256];
+  for (ssize_t n = 0; spawned == 0 && (n = ::read(out[0], buffer, sizeof(buffer))) > 0;) {
+    said.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 1;
+  if (spawned == 0) ::waitpid(pid, &status, 0);
+  return spawned == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+         std::sscanf(said.c_str(), "%lf %lf", accel_us, raw_us) == 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +341,8 @@ int main(int argc, char** argv) {
   uint32_t repeat = 3;
   uint64_t seed = 1;
   bool json = false;
+  uint64_t xproc = 2000;
+  bool import_child = false;
   CLI::App app{"accel-object-store-bench: the object store beside memcpy, raw copies and Ray's published figures"};
   app.add_option("--size-mb", size_mb, "large object size in MB (10^6 bytes)")->check(CLI::Range(1, 16000));
   app.add_option("--small", small, "small objects put, got and released")->check(CLI::Range(1, 10000000));
@@ -173,9 +352,23 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "repeats; each figure is their median")->check(CLI::Range(1, 1000));
   app.add_option("--seed", seed, "decides which contender runs first in each repeat");
   app.add_flag("--json", json, "print the figures as JSON");
+  app.add_option("--xproc", xproc, "objects imported by a second process (0: skip that row)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--import-child", import_child, "(internal) the reading process of the cross-process row");
   CLI11_PARSE(app, argc, argv);
 
   setenv("ACCEL_SIM_PROFILE", kProfile, 1);
+  if (import_child) return ImportChild();
+  // The agent of the cross-process row: a private socket unless one is named, gone soon after the bench.
+  std::string agent_dir;
+  if (std::getenv("ACCEL_OBJECT_AGENT_SOCKET") == nullptr) {
+    std::string pattern = TempDirectory() + "/accel-bench-agent-XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) {
+      agent_dir = pattern;
+      setenv("ACCEL_OBJECT_AGENT_SOCKET", (agent_dir + "/object-agent.sock").c_str(), 1);
+      setenv("ACCEL_OBJECT_AGENT_IDLE_MS", "200", 1);
+    }
+  }
   accel_instance_desc_t id{};
   id.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
   id.struct_size = sizeof(id);
@@ -356,8 +549,69 @@ int main(int argc, char** argv) {
                     fmt::format("< {} us", kGoalHostGetUs)});
   }
 
+  if (g_failure.empty() && xproc > 0) {
+    // Cross-process get: objects shared here, imported and read by a second process, per object, beside the raw
+    // memfd round trip (same process pair, same socket kind, interleaved) and the same-process zero-copy get.
+    std::vector<uint8_t> bytes(small_bytes, 9);
+    std::vector<accel_object_t> objects;
+    std::vector<std::string> tokens;
+    for (uint64_t i = 0; i < xproc && g_failure.empty(); ++i) {
+      accel_object_t o = Put(rt, bytes.data(), bytes.size());
+      accel_object_token_t t{};
+      t.stype = ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN;
+      t.struct_size = sizeof(t);
+      if (o != nullptr && Check(accel_object_share(o, &t), "accel_object_share")) tokens.push_back(t.text);
+      if (o != nullptr) objects.push_back(o);
+    }
+    std::vector<double> same;
+    for (auto* o : objects) {
+      const auto t = Clock::now();
+      accel_object_view_t v = nullptr;
+      if (!Check(accel_object_get(o, ACCEL_OBJECT_LOCATION_HOST, ACCEL_TIMEOUT_INFINITE, &v), "accel_object_get")) {
+        break;
+      }
+      same.push_back(Seconds(t) * 1e6);
+      accel_object_view_release(v);
+    }
+    int pair_fds[2] = {-1, -1};
+    const int memfd = SealedMemfd(small_bytes);
+    if (g_failure.empty() && (memfd < 0 || ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair_fds) != 0)) {
+      g_failure = "the raw baseline's memfd or socket pair could not be made";
+    }
+    if (g_failure.empty()) {
+      std::thread server(ServeRaw, pair_fds[0], memfd);
+      std::vector<double> accel_us, raw_us;
+      for (uint32_t r = 0; r < repeat && g_failure.empty(); ++r) {
+        double a = 0, b = 0;
+        if (!CrossProcess(tokens, pair_fds[1], &a, &b)) {
+          g_failure = "the reading process (--import-child) failed";
+          break;
+        }
+        accel_us.push_back(a);
+        raw_us.push_back(b);
+      }
+      ::shutdown(pair_fds[0], SHUT_RDWR);
+      server.join();
+      const std::string name = fmt::format("cross-process get of {} B objects", small_bytes);
+      rows.push_back({name, Median(accel_us), Median(raw_us), "us", "memfd over a Unix socket + mmap", "-"});
+      rows.push_back({name, Median(accel_us), Median(same), "us", "host get in the same process", "-"});
+    }
+    for (int fd : pair_fds) {
+      if (fd >= 0) ::close(fd);
+    }
+    if (memfd >= 0) ::close(memfd);
+    for (auto* o : objects) accel_object_release(o);
+  }
+
   if (rt != nullptr) accel_runtime_destroy(rt);
   accel_instance_destroy(instance);
+  if (!agent_dir.empty()) {
+    // The private agent exits once idle (it removes its socket); then its directory goes.
+    const std::string socket = agent_dir + "/object-agent.sock";
+    for (int i = 0; i < 500 && ::access(socket.c_str(), F_OK) == 0; ++i) ::usleep(10000);
+    ::unlink((socket + ".lock").c_str());
+    ::rmdir(agent_dir.c_str());
+  }
   if (!g_failure.empty()) {
     std::fprintf(stderr, "accel-object-store-bench: %s\n", g_failure.c_str());
     return 1;

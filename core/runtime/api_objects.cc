@@ -4,12 +4,15 @@
 #include <accel/object_store.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "agent/protocol.h"
 #include "api_common.h"
 #include "handles.h"
 #include "object_store.h"
@@ -269,6 +272,58 @@ ACCEL_API accel_status_t accel_object_store_get_usage(accel_runtime_t runtime, i
     if (!CheckLocation(fn, *rt, location, "location", &status)) return status;
     if (!CheckHeader(fn, out_usage, ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE, "out_usage", &status)) return status;
     FillOut(out_usage, rt->store().Usage(location));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_share(accel_object_t object, accel_object_token_t* out_token) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto [ref, rt] = FindObject(fn, object, &status);
+    if (!ref) return status;
+    if (!CheckHeader(fn, out_token, ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN, "out_token", &status)) return status;
+    if (out_token->struct_size < sizeof(accel_object_token_t)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'out_token' has struct_size {}, too small for its {}-byte text", out_token->struct_size,
+                              ACCEL_OBJECT_TOKEN_SIZE));
+    }
+    std::memset(out_token->text, 0, sizeof(out_token->text));
+    std::string token;
+    std::string why;
+    status = rt->store().Share(ref->object, &token, &why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
+    std::memcpy(out_token->text, token.c_str(), std::min(token.size() + 1, sizeof(out_token->text) - 1));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_object_import(accel_runtime_t runtime, const char* token, accel_object_t* out_object) {
+  if (out_object != nullptr) *out_object = nullptr;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (rt->stopping()) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'runtime' is being destroyed");
+    if (token == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'token' is NULL");
+    if (out_object == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_object' is NULL");
+    std::string why;
+    if (!accel::object_agent::ValidToken(token, ACCEL_OBJECT_TOKEN_SIZE, &why)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'token': {}", why));
+    }
+    std::shared_ptr<Object> object;
+    status = rt->store().Import(token, &object, &why);
+    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
+    try {
+      auto ref = std::make_shared<ObjectRef>();
+      ref->object = object;
+      ref->runtime = rt;
+      *out_object = reinterpret_cast<accel_object_t>(HandleTable::Get().Insert(HandleType::kObject, ref));
+    } catch (...) {
+      rt->store().Drop(object);
+      throw;
+    }
     return ACCEL_SUCCESS;
   });
 }

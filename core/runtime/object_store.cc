@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 
+#include "agent/protocol.h"
 #include "handles.h"
 #include "names.h"
 
@@ -193,6 +194,7 @@ void ObjectStore::Shutdown() {
     if (s != nullptr) accel_stream_destroy(s);
   }
   if (made_spill_directory_) ::rmdir(spill_directory_.c_str());
+  link_.reset();  // the connection closes: the agent drops every reference this store held
 }
 
 std::string ObjectStore::PlaceName(int32_t location) const {
@@ -218,7 +220,11 @@ void ObjectStore::FreeReplica(Object& object, int32_t location) {
   auto it = object.replicas.find(location);
   if (it == object.replicas.end()) return;
   Replica& r = it->second;
-  if (r.host != nullptr) HostFree(r.host, object.size);
+  if (r.mapped) {
+    ::munmap(r.host, object.size);
+  } else if (r.host != nullptr) {
+    HostFree(r.host, object.size);
+  }
   if (r.buffer != nullptr) accel_buffer_destroy(r.buffer);
   if (r.charged) {
     Place& place = PlaceAt(location);
@@ -446,7 +452,7 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
       auto object = weak.lock();
       if (!object) continue;
       auto it = object->replicas.find(location);
-      if (it == object->replicas.end() || !it->second.Usable() || it->second.pins > 0) continue;
+      if (it == object->replicas.end() || !it->second.Usable() || it->second.pins > 0 || it->second.mapped) continue;
       if (it->second.last_use < oldest) {
         oldest = it->second.last_use;
         victim = object;
@@ -965,12 +971,170 @@ void ObjectStore::ReleaseView(const View& view) {
 }
 
 void ObjectStore::Drop(const std::shared_ptr<Object>& object) {
+  std::string token;
   {
     std::lock_guard lock(mutex_);
     object->dropped = true;
+    token = object->token;
     MaybeFree(*object);
+    if (token.empty() || shut_down_) {
+      token.clear();
+    } else {
+      ++operations_;  // link_ lives until Shutdown, which waits for this
+    }
   }
   FreeLineages();
+  if (token.empty()) return;
+  link_->Release(token);
+  EndOperation();
+}
+
+bool ObjectStore::BeginOperation(std::string* why) {
+  std::lock_guard lock(mutex_);
+  if (shut_down_) {
+    *why = "the runtime is being destroyed";
+    return false;
+  }
+  ++operations_;
+  return true;
+}
+
+void ObjectStore::EndOperation() {
+  std::lock_guard lock(mutex_);
+  if (--operations_ == 0) idle_.notify_all();
+}
+
+accel_status_t ObjectStore::Share(const std::shared_ptr<Object>& object, std::string* token, std::string* why) {
+  std::lock_guard share(share_mutex_);
+  if (!BeginOperation(why)) return ACCEL_ERROR_FAILED_PRECONDITION;
+  struct End {
+    ObjectStore& store;
+    ~End() { store.EndOperation(); }
+  } end{*this};
+  Object& o = *object;
+  // The source: the host replica, else a device's, else the spill file (read back into a host replica).
+  int32_t from = -1;
+  {
+    std::lock_guard lock(mutex_);
+    if (!o.token.empty()) {
+      *token = o.token;
+      return ACCEL_SUCCESS;
+    }
+    auto host = o.replicas.find(-1);
+    if (host == o.replicas.end() || !host->second.Usable()) {
+      for (const auto& [where, r] : o.replicas) {
+        if (where >= 0 && r.Usable()) {
+          from = where;
+          break;
+        }
+      }
+    }
+  }
+  View source;
+  accel_status_t status = Get(object, from, ACCEL_TIMEOUT_INFINITE, &source, why);
+  if (status != ACCEL_SUCCESS) return status;
+  struct Unpin {
+    ObjectStore& store;
+    const View& view;
+    ~Unpin() { store.ReleaseView(view); }
+  } unpin{*this, source};
+  const std::string name = fmt::format("accel-object-{}-{}", getpid(), o.id);
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    *why = fmt::format("{}: no memfd to share it: {}", o.name, std::strerror(errno));
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  auto fail = [&](const std::string& what) {
+    *why = fmt::format("{}: {}: {}", o.name, what, std::strerror(errno));
+    ::close(fd);
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  };
+  if (::ftruncate(fd, static_cast<off_t>(o.size)) != 0) return fail(fmt::format("sizing its memfd to {}", o.size));
+  void* map = ::mmap(nullptr, o.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return fail("mapping its memfd");
+  if (source.location < 0) {
+    std::memcpy(map, source.host, o.size);
+  } else {
+    Replica src;
+    src.buffer = source.buffer;
+    Replica dst;
+    dst.host = map;
+    status = Copy(source.location, src, -1, dst, o.size, why);
+  }
+  // A memfd with a writable mapping cannot be sealed against writes: the mapping goes first.
+  ::munmap(map, o.size);
+  if (status != ACCEL_SUCCESS) {
+    ::close(fd);
+    return status;
+  }
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    *why = fmt::format("{}: sealing its memfd: {}", o.name, std::strerror(errno));
+    ::close(fd);
+    return ACCEL_ERROR_INTERNAL;
+  }
+  const std::string made = object_agent::MakeToken();
+  if (made.empty()) {
+    *why = fmt::format("{}: no random token: {}", o.name, std::strerror(errno));
+    ::close(fd);
+    return ACCEL_ERROR_INTERNAL;
+  }
+  status = link_->Register(made, fd, o.size, why);  // takes fd
+  if (status != ACCEL_SUCCESS) {
+    *why = fmt::format("{} could not be shared: {}", o.name, *why);
+    return status;
+  }
+  std::lock_guard lock(mutex_);
+  o.token = made;
+  *token = made;
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t ObjectStore::Import(const std::string& token, std::shared_ptr<Object>* out, std::string* why) {
+  if (!BeginOperation(why)) return ACCEL_ERROR_FAILED_PRECONDITION;
+  struct End {
+    ObjectStore& store;
+    ~End() { store.EndOperation(); }
+  } end{*this};
+  int fd = -1;
+  uint64_t size = 0;
+  accel_status_t status = link_->Open(token, &fd, &size, why);
+  if (status != ACCEL_SUCCESS) return status;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  // What the agent gave must be what sharing made: sealed, and as long as it says.
+  struct stat st {};
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != size || size == 0 || seals < 0 ||
+      (seals & kSeals) != kSeals) {
+    link_->Release(token);
+    *why = fmt::format("'{}' came as a memfd of {} bytes with seals {:#x} (expected {} bytes, sealed {:#x})", token,
+                       st.st_size, seals, size, kSeals);
+    return ACCEL_ERROR_FAILED_PRECONDITION;
+  }
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    link_->Release(token);
+    *why = fmt::format("'{}' ({}) could not be mapped: {}", token, info::HumanBytes(size), std::strerror(errno));
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  auto object = std::make_shared<Object>();
+  object->size = size;
+  object->token = token;
+  Replica r;
+  r.ready = true;
+  r.mapped = true;
+  r.host = map;
+  std::lock_guard lock(mutex_);
+  object->id = next_id_++;
+  object->name = fmt::format("object {} (imported '{}')", object->id, token);
+  r.last_use = ++clock_;
+  object->replicas[-1] = r;
+  objects_[object->id] = object;
+  *out = std::move(object);
+  return ACCEL_SUCCESS;
 }
 
 accel_object_info_t ObjectStore::Info(const Object& o) const {

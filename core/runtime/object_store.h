@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_link.h"
 #include "resources.h"
 
 namespace accel::runtime {
@@ -40,6 +41,8 @@ struct Replica {
   accel_buffer_t buffer = nullptr;  // a device replica's buffer (owned)
   uint32_t pins = 0;                // views and transfers using it: never dropped or moved while > 0
   uint64_t last_use = 0;            // the store's clock at its last get
+  bool mapped = false;              // `host` is a read-only mapping of an imported object's memfd: never dropped,
+                                    // moved or spilled (it is not the store's), not charged to the host's figures
 
   // What a get may use or a source copy from.
   bool Usable() const { return ready && !moving; }
@@ -74,6 +77,7 @@ struct Object {
   std::shared_ptr<Lineage> lineage;  // the task that made it, when one did (accel_task_context_set_result)
   bool remaking = false;             // its lineage runs again: gets wait for its end
   std::string lost;                  // why copies went without another left ("device 2 (gpu2) was lost")
+  std::string token;  // shared or imported (accel_object_share, _import): its token; else ""
 };
 
 // What an object handle holds: the object, and its runtime (empty once destroyed).
@@ -128,8 +132,13 @@ class ObjectStore {
   accel_status_t Get(const std::shared_ptr<Object>& object, int32_t location, uint64_t timeout_ns, View* out,
                      std::string* why);
   void ReleaseView(const View& view);
-  // The last reference of `object` went.
+  // The last reference of `object` went (an agent reference it held goes too).
   void Drop(const std::shared_ptr<Object>& object);
+  // Makes `object` readable by other processes (accel_object_share): its bytes copied once into a sealed memfd
+  // registered with the node's agent under a new token; the same token when shared already.
+  accel_status_t Share(const std::shared_ptr<Object>& object, std::string* token, std::string* why);
+  // The object another process shared as `token`, its host replica a read-only mapping of that memfd.
+  accel_status_t Import(const std::string& token, std::shared_ptr<Object>* out, std::string* why);
 
   // Records what made `object`; false (nothing kept) when it has a lineage already or is gone.
   bool SetLineage(const std::shared_ptr<Object>& object, const std::shared_ptr<Lineage>& lineage);
@@ -206,6 +215,13 @@ class ObjectStore {
     ObjectStore& store_;
   };
 
+  // Counts an operation that takes and drops mutex_ itself (Share, Import): Shutdown waits for it too.
+  bool BeginOperation(std::string* why);
+  void EndOperation();
+
+  std::mutex
+      share_mutex_;  // one Share at a time (taken before mutex_): a second share of an object waits for the first
+  std::unique_ptr<AgentLink> link_ = std::make_unique<AgentLink>();  // connects on first use
   mutable std::mutex mutex_;
   std::condition_variable filled_;  // a replica became ready, was given up, or stopped moving
   std::condition_variable idle_;    // operations_ reached 0

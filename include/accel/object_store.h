@@ -24,6 +24,14 @@
  * accel_object_view_release. Objects and views outlive the runtime's destroy
  * only as stale handles: destroying the runtime frees its store.
  *
+ * Across processes (docs/objectstore.md, "Across processes"):
+ * accel_object_share copies an object's bytes once into a sealed memfd held
+ * by a per-node agent (accel-object-agent, started on demand) and returns a
+ * printable token; accel_object_import, in any process of the same user on
+ * the node, maps that memfd read-only: its host replica is the mapping
+ * (zero-copy). The agent counts each process's references and drops those
+ * of a process that exits or is killed. No named /dev/shm segment is made.
+ *
  * Threading: every function is thread-safe. */
 #ifndef ACCEL_OBJECT_STORE_H_
 #define ACCEL_OBJECT_STORE_H_
@@ -224,6 +232,61 @@ ACCEL_API accel_status_t accel_task_context_get_object(accel_task_context_t cont
  * failed, ACCEL_ERROR_NOT_FOUND (it ended without a result),
  * ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (NULL output). */
 ACCEL_API accel_status_t accel_future_get_object(accel_future_t future, accel_object_t* out_object); /* [out] */
+
+/*===----------------------------------------------------------------------===*/
+/* Across processes                                                           */
+/*===----------------------------------------------------------------------===*/
+
+#define ACCEL_OBJECT_TOKEN_SIZE 64
+
+/* A shared object's token (accel_object_share): printable, NUL-terminated
+ * ("accel-object:" and 32 hex digits), to pass through argv, a pipe, the
+ * environment or a Python str to another process of the same user on this
+ * node. It names the object while any process holds a reference to it. */
+typedef struct accel_object_token_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN */
+  uint32_t struct_size;
+  const void* next;
+  char text[ACCEL_OBJECT_TOKEN_SIZE];
+} accel_object_token_t;
+
+/* Makes `object` readable by other processes of this user on this node: its
+ * bytes are copied once (from the host replica, else a device's, else its
+ * spill file) into a memfd sealed against writes and resizing, registered
+ * with the node's object agent (started when none runs), which holds a
+ * reference for this process until the object's last reference here goes.
+ * Sharing again returns the same token; an imported object's token is the
+ * one it was imported by. Blocks for the copy and one round trip to the agent.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (a released object, or one of a
+ *         destroyed runtime),
+ *         ACCEL_ERROR_INVALID_ARGUMENT (`out_token` NULL, with another stype,
+ *         or a struct_size without the whole `text`),
+ *         ACCEL_ERROR_RESOURCE_EXHAUSTED (no memfd or memory for the copy,
+ *         or no room for a host replica to read a spill file into),
+ *         ACCEL_ERROR_NOT_FOUND (the only copy, a spill file, is unreadable),
+ *         ACCEL_ERROR_FAILED_PRECONDITION (the agent cannot be reached or
+ *         started, or refused: the message says which, e.g. its directory
+ *         is not 0700 and ours, its executable is missing). */
+ACCEL_API accel_status_t accel_object_share(accel_object_t object, accel_object_token_t* out_token); /* [out] */
+
+/* The object another process shared as `token`, as a new object of
+ * `runtime`'s store holding one reference. Its host replica is a read-only
+ * MAP_SHARED mapping of the shared memfd: a host get is zero-copy, device
+ * gets copy from it. That replica is never evicted, moved or spilled and is
+ * not counted in the store's host figures (its pages are the memfd's). The
+ * agent counts a reference for this process until the object's last
+ * reference is released here, or this process ends.
+ * Returns ACCEL_ERROR_INVALID_HANDLE (runtime),
+ *         ACCEL_ERROR_INVALID_ARGUMENT (`token` or `out_object` NULL, or
+ *         `token` is not an object token; the message quotes it),
+ *         ACCEL_ERROR_NOT_FOUND (no process on this node holds an object by
+ *         that token: released everywhere, or never shared),
+ *         ACCEL_ERROR_FAILED_PRECONDITION (the agent cannot be reached,
+ *         started or refused; or what it gave is not a sealed memfd of the
+ *         size it says),
+ *         ACCEL_ERROR_RESOURCE_EXHAUSTED (the mapping failed). */
+ACCEL_API accel_status_t accel_object_import(accel_runtime_t runtime, const char* token, /* [in] */
+                                             accel_object_t* out_object);                /* [out] */
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,9 @@
 // pins a replica and is move-only. ObjectStoreOptions chains the store's
 // configuration to a Runtime. A failing call throws accel::Error with the C
 // status and message; destructors never throw. The C rules (ownership,
-// threading: every call thread-safe) apply unchanged.
+// threading: every call thread-safe) apply unchanged. Across processes:
+// Object::share() gives a token string, import_object(rt, token) the object
+// in another process.
 //
 //   accel::Runtime rt(instance);
 //   accel::Object weights = accel::put(rt, bytes.data(), bytes.size(), "weights");
@@ -96,6 +98,13 @@ class Object {
     check(accel_object_is_on_device(handle_, device_index, &present));
     return present != 0;
   }
+  // Makes the object readable by other processes of this user on this node (accel_object_share): its token, to
+  // pass to import_object there. The same token each time.
+  std::string share() const {
+    auto token = detail::sized<accel_object_token_t>(ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN);
+    check(accel_object_share(handle_, &token));
+    return token.text;
+  }
   // A view at `location` (ACCEL_OBJECT_LOCATION_HOST or a device index), made when missing.
   ObjectView get(int32_t location = ACCEL_OBJECT_LOCATION_HOST, std::chrono::nanoseconds timeout = infinite) const {
     accel_object_view_t view = nullptr;
@@ -170,6 +179,14 @@ inline std::vector<Object> put_file(const Runtime& runtime, const std::string& p
   objects.reserve(handles.size());
   for (accel_object_t h : handles) objects.push_back(Object::adopt(h));
   return objects;
+}
+
+// The object another process shared as `token` (Object::share there), mapped read-only into `runtime`'s store
+// without a copy; see accel_object_import.
+inline Object import_object(const Runtime& runtime, const std::string& token) {
+  accel_object_t object = nullptr;
+  check(accel_object_import(runtime.handle(), token.c_str(), &object));
+  return Object::adopt(object);
 }
 
 // The store's figures at `location` (ACCEL_OBJECT_LOCATION_HOST or a device index).

@@ -443,6 +443,8 @@ class Runtime:
         host and on each device (0: defaults) and its spill directory (None: $ACCEL_SPILL_DIR or a temporary one)."""
     def put(self, data: Any, *, name: str | None = None) -> ObjectRef:
         """A copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) in the object store."""
+    def import_object(self, token: str) -> ObjectRef:
+        """The object another process shared (ObjectRef.share()), mapped read-only here without a copy (uint8)."""
     def put_file(
         self,
         path: str,
@@ -549,6 +551,8 @@ class ObjectRef:
     def info(self) -> dict[str, Any]:
         """size, references, views, on_host, on_disk, device_replicas."""
     def on_device(self, device: int) -> bool: ...
+    def share(self) -> str:
+        """A token for Runtime.import_object in another process of this user on this node (the same each time)."""
     def release(self) -> None: ...
     def __enter__(self) -> ObjectRef: ...
     def __exit__(self, *exc: object) -> Literal[False]: ...

@@ -861,6 +861,29 @@ ObjectPtr put_object(const RuntimePtr& rt, const py::object& data, std::optional
   return object;
 }
 
+// ObjectRef.share(): the token another process imports it by (docs/objectstore.md, "Across processes").
+std::string share_object(const ObjectCore& o) {
+  auto token = sized<accel_object_token_t>(ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN);
+  accel_object_t handle = o.live();
+  CallWithoutGil([&] { return accel_object_share(handle, &token); });
+  return token.text;
+}
+
+// Runtime.import_object(token): the object another process shared, mapped read-only here without a copy (its
+// bytes come as uint8: the layout of the data put stays with the exporter).
+ObjectPtr import_object(const RuntimePtr& rt, const std::string& token) {
+  auto object = std::make_shared<ObjectCore>();
+  object->rt = rt;
+  accel_runtime_t handle = rt->live();
+  CallWithoutGil([&] { return accel_object_import(handle, token.c_str(), &object->handle); });
+  auto info = sized<accel_object_info_t>(ACCEL_STRUCTURE_TYPE_OBJECT_INFO);
+  check(accel_object_get_info(object->handle, &info));
+  object->size = info.size;
+  object->dtype = &dtype_from(py::str("uint8"));
+  object->shape = {static_cast<int64_t>(info.size)};
+  return object;
+}
+
 // Runtime.put_file: one ObjectRef per part (docs/objectstore.md, "Streaming a file").
 py::list put_file(const RuntimePtr& rt, const std::string& path, std::optional<std::vector<int32_t>> devices,
                   uint64_t offset, uint64_t size, uint64_t chunk_size, py::object progress,
@@ -1272,6 +1295,9 @@ void init_runtime(py::module_& m) {
              check(accel_object_is_on_device(o.live(), device, &present));
              return present != 0;
            })
+      .def("share", &share_object,
+           "Makes the object readable by other processes of this user on this node: a token (str) for "
+           "Runtime.import_object there. The same token each time.")
       .def("release", &ObjectCore::release)
       .def_property_readonly("released", [](const ObjectCore& o) { return o.handle == nullptr; })
       .def("__enter__", [](ObjectPtr o) { return o; })
@@ -1360,6 +1386,10 @@ void init_runtime(py::module_& m) {
       .def("put", &put_object, py::arg("data"), py::kw_only(), py::arg("name") = py::none(),
            "Puts a copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) into the object "
            "store: an accel.ObjectRef (docs/objectstore.md).")
+      .def("import_object", &import_object, py::arg("token"),
+           "The object another process shared (ObjectRef.share() there) as an accel.ObjectRef of this runtime: its "
+           "host view is a read-only mapping of the shared bytes, no copy (docs/objectstore.md, \"Across "
+           "processes\").")
       .def("put_file", &put_file, py::arg("path"), py::kw_only(), py::arg("devices") = py::none(),
            py::arg("offset") = 0, py::arg("size") = 0, py::arg("chunk_size") = 0, py::arg("progress") = py::none(),
            py::arg("name") = py::none(),

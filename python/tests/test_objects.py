@@ -4,6 +4,10 @@ The ctest python.objects runs this file on the sim backend's h100-sxm-8 node (AC
 ACCEL_SIM_PROFILE=h100-sxm-8). The tests that need that node's devices skip elsewhere, saying so.
 """
 import gc
+import hashlib
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -182,3 +186,54 @@ def test_a_task_near_an_object_runs_where_its_replica_is(rt, node):
     with pytest.raises(TypeError, match="accel.ObjectRef"):
         rt.submit(where, devices=1, near=[b"not an object"])
     del on5
+
+
+@pytest.fixture
+def agent_socket(tmp_path, monkeypatch):
+    """A private object agent for the test (idle 200 ms); none outlives it."""
+    path = tmp_path / "agent" / "object-agent.sock"
+    monkeypatch.setenv("ACCEL_OBJECT_AGENT_SOCKET", str(path))
+    monkeypatch.setenv("ACCEL_OBJECT_AGENT_IDLE_MS", "200")
+    yield path
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)  # the agent removes its socket when it exits
+    assert not path.exists(), "the object agent outlived the test"
+
+
+def test_an_object_shared_by_token_is_read_by_another_process_without_a_copy(agent_socket):
+    data = np.random.default_rng(7).integers(0, 256, size=1 << 20, dtype=np.uint8)
+    with accel.Runtime(workers=1) as exporter, accel.Runtime(workers=1) as importer:
+        ref = exporter.put(data, name="shared")
+        token = ref.share()
+        assert isinstance(token, str) and token.startswith("accel-object:") and len(token) == 45
+        assert ref.share() == token
+        # Another process: imports the token and prints the bytes' digest.
+        script = (
+            "import hashlib, sys, accel\n"
+            "with accel.Runtime(workers=1) as rt:\n"
+            "    ref = rt.import_object(sys.argv[1])\n"
+            "    view = ref.get()\n"
+            "    print(hashlib.sha256(view.tobytes()).hexdigest(), rt.object_store_usage()['used'])\n"
+            "    view.release()\n"
+            "    ref.release()\n")
+        out = subprocess.run([sys.executable, "-c", script, token], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [hashlib.sha256(data.tobytes()).hexdigest(), "0"]
+        # Here too, in another runtime: a read-only view of the shared pages, nothing charged to its store.
+        imported = importer.import_object(token)
+        assert imported.size == data.nbytes
+        view = imported.get()
+        assert np.array_equal(np.asarray(view), data)
+        assert memoryview(view).readonly
+        assert importer.object_store_usage()["used"] == 0
+        view.release()
+        imported.release()
+        ref.release()
+        with pytest.raises(accel.AccelError, match="no object") as e:
+            importer.import_object(token)  # released everywhere
+        assert e.value.status == STATUS.ACCEL_ERROR_NOT_FOUND
+        with pytest.raises(accel.AccelError, match="is not an object token") as e:
+            importer.import_object("accel-object:nope")
+        assert e.value.status == STATUS.ACCEL_ERROR_INVALID_ARGUMENT

@@ -59,7 +59,10 @@ inline void exercise_objects(const accel::Runtime& rt, accel_buffer_t buffer) {
   accel_object_t raw = copy.release();
   accel::Object adopted = accel::Object::adopt(raw);
   accel::ObjectView adopted_view = accel::ObjectView::adopt(host.release());
-  static_cast<void>(static_cast<bool>(adopted) && static_cast<bool>(adopted_view) && o.handle() != nullptr);
+  const std::string token = o.share();
+  accel::Object imported = accel::import_object(rt, token);
+  static_cast<void>(static_cast<bool>(adopted) && static_cast<bool>(adopted_view) && o.handle() != nullptr &&
+                    static_cast<bool>(imported));
 }
 static_assert(sizeof(accel::Runtime) == sizeof(accel_runtime_t) && sizeof(accel::Future) == sizeof(accel_future_t));
 static_assert(sizeof(accel::Actor<std::string>) == sizeof(accel_actor_t));

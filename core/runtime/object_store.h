@@ -77,7 +77,7 @@ struct Object {
   std::shared_ptr<Lineage> lineage;  // the task that made it, when one did (accel_task_context_set_result)
   bool remaking = false;             // its lineage runs again: gets wait for its end
   std::string lost;                  // why copies went without another left ("device 2 (gpu2) was lost")
-  std::string token;  // shared or imported (accel_object_share, _import): its token; else ""
+  std::string token;                 // shared or imported (accel_object_share, _import): its token; else ""
 };
 
 // What an object handle holds: the object, and its runtime (empty once destroyed).

@@ -328,7 +328,13 @@ void Runtime::WorkerLoop() {
         found = ready_size_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed) ||
                 most >= 2 || (most == 1 && lone_ok);
       }
-      SpinPause();
+      // Now and then the core goes to another runnable thread: with more threads than cores (clients and workers),
+      // a spinning worker would otherwise take the time of the client whose tasks it waits for.
+      if ((i & 127) == 127) {
+        std::this_thread::yield();
+      } else {
+        SpinPause();
+      }
     }
     spinning_.fetch_sub(1, std::memory_order_seq_cst);
     if (found) continue;

@@ -189,6 +189,38 @@ inline Object import_object(const Runtime& runtime, const std::string& token) {
   return Object::adopt(object);
 }
 
+// Tasks and objects (docs/objectstore.md, "Tasks and objects"): inside a
+// task, its objects (TaskOptions::near) and its result; outside, the result
+// of a task that ended.
+//
+//   accel::Future f = rt.submit([&](accel::TaskContext& ctx) {
+//     accel::ObjectView in = accel::task_object(ctx, 0).get();
+//     accel::set_result(ctx, accel::put(rt, transform(in), size));
+//   }, accel::TaskOptions().near(input.handle()));
+//   accel::Object out = accel::result_object(f);  // throws the task's error
+
+// Inside a task: `object` becomes the task's result (replacing an earlier one).
+inline void set_result(const TaskContext& context, const Object& object) {
+  check(accel_task_context_set_result(context.handle(), object.handle()));
+}
+
+// Inside a task: its object `index`, in the order of TaskOptions::near.
+inline Object task_object(const TaskContext& context, uint32_t index) {
+  accel_object_t object = nullptr;
+  check(accel_task_context_get_object(context.handle(), index, &object));
+  return Object::adopt(object);
+}
+
+// Waits for the task behind `future` and returns its result object; throws
+// accel::Error with the task's error when it failed, ACCEL_ERROR_NOT_FOUND
+// when it set none.
+inline Object result_object(const Future& future) {
+  future.wait();
+  accel_object_t object = nullptr;
+  check(accel_future_get_object(future.handle(), &object));
+  return Object::adopt(object);
+}
+
 // The store's figures at `location` (ACCEL_OBJECT_LOCATION_HOST or a device index).
 inline accel_object_store_usage_t object_store_usage(const Runtime& runtime, int32_t location) {
   auto usage = detail::sized<accel_object_store_usage_t>(ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE);

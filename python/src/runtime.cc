@@ -244,9 +244,29 @@ using QueuePtr = std::shared_ptr<QueueCore>;
 
 // ---- tasks -----------------------------------------------------------------
 
+// The shape of an accel.ObjectRef a task returned, to wrap its result object
+// again for Future.result() (the task's result holds the reference: holding
+// the ObjectRef here would keep the object, and so its lineage, alive forever).
+struct ObjectMeta {
+  uint64_t size = 0;
+  std::string name;
+  const DType* dtype = nullptr;
+  std::vector<int64_t> shape;
+};
+
+// When `value` is an accel.ObjectRef: makes it the task's result object
+// (accel_task_context_set_result, so that its lineage can make it again:
+// docs/objectstore.md) and returns its shape; null otherwise, or when the C
+// call refuses (an actor's call: its value is returned as is). Defined with
+// the objects below.
+std::shared_ptr<ObjectMeta> set_result_object(accel_task_context_t context, const py::object& value);
+// The result object of the task behind `future`, as an accel.ObjectRef of `rt`.
+py::object get_result_object(const RuntimePtr& rt, accel_future_t future, const ObjectMeta& meta);
+
 // What a Future reads: the last attempt's return value or exception. The GIL guards it.
 struct TaskResult {
   py::object value;
+  std::shared_ptr<ObjectMeta> object;  // set when the value is the task's result object (then `value` is None)
   py::object exception;
   // Called without the GIL when Python is gone: the objects are leaked, not freed.
   void leak() {
@@ -362,6 +382,8 @@ accel_status_t run_task(accel_task_context_t context, void* user_data) {
       [&] {
         ContextScope scope(context, payload->origin.inst, payload->origin.rt);
         py::object value = payload->call.runner(scope.ctx);
+        payload->call.result->object = set_result_object(context, value);
+        if (payload->call.result->object) value = py::object();
         payload->call.result->value = std::move(value);
         payload->call.result->exception = py::object();
       },
@@ -545,6 +567,7 @@ struct Future {
     auto ended = wait(timeout_s, &error);
     if (!ended) raise(ACCEL_ERROR_TIMEOUT, error);
     const accel_status_t status = *ended;
+    if (status == ACCEL_SUCCESS && result->object) return get_result_object(rt, handle, *result->object);
     if (status == ACCEL_SUCCESS) return result->value ? result->value : py::none();
     if (result->exception) raise_as(g_task_error, status, error, result->exception);
     raise(status, error);
@@ -946,6 +969,35 @@ accel_object_t object_handle(py::handle object) {
                          py::repr(object.get_type()).cast<std::string>());
   }
   return object.cast<const ObjectCore&>().live();
+}
+
+std::shared_ptr<ObjectMeta> set_result_object(accel_task_context_t context, const py::object& value) {
+  if (!value || !py::isinstance<ObjectCore>(value)) return nullptr;
+  const auto& object = value.cast<const ObjectCore&>();
+  accel_status_t status;
+  {
+    NoGil nogil;
+    status = accel_task_context_set_result(context, object.live());
+  }
+  if (status == ACCEL_ERROR_FAILED_PRECONDITION) return nullptr;  // an actor's call: no result objects there
+  check(status);
+  auto meta = std::make_shared<ObjectMeta>();
+  meta->size = object.size;
+  meta->name = object.name;
+  meta->dtype = object.dtype;
+  meta->shape = object.shape;
+  return meta;
+}
+
+py::object get_result_object(const RuntimePtr& rt, accel_future_t future, const ObjectMeta& meta) {
+  auto object = std::make_shared<ObjectCore>();
+  object->rt = rt;
+  object->size = meta.size;
+  object->name = meta.name;
+  object->dtype = meta.dtype;
+  object->shape = meta.shape;
+  check(accel_future_get_object(future, &object->handle));
+  return py::cast(object);
 }
 
 py::object get_object(const ObjectPtr& object, py::object device, std::optional<double> timeout) {

@@ -188,6 +188,30 @@ def test_a_task_near_an_object_runs_where_its_replica_is(rt, node):
     del on5
 
 
+def test_a_task_returning_an_object_makes_it_its_result(rt):
+    """A task that returns an ObjectRef sets it as its result (its lineage: docs/objectstore.md); the future gives
+    a new reference to it, with the shape it was put with, and the object goes with the last reference."""
+    src = rt.put(np.arange(256, dtype=np.int32))
+
+    def double(ctx):
+        return rt.put(np.asarray(src.get()) * 2, name="doubled")
+
+    fut = rt.submit(double, near=[src])
+    out = fut.result()
+    assert isinstance(out, accel.ObjectRef) and out.name == "doubled"
+    assert np.array_equal(np.asarray(out.get()), np.arange(256, dtype=np.int32) * 2)
+    assert out.info()["references"] == 2  # ours and the future's
+    again = fut.result()
+    assert again.info()["references"] == 3
+    del again, fut
+    gc.collect()
+    assert out.info()["references"] == 1
+    used = rt.object_store_usage()["replicas"]
+    del out
+    gc.collect()
+    assert rt.object_store_usage()["replicas"] == used - 1
+
+
 @pytest.fixture
 def agent_socket(tmp_path, monkeypatch):
     """A private object agent for the test (idle 200 ms); none outlives it."""

@@ -63,6 +63,12 @@ inline void exercise_objects(const accel::Runtime& rt, accel_buffer_t buffer) {
   accel::Object imported = accel::import_object(rt, token);
   static_cast<void>(static_cast<bool>(adopted) && static_cast<bool>(adopted_view) && o.handle() != nullptr &&
                     static_cast<bool>(imported));
+  const accel::TaskContext context;
+  accel::set_result(context, o);
+  accel::Object argument = accel::task_object(context, 0);
+  const accel::Future future;
+  accel::Object result = accel::result_object(future);
+  static_cast<void>(static_cast<bool>(argument) && static_cast<bool>(result));
 }
 static_assert(sizeof(accel::Runtime) == sizeof(accel_runtime_t) && sizeof(accel::Future) == sizeof(accel_future_t));
 static_assert(sizeof(accel::Actor<std::string>) == sizeof(accel_actor_t));

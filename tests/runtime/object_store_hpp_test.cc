@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <accel/object_store.hpp>
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -48,6 +49,47 @@ TEST(ObjectStoreHpp, CopiesAreReferencesAndViewsPinReplicas) {
   accel_object_t raw = object.release();
   EXPECT_EQ(accel_object_release(raw), ACCEL_SUCCESS);
   EXPECT_EQ(std::string(static_cast<const char*>(host.data()), host.size()), text);
+}
+
+TEST(ObjectStoreHpp, ATaskReadsItsObjectAndGivesAResultObject) {
+  ScopedInstance instance(nullptr);
+  accel::Runtime rt(instance.get(), 2);
+  const std::string text = "upper case me";
+  accel::Future f;
+  {
+    accel::Object input = accel::put(rt, text.data(), text.size(), "text");
+    f = rt.submit(
+        [&rt](accel::TaskContext& ctx) {
+          accel::ObjectView in = accel::task_object(ctx, 0).get();
+          std::string upper(static_cast<const char*>(in.data()), in.size());
+          for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          accel::set_result(ctx, accel::put(rt, upper.data(), upper.size(), "upper"));
+        },
+        accel::TaskOptions().near(input.handle()));
+  }  // the task holds its object: the caller's reference may go at once
+  accel::Object out = accel::result_object(f);
+  accel::ObjectView view = out.get();
+  EXPECT_EQ(std::string(static_cast<const char*>(view.data()), view.size()), "UPPER CASE ME");
+  EXPECT_EQ(out.info().references, 2U) << "ours and the future's";
+
+  // A task without a result, and one that failed: accel::Error with the status.
+  accel::Future none = rt.submit([](accel::TaskContext&) {});
+  try {
+    static_cast<void>(accel::result_object(none));
+    FAIL() << "no result did not throw";
+  } catch (const accel::Error& e) {
+    EXPECT_EQ(e.status(), ACCEL_ERROR_NOT_FOUND);
+  }
+  accel::Future failed = rt.submit([](accel::TaskContext&) -> accel_status_t {
+    return accel_set_last_error(ACCEL_ERROR_FAILED_PRECONDITION, "step 3 of 2");
+  });
+  try {
+    static_cast<void>(accel::result_object(failed));
+    FAIL() << "a failed task did not throw";
+  } catch (const accel::Error& e) {
+    EXPECT_EQ(e.status(), ACCEL_ERROR_FAILED_PRECONDITION);
+    EXPECT_NE(std::string(e.what()).find("step 3 of 2"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ObjectStoreHpp, FailuresThrowWithTheStatusAndMessage) {

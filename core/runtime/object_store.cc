@@ -444,6 +444,14 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
                        PlaceName(location), info::HumanBytes(place.capacity));
     return false;
   }
+  // Victims whose last copy could not be moved out (the host full, the spill disk full): the next one is tried (it
+  // may have another copy to drop); when none is left, the first such failure is the reason.
+  std::vector<const Object*> unmovable;
+  std::string first_failure;
+  const auto failed = [&](const Object& o, std::string reason) {
+    unmovable.push_back(&o);
+    if (first_failure.empty()) first_failure = std::move(reason);
+  };
   while (place.used + bytes > place.capacity) {
     // The least recently used replica here that nothing uses (not viewed, not being copied, not moving).
     std::shared_ptr<Object> victim;
@@ -453,15 +461,20 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
       if (!object) continue;
       auto it = object->replicas.find(location);
       if (it == object->replicas.end() || !it->second.Usable() || it->second.pins > 0 || it->second.mapped) continue;
+      if (std::find(unmovable.begin(), unmovable.end(), object.get()) != unmovable.end()) continue;
       if (it->second.last_use < oldest) {
         oldest = it->second.last_use;
         victim = object;
       }
     }
     if (!victim) {
-      *why = fmt::format("no room on {} for {}: {} of its {} hold replicas in use (viewed, being copied or moving)",
-                         PlaceName(location), info::HumanBytes(bytes), info::HumanBytes(place.used),
-                         info::HumanBytes(place.capacity));
+      *why = !first_failure.empty()
+                 ? first_failure
+                 : fmt::format(
+                       "no room on {} for {}: {} of its {} hold replicas in use (viewed, being copied or "
+                       "moving)",
+                       PlaceName(location), info::HumanBytes(bytes), info::HumanBytes(place.used),
+                       info::HumanBytes(place.capacity));
       return false;
     }
     Object& o = *victim;
@@ -481,9 +494,9 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
       if (reserved != ACCEL_SUCCESS) {
         o.replicas.at(location).moving = false;
         filled_.notify_all();
-        *why = fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location),
-                           info::HumanBytes(bytes), o.name, host_why);
-        return false;
+        failed(o, fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location),
+                              info::HumanBytes(bytes), o.name, host_why));
+        continue;
       }
       const Replica src = o.replicas.at(location);
       const Replica dst = o.replicas.at(-1);
@@ -497,8 +510,9 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
         FreeReplica(o, -1);
         o.replicas.at(location).moving = false;
         filled_.notify_all();
-        *why = fmt::format("no room on {}: moving {} to the host failed: {}", PlaceName(location), o.name, copy_why);
-        return false;
+        failed(o,
+               fmt::format("no room on {}: moving {} to the host failed: {}", PlaceName(location), o.name, copy_why));
+        continue;
       }
       host.ready = true;
       host.last_use = src.last_use;
@@ -511,8 +525,8 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
     // The host's last copy goes to a spill file (under the lock: see object_store.h).
     std::string spill_why;
     if (WriteSpill(o, o.replicas.at(location), &spill_why) != ACCEL_SUCCESS) {
-      *why = fmt::format("no room on the host for {}: {}", info::HumanBytes(bytes), spill_why);
-      return false;
+      failed(o, fmt::format("no room on the host for {}: {}", info::HumanBytes(bytes), spill_why));
+      continue;
     }
     FreeReplica(o, location);
     ++place.moved_out;

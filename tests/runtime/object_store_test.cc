@@ -8,10 +8,14 @@
 #include <accel/object_store.h>
 #include <accel/runtime.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -271,6 +275,79 @@ TEST(ObjectStore, AnUnusableSpillDirectoryRefusesThePutAndLosesNothing) {
   EXPECT_EQ(GetBytes(ob, kHost), b);
   EXPECT_EQ(rt.Usage(kHost).moved_out, 0U);
   for (auto* o : {oa, ob}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
+// A spill directory on a full file system (a 1.5 MiB tmpfs mounted in a private mount namespace when the test may;
+// else a file size limit, which fails the same write with EFBIG): the put that needed the spill fails with the
+// reason, nothing is lost (what is in memory reads; the spilled object stays on disk and reads back once there is
+// room), and the failed put succeeds later.
+TEST(ObjectStore, AFullSpillDiskIsAClearErrorAndLosesNothing) {
+  constexpr uint64_t kMiB1 = 1 << 20;
+  TempDir dir;
+  const std::string spill = dir.path().string() + "/spill";
+  std::filesystem::create_directory(spill);
+  const auto a = Pattern(kMiB1, 43);
+  const auto b = Pattern(kMiB1, 44);
+  const auto c = Pattern(kMiB1, 45);
+  const auto d = Pattern(kMiB1, 46);
+  accel_object_t oa = nullptr, ob = nullptr, oc = nullptr, od = nullptr;
+  const bool own_mount = unshare(CLONE_NEWNS) == 0 && mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+                         mount("tmpfs", spill.c_str(), "tmpfs", 0, "size=1536k,mode=0700") == 0;
+  if (!own_mount) {
+    // No mount allowed (not root): a file size limit of 512 KiB fails every spill write the same way (EFBIG).
+    rlimit old_limit{};
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    std::signal(SIGXFSZ, SIG_IGN);  // the write fails instead of killing the process
+    rlimit limit = old_limit;
+    limit.rlim_cur = 512 * 1024;
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    {
+      StoreRuntime rt(2 * kMiB1, 0, spill);
+      ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+      ASSERT_EQ(rt.Put(b, &ob), ACCEL_SUCCESS);
+      EXPECT_EQ(rt.Put(c, &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+      EXPECT_NE(std::string(accel_last_error()).find("File too large"), std::string::npos) << accel_last_error();
+      EXPECT_EQ(GetBytes(oa, kHost), a);
+      EXPECT_EQ(GetBytes(ob, kHost), b);
+      EXPECT_TRUE(std::filesystem::is_empty(spill)) << "a half-written spill file was left";
+      ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+      ASSERT_EQ(rt.Put(c, &oc), ACCEL_SUCCESS) << accel_last_error();  // the disk takes it now
+      EXPECT_EQ(GetBytes(oa, kHost), a);
+      for (auto* o : {oa, ob, oc}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+    }
+    GTEST_SKIP() << "ran with a file size limit instead of a full tmpfs: mounting needs root (CAP_SYS_ADMIN)";
+  }
+  {
+    StoreRuntime rt(2 * kMiB1, 0, spill);
+    ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+    ASSERT_EQ(rt.Put(b, &ob), ACCEL_SUCCESS);
+    // c needs a spilled: 1 MiB (and its header) fits the disk.
+    ASSERT_EQ(rt.Put(c, &oc), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(Info(oa).on_disk, 1U);
+    // d needs b spilled too: no room left on the disk.
+    EXPECT_EQ(rt.Put(d, &od), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+    const std::string why = accel_last_error();
+    EXPECT_NE(why.find("could not be written"), std::string::npos) << why;
+    EXPECT_NE(why.find("No space left on device"), std::string::npos) << why;
+    EXPECT_EQ(od, nullptr);
+    // Nothing lost: what is in memory reads; the spilled one stays on disk, and reading it back (which needs room
+    // in memory, so another spill) fails with the same reason until there is space.
+    EXPECT_EQ(GetBytes(ob, kHost), b);
+    EXPECT_EQ(GetBytes(oc, kHost), c);
+    accel_object_view_t view = nullptr;
+    EXPECT_EQ(accel_object_get(oa, kHost, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+    EXPECT_NE(std::string(accel_last_error()).find("No space left on device"), std::string::npos) << accel_last_error();
+    EXPECT_EQ(Info(oa).on_disk, 1U);
+    // Room back in memory (c goes): a reads back from its file, byte for byte; d then fits by dropping a's memory
+    // copy (its file is another copy), although b, less recently used, cannot be spilled.
+    EXPECT_EQ(accel_object_release(oc), ACCEL_SUCCESS);
+    EXPECT_EQ(GetBytes(oa, kHost), a);
+    ASSERT_EQ(rt.Put(d, &od), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(GetBytes(od, kHost), d);
+    EXPECT_EQ(GetBytes(ob, kHost), b);
+    for (auto* o : {oa, ob, od}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  }
+  EXPECT_EQ(umount(spill.c_str()), 0);
 }
 
 // Regressions from a review (each failed before its fix).

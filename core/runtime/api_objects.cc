@@ -79,9 +79,30 @@ ACCEL_API accel_status_t accel_object_put(accel_runtime_t runtime, const accel_o
     if (d.data != nullptr && d.buffer_offset != 0) {
       return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->buffer_offset' is set without 'desc->buffer'");
     }
+    if ((d.flags & ~ACCEL_OBJECT_PUT_ADOPT) != 0) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'desc->flags' 0x{:x} has bits no ACCEL_OBJECT_PUT_* flag names", d.flags));
+    }
+    if (d.reserved0 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved0' must be 0");
+    const bool adopt = (d.flags & ACCEL_OBJECT_PUT_ADOPT) != 0;
+    if (adopt && d.data != nullptr && d.release_data == nullptr) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'desc->release_data' is NULL: adopting 'desc->data' needs it (the store gives the memory back "
+                  "through it)");
+    }
+    if (!adopt && d.release_data != nullptr) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'desc->release_data' is set without ACCEL_OBJECT_PUT_ADOPT (a copy never calls it)");
+    }
+    if (adopt && d.buffer != nullptr && d.buffer_offset != 0) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'desc->buffer_offset' is {}: an adopted buffer is the object from its start (0)",
+                              d.buffer_offset));
+    }
     std::shared_ptr<Object> object;
     std::string why;
     status = rt->store().Put(d, &object, &why);
+    rt->store().RunDeferred();  // what making room freed (adopted memory given back, lineages)
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     try {
       auto ref = std::make_shared<ObjectRef>();
@@ -120,6 +141,7 @@ ACCEL_API accel_status_t accel_object_put_file(accel_runtime_t runtime, const ac
     std::vector<std::shared_ptr<Object>> objects;
     std::string why;
     status = rt->store().PutFile(d, &objects, &why);
+    rt->store().RunDeferred();
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     size_t inserted = 0;
     try {
@@ -217,6 +239,7 @@ ACCEL_API accel_status_t accel_object_get(accel_object_t object, int32_t locatio
     view->runtime = rt;
     std::string why;
     status = rt->store().Get(ref->object, location, timeout_ns, &view->view, &why);
+    rt->store().RunDeferred();
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
     try {
       *out_view = reinterpret_cast<accel_object_view_t>(HandleTable::Get().Insert(HandleType::kObjectView, view));

@@ -182,14 +182,17 @@ void ObjectStore::Shutdown() {
     for (auto& [id, weak] : objects_) {
       if (auto object = weak.lock()) {
         FreeAll(*object);
-        if (object->lineage) lineages_to_free_.push_back(std::move(object->lineage));
+        if (object->lineage) {
+          lineages_to_free_.push_back(std::move(object->lineage));
+          deferred_pending_.store(true, std::memory_order_release);
+        }
       }
     }
     objects_.clear();
     streams.swap(streams_);
   }
   filled_.notify_all();
-  FreeLineages();
+  RunDeferred();
   for (accel_stream_t s : streams) {
     if (s != nullptr) accel_stream_destroy(s);
   }
@@ -220,7 +223,10 @@ void ObjectStore::FreeReplica(Object& object, int32_t location) {
   auto it = object.replicas.find(location);
   if (it == object.replicas.end()) return;
   Replica& r = it->second;
-  if (r.mapped) {
+  if (r.release != nullptr) {
+    releases_to_run_.push_back({r.release, r.release_user_data, r.host});  // adopted: given back (RunDeferred)
+    deferred_pending_.store(true, std::memory_order_release);
+  } else if (r.mapped) {
     ::munmap(r.host, object.size);
   } else if (r.host != nullptr) {
     HostFree(r.host, object.size);
@@ -241,16 +247,24 @@ void ObjectStore::MaybeFree(Object& object) {
   }
   FreeAll(object);
   objects_.erase(object.id);
-  if (object.lineage) lineages_to_free_.push_back(std::move(object.lineage));
+  if (object.lineage) {
+    lineages_to_free_.push_back(std::move(object.lineage));
+    deferred_pending_.store(true, std::memory_order_release);
+  }
 }
 
-void ObjectStore::FreeLineages() {
+void ObjectStore::RunDeferred() {
+  if (!deferred_pending_.load(std::memory_order_acquire)) return;  // the common case: no lock
   std::vector<std::shared_ptr<Lineage>> lineages;
+  std::vector<Release> releases;
   {
     std::lock_guard lock(mutex_);
+    deferred_pending_.store(false, std::memory_order_relaxed);
     lineages.swap(lineages_to_free_);
+    releases.swap(releases_to_run_);
   }
   lineages.clear();  // here: their destructors may release user data and object references
+  for (const Release& r : releases) r.release(r.user_data, r.data);
 }
 
 bool ObjectStore::DeviceLost(uint32_t device) const {
@@ -535,7 +549,7 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
 }
 
 accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::unique_lock<std::mutex>& lock,
-                                    std::string* why) {
+                                    std::string* why, const Replica* adopted) {
   // A filling placeholder first: gets arriving while room is made (which may unlock) wait for this transfer
   // instead of starting their own.
   if (object.replicas.count(location) != 0) {
@@ -553,7 +567,12 @@ accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::uniqu
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
   }
   Replica& r = object.replicas.at(location);
-  if (location < 0) {
+  if (adopted != nullptr) {
+    r.host = adopted->host;
+    r.buffer = adopted->buffer;
+    r.release = adopted->release;
+    r.release_user_data = adopted->release_user_data;
+  } else if (location < 0) {
     r.host = HostAlloc(object.size);
     if (r.host == nullptr) {
       give_up();
@@ -620,10 +639,25 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
   object->name = d.name != nullptr && d.name[0] != '\0' ? fmt::format("object {} ('{}')", object->id, d.name)
                                                         : fmt::format("object {}", object->id);
   objects_[object->id] = object;
-  const accel_status_t reserved = Reserve(*object, location, lock, why);
+  const bool adopt = (d.flags & ACCEL_OBJECT_PUT_ADOPT) != 0;
+  Replica given;
+  given.host = const_cast<void*>(d.data);  // never written: the store only reads replicas
+  given.buffer = d.buffer;
+  given.release = d.release_data;
+  given.release_user_data = d.release_user_data;
+  const accel_status_t reserved = Reserve(*object, location, lock, why, adopt ? &given : nullptr);
   if (reserved != ACCEL_SUCCESS) {
     objects_.erase(object->id);
     return reserved;
+  }
+  if (adopt) {
+    // The caller's memory is the replica: nothing to copy.
+    Replica& r = object->replicas.at(location);
+    r.pins = 0;
+    r.ready = true;
+    filled_.notify_all();
+    *out = std::move(object);
+    return ACCEL_SUCCESS;
   }
   const Replica dst = object->replicas.at(location);
   accel_stream_t stream = location >= 0 ? StreamFor(static_cast<uint32_t>(location), why) : nullptr;
@@ -981,7 +1015,7 @@ void ObjectStore::ReleaseView(const View& view) {
     if (o.views > 0) --o.views;
     MaybeFree(o);
   }
-  FreeLineages();
+  RunDeferred();
 }
 
 void ObjectStore::Drop(const std::shared_ptr<Object>& object) {
@@ -997,7 +1031,7 @@ void ObjectStore::Drop(const std::shared_ptr<Object>& object) {
       ++operations_;  // link_ lives until Shutdown, which waits for this
     }
   }
-  FreeLineages();
+  RunDeferred();
   if (token.empty()) return;
   link_->Release(token);
   EndOperation();

@@ -43,6 +43,9 @@ struct Replica {
   uint64_t last_use = 0;            // the store's clock at its last get
   bool mapped = false;              // `host` is a read-only mapping of an imported object's memfd: never dropped,
                                     // moved or spilled (it is not the store's), not charged to the host's figures
+  // An adopted host replica (ACCEL_OBJECT_PUT_ADOPT): `host` is the caller's, given back through this.
+  void (*release)(void*, const void*) = nullptr;
+  void* release_user_data = nullptr;
 
   // What a get may use or a source copy from.
   bool Usable() const { return ready && !moving; }
@@ -170,14 +173,21 @@ class ObjectStore {
   std::string PlaceName(int32_t location) const;
   // Under the lock: frees replicas at `location` until `bytes` more fit, or says why not.
   bool MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<std::mutex>& lock, std::string* why);
-  // Under the lock: allocates an empty (filling, pinned) replica of `object` at `location`.
-  accel_status_t Reserve(Object& object, int32_t location, std::unique_lock<std::mutex>& lock, std::string* why);
+  // Under the lock: allocates an empty (filling, pinned) replica of `object` at `location`, or, with `adopted`,
+  // makes room for that memory (its host or buffer, and release) and takes it as the replica.
+  accel_status_t Reserve(Object& object, int32_t location, std::unique_lock<std::mutex>& lock, std::string* why,
+                         const Replica* adopted = nullptr);
   void FreeReplica(Object& object, int32_t location);
   void FreeAll(Object& object);
   // Frees a dropped object once no view and no transfer uses it.
   void MaybeFree(Object& object);
-  // Destroys the lineages of freed objects (their destructors may run user code); without the lock.
-  void FreeLineages();
+
+ public:
+  // Runs what freeing replicas and objects left to do without the lock (user code: lineages' user data, adopted
+  // memory's release_data). Called by the store's own entry points that free, and by the API after a put or get.
+  void RunDeferred();
+
+ private:
   // True when `device` answers DEVICE_LOST.
   bool DeviceLost(uint32_t device) const;
   // Copies `size` bytes between replicas (either may be the host); without the lock.
@@ -230,8 +240,15 @@ class ObjectStore {
   std::vector<Place> places_;  // [0] the host, [1 + i] device i
   std::vector<accel_stream_t> streams_;
   std::map<uint64_t, std::weak_ptr<Object>> objects_;       // live objects, by id
-  std::vector<std::shared_ptr<Lineage>> lineages_to_free_;  // of freed objects: FreeLineages
-  std::function<void(uint32_t)> device_lost_;               // set once, before any get
+  std::vector<std::shared_ptr<Lineage>> lineages_to_free_;  // of freed objects: RunDeferred
+  struct Release {
+    void (*release)(void*, const void*);
+    void* user_data;
+    const void* data;
+  };
+  std::vector<Release> releases_to_run_;       // of freed adopted host replicas: RunDeferred
+  std::atomic<bool> deferred_pending_{false};  // either holds something: RunDeferred takes the lock only then
+  std::function<void(uint32_t)> device_lost_;  // set once, before any get
   uint64_t next_id_ = 1;
   uint64_t clock_ = 0;
   bool shut_down_ = false;

@@ -61,6 +61,18 @@ typedef struct accel_object_store_desc_t {
                                   created 0700 when missing, its files removed by the store */
 } accel_object_store_desc_t;
 
+/* accel_object_put_desc_t::flags. ADOPT: the store takes the caller's
+ * memory as the object's replica instead of copying it. A `buffer` (at
+ * `buffer_offset` 0; the object is its first `size` bytes) is then the
+ * store's: it destroys it when the replica goes, and the caller must neither
+ * use nor destroy it after a successful put. `data` must then stay unchanged
+ * until `release_data(release_user_data, data)` says the store is done with
+ * it (the object freed, or its bytes moved to a spill file); it is called
+ * once, on any thread, never under a lock of the store. The adopted bytes
+ * count in the place's figures like a copy (room is made first). On failure
+ * the memory stays the caller's. */
+#define ACCEL_OBJECT_PUT_ADOPT 0x1u
+
 /* Where the bytes of a put come from: `data` (host memory, copied), or
  * `buffer` at `buffer_offset` (a buffer on one of the runtime's devices,
  * copied into a device replica there). Exactly one of the two. */
@@ -71,8 +83,13 @@ typedef struct accel_object_put_desc_t {
   const void* data;      /* [optional] */
   accel_buffer_t buffer; /* [optional] */
   uint64_t buffer_offset;
-  uint64_t size;    /* > 0 */
-  const char* name; /* [optional] for messages: "object 7 ('weights')" */
+  uint64_t size;      /* > 0 */
+  const char* name;   /* [optional] for messages: "object 7 ('weights')" */
+  uint32_t flags;     /* ACCEL_OBJECT_PUT_*; 0: copy */
+  uint32_t reserved0; /* 0 */
+  /* With ACCEL_OBJECT_PUT_ADOPT and `data` (required then): the store is done with `data`. */
+  void (*release_data)(void* user_data, const void* data);
+  void* release_user_data;
 } accel_object_put_desc_t;
 
 typedef struct accel_object_info_t {

@@ -165,6 +165,20 @@ inline Object put(const Runtime& runtime, accel_buffer_t buffer, uint64_t offset
   return Object::adopt(object);
 }
 
+// Takes `buffer` (on one of the runtime's devices) as the replica of a new object of its first `size` bytes, without
+// a copy (ACCEL_OBJECT_PUT_ADOPT): the buffer is the store's once this returns, destroyed with the replica. When
+// this throws, it stays the caller's.
+inline Object adopt(const Runtime& runtime, accel_buffer_t buffer, uint64_t size, const char* name = nullptr) {
+  auto desc = detail::sized<accel_object_put_desc_t>(ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC);
+  desc.buffer = buffer;
+  desc.size = size;
+  desc.name = name;
+  desc.flags = ACCEL_OBJECT_PUT_ADOPT;
+  accel_object_t object = nullptr;
+  check(accel_object_put(runtime.handle(), &desc, &object));
+  return Object::adopt(object);
+}
+
 // Streams `path` into one object per entry of `locations` (empty: one on the host); see accel_object_put_file.
 inline std::vector<Object> put_file(const Runtime& runtime, const std::string& path,
                                     const std::vector<int32_t>& locations = {}, uint64_t chunk_size = 0) {

@@ -45,6 +45,7 @@ inline void exercise_objects(const accel::Runtime& rt, accel_buffer_t buffer) {
   accel::Runtime with_store = accel::make_runtime_with_store(nullptr, accel::ObjectStoreOptions{1, 2, "/tmp/x"}, 2);
   accel::Object o = accel::put(rt, "x", 1, "name");
   accel::Object from_buffer = accel::put(rt, buffer, 0, 16);
+  accel::Object adopted_buffer = accel::adopt(rt, buffer, 16, "name");
   accel::Object copy = o;
   copy = from_buffer;
   std::vector<accel::Object> parts =
@@ -68,7 +69,7 @@ inline void exercise_objects(const accel::Runtime& rt, accel_buffer_t buffer) {
   accel::Object argument = accel::task_object(context, 0);
   const accel::Future future;
   accel::Object result = accel::result_object(future);
-  static_cast<void>(static_cast<bool>(argument) && static_cast<bool>(result));
+  static_cast<void>(static_cast<bool>(argument) && static_cast<bool>(result) && static_cast<bool>(adopted_buffer));
 }
 static_assert(sizeof(accel::Runtime) == sizeof(accel_runtime_t) && sizeof(accel::Future) == sizeof(accel_future_t));
 static_assert(sizeof(accel::Actor<std::string>) == sizeof(accel_actor_t));

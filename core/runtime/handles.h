@@ -2,8 +2,9 @@
 // garbage, stale or wrong-type value is refused (docs/handles.md). The
 // runtime keeps its own table: it sees libaccel only through the public API.
 // Thread-safe: the table is split in shards by handle value, each with its
-// own mutex (the innermost lock), so that the submitting, waiting and worker
-// threads of many small tasks rarely meet on one.
+// own spin lock (the innermost lock, held for one hash-map operation), so that
+// the submitting, waiting and worker threads of many small tasks rarely meet
+// on one, and never sleep in the kernel when they do.
 #ifndef ACCEL_RUNTIME_HANDLES_H_
 #define ACCEL_RUNTIME_HANDLES_H_
 
@@ -15,6 +16,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+
+#include "spin_lock.h"
 
 namespace accel::runtime {
 
@@ -45,7 +48,7 @@ class HandleTable {
  private:
   static constexpr size_t kShards = 16;  // a power of two
   struct Shard {
-    mutable std::mutex mutex;
+    mutable SpinLock mutex;
     std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<void>>> live;
   };
   Shard& ShardOf(uint64_t handle) { return shards_[handle & (kShards - 1)]; }

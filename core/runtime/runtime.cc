@@ -474,7 +474,7 @@ void Runtime::Publish(Task& task, accel_status_t result) {
     shard.failed.fetch_add(1, std::memory_order_relaxed);
   }
   task.final_result = result;
-  task.final_message = task.message;
+  if (!task.message.empty()) task.final_message = task.message;  // a success's is empty: no store to its line
   task.done.store(true, std::memory_order_seq_cst);
   // Pairs with the waiter's count: a waiter that counted itself before `done` was set is woken under done_mutex.
   if (task.waiters.load(std::memory_order_seq_cst) > 0) {

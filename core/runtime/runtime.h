@@ -28,40 +28,9 @@
 #include "planner.h"
 #include "pointer_ring.h"
 #include "resources.h"
+#include "spin_lock.h"
 
 namespace accel::runtime {
-
-// A hint to the core that this thread spins.
-inline void SpinPause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// A lock for critical sections of a few instructions that threads on other
-// cores take often (the direct shards): a contended std::mutex puts its
-// waiter to sleep in the kernel, which costs far more than the section. Spins
-// with a pause, yielding the core now and then so that a preempted holder runs.
-class SpinLock {
- public:
-  void lock() noexcept {
-    for (int spins = 0; locked_.exchange(true, std::memory_order_acquire); ++spins) {
-      while (locked_.load(std::memory_order_relaxed)) {
-        if ((++spins & 1023) == 0) {
-          std::this_thread::yield();
-        } else {
-          SpinPause();
-        }
-      }
-    }
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
 
 class Runtime;
 struct PlacementGroup;
@@ -87,22 +56,44 @@ enum class TaskKind : unsigned char { kTask, kActorCall, kActorInit, kActorFinal
 // One submitted task and its future. Fields under the runtime's mutex except
 // where noted.
 struct Task {
+  // The fields a direct task's path touches come first and together: a worker that takes it from another core then
+  // fetches a few cache lines, not the whole object (docs/scheduler.md, "Figures").
+  //
+  // A direct task (docs/scheduler.md, "The direct path"): no dependencies,
+  // no devices, no retries. It goes to a worker without the runtime's lock;
+  // whoever sets `claimed` first (a worker, a thread waiting for it, a
+  // cancel, the shutdown) runs or ends it. Set before it is published.
+  std::atomic<bool> claimed{false};
+  // Completion, for futures that outlive the runtime: final_* are written
+  // before `done` is set and never after.
+  std::atomic<bool> done{false};
+  bool direct = false;
+  TaskKind kind = TaskKind::kTask;
+  // Set (under the runtime's lock) when a waiting task depends on this one
+  // while it may end without that lock: its end then schedules.
+  std::atomic<bool> has_dependents{false};
+  std::atomic<bool> cancel_requested{false};
+  std::atomic<bool> preempt_requested{false};
+  bool remake = false;
+  uint32_t shard = 0;                // its shard of Runtime::direct_
+  std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on done_cv
+  accel_status_t result = ACCEL_NOT_READY;
+  accel_status_t final_result = ACCEL_NOT_READY;
+  std::atomic<int> result_holders{2};  // its future and its end: the later one drops `result_object`'s reference
+  TaskState state = TaskState::kWaiting;
   uint64_t id = 0;
   const Runtime* owner = nullptr;
-  std::string name;  // "task 7 ('load')"; empty for an unnamed direct task: use Name()
   accel_task_function_t function = nullptr;
   void* user_data = nullptr;
   void (*release_user_data)(void*) = nullptr;
-  Request request;
-  std::vector<std::shared_ptr<Task>> dependencies;
-  uint32_t max_retries = 0;
-  uint32_t attempt = 0;
-  TaskKind kind = TaskKind::kTask;
+  accel_tenant_t tenant = nullptr;
   std::shared_ptr<Queue> queue;  // never null for kTask and kActorInit, but a direct task's of the default queue
-  int32_t priority = 0;
-  bool preemptible = false;
-  std::shared_ptr<Actor> actor;  // the actor of a call, init or finalize
-  bool charged = false;          // its placement counts in its queue's usage
+  // While in a DirectShard: the shard's reference (see there).
+  std::shared_ptr<Task> queued;
+  std::string message;  // the error when done; why it waits otherwise
+  std::string final_message;
+  // While placed: ranks, what each holds, the planner's placement (0 none).
+  std::vector<uint32_t> ranks;
   // 1.2 objects (docs/objectstore.md, "Tasks and objects"): the ones it reads, a reference each while it lives
   // (devices holding one of these are tried first); its result (accel_task_context_set_result), a reference the
   // future holds until released; results of attempts that did not end it, released at its end; and, for a run
@@ -110,49 +101,28 @@ struct Task {
   std::vector<HeldObject> near;
   HeldObject result_object;
   std::vector<HeldObject> drop_later;
-  std::weak_ptr<Object> remake_for;
-  bool remake = false;
   std::shared_ptr<Lineage>
-      unused_lineage;                  // made for `result_object` but refused (it had one): destroyed without locks
-  std::atomic<int> result_holders{2};  // its future and its end: the later one drops `result_object`'s reference
+      unused_lineage;  // made for `result_object` but refused (it had one): destroyed without locks
+  std::weak_ptr<Object> remake_for;
 
-  TaskState state = TaskState::kWaiting;
-  accel_status_t result = ACCEL_NOT_READY;
-  std::string message;  // the error when done; why it waits otherwise
-  std::atomic<bool> cancel_requested{false};
-  std::atomic<bool> preempt_requested{false};
-
-  // While placed: ranks, what each holds, the planner's placement (0 none).
-  std::vector<uint32_t> ranks;
+  // The rest: the scheduler's path, under the runtime's lock.
+  std::string name;  // "task 7 ('load')"; empty for an unnamed direct task: use Name()
+  Request request;
+  std::vector<std::shared_ptr<Task>> dependencies;
+  uint32_t max_retries = 0;
+  uint32_t attempt = 0;
+  int32_t priority = 0;
+  bool preemptible = false;
+  bool charged = false;          // its placement counts in its queue's usage
+  std::shared_ptr<Actor> actor;  // the actor of a call, init or finalize
   std::vector<int64_t> shares;
   std::vector<uint64_t> memory;
   uint64_t placement = 0;
-  accel_tenant_t tenant = nullptr;
-
-  // A direct task (docs/scheduler.md, "The direct path"): no dependencies,
-  // no devices, no retries. It goes to a worker without the runtime's lock;
-  // whoever sets `claimed` first (a worker, a thread waiting for it, a
-  // cancel, the shutdown) runs or ends it. Set before it is published.
-  bool direct = false;
-  uint32_t shard = 0;  // its shard of Runtime::direct_
-  std::atomic<bool> claimed{false};
-  // While in a DirectShard: the shard's reference (see there).
-  std::shared_ptr<Task> queued;
-  // Set (under the runtime's lock) when a waiting task depends on this one
-  // while it may end without that lock: its end then schedules.
-  std::atomic<bool> has_dependents{false};
 
   // The runtime, for the task's future (empty once destroyed); set with the future.
   std::weak_ptr<Runtime> runtime;
-
-  // Completion, for futures that outlive the runtime: final_* are written
-  // before `done` is set and never after.
-  std::atomic<bool> done{false};
-  std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on done_cv
-  std::mutex done_mutex;             // only for done_cv
+  std::mutex done_mutex;  // only for done_cv
   std::condition_variable done_cv;
-  accel_status_t final_result = ACCEL_NOT_READY;
-  std::string final_message;
 
   // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
   std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }

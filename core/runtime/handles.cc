@@ -4,14 +4,29 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <new>
+#include <utility>
 
 namespace accel::runtime {
 
 namespace {
+// A value: type tag (8 bits) | generation (24 bits, never 0) | slot index (32 bits).
 constexpr int kTagShift = 56;
-constexpr uint64_t kCounterMask = (uint64_t{1} << kTagShift) - 1;
+constexpr int kGenerationShift = 32;
+constexpr uint32_t kLastGeneration = (1U << 24) - 1;
 
 const char* Article(const char* noun) { return std::strchr("aeiou", noun[0]) != nullptr ? "an" : "a"; }
+
+uint64_t Value(HandleType type, uint32_t generation, uint32_t index) {
+  return (uint64_t{static_cast<uint8_t>(type)} << kTagShift) | (uint64_t{generation} << kGenerationShift) | index;
+}
+
+// The free list of the calling thread's slot (threads numbered in order of first use).
+size_t ThreadList(size_t lists) {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t slot = next.fetch_add(1, std::memory_order_relaxed);
+  return slot & (lists - 1);
+}
 }  // namespace
 
 const char* HandleTypeName(HandleType type) {
@@ -32,19 +47,64 @@ HandleTable& HandleTable::Get() {
   return *table;
 }
 
+HandleTable::Slot* HandleTable::SlotAt(uint32_t index) const {
+  if (index / kChunkSlots >= kChunks) return nullptr;  // a garbage value's
+  Slot* chunk = chunks_[index / kChunkSlots].load(std::memory_order_acquire);
+  return chunk == nullptr ? nullptr : &chunk[index % kChunkSlots];
+}
+
+uint32_t HandleTable::TakeSlot() {
+  FreeList& list = free_[ThreadList(kFreeLists)];
+  {
+    std::lock_guard lock(list.lock);
+    if (list.slots.size() > kKeepFree) {
+      const uint32_t index = list.slots.front();
+      list.slots.pop_front();
+      return index;
+    }
+  }
+  const uint32_t index = next_.fetch_add(1, std::memory_order_relaxed);
+  if (index / kChunkSlots >= kChunks) throw std::bad_alloc();  // 2^24 slots made: out of handles
+  if (chunks_[index / kChunkSlots].load(std::memory_order_acquire) == nullptr) {
+    std::lock_guard lock(grow_mutex_);
+    auto& chunk = chunks_[index / kChunkSlots];
+    if (chunk.load(std::memory_order_relaxed) == nullptr) chunk.store(new Slot[kChunkSlots], std::memory_order_release);
+  }
+  return index;
+}
+
+void HandleTable::GiveBack(uint32_t index, uint32_t generation) {
+  if (generation >= kLastGeneration) return;  // retired: its values are all spent
+  FreeList& list = free_[ThreadList(kFreeLists)];
+  std::lock_guard lock(list.lock);
+  list.slots.push_back(index);
+}
+
 uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<void> object) {
-  const uint64_t counter = next_.fetch_add(1, std::memory_order_relaxed);
-  const uint64_t handle = (uint64_t{static_cast<uint8_t>(type)} << kTagShift) | (counter & kCounterMask);
-  Shard& shard = ShardOf(handle);
-  std::lock_guard lock(shard.mutex);
-  shard.live.emplace(handle, std::make_pair(type, std::move(object)));
-  return handle;
+  const uint32_t index = TakeSlot();
+  Slot& slot = *SlotAt(index);
+  std::lock_guard lock(slot.lock);
+  ++slot.generation;
+  slot.handle = Value(type, slot.generation, index);
+  slot.object = std::move(object);
+  return slot.handle;
 }
 
 bool HandleTable::Remove(uint64_t handle) {
-  Shard& shard = ShardOf(handle);
-  std::lock_guard lock(shard.mutex);
-  return shard.live.erase(handle) != 0;
+  const auto index = static_cast<uint32_t>(handle);
+  Slot* slot = handle == 0 ? nullptr : SlotAt(index);
+  if (slot == nullptr) return false;
+  std::shared_ptr<void> object;  // dropped after the lock: its destructor may do anything
+  uint32_t generation = 0;
+  {
+    std::lock_guard lock(slot->lock);
+    if (slot->handle != handle) return false;
+    slot->handle = 0;
+    object = std::move(slot->object);
+    generation = slot->generation;
+  }
+  GiveBack(index, generation);
+  return true;
 }
 
 std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::string* why) const {
@@ -59,7 +119,8 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
       tag == static_cast<uint8_t>(HandleType::kPlacementGroup) || tag == static_cast<uint8_t>(HandleType::kQueue) ||
       tag == static_cast<uint8_t>(HandleType::kActor) || tag == static_cast<uint8_t>(HandleType::kObject) ||
       tag == static_cast<uint8_t>(HandleType::kObjectView);
-  if (!known) {
+  const auto generation = static_cast<uint32_t>((handle >> kGenerationShift) & kLastGeneration);
+  if (!known || generation == 0) {
     *why = fmt::format("(0x{:x}) is not an Accel runtime handle (expected a {} handle)", handle, want);
     return nullptr;
   }
@@ -68,14 +129,14 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
     *why = fmt::format("is {} {} handle, not {} {} handle", Article(have), have, Article(want), want);
     return nullptr;
   }
-  const Shard& shard = ShardOf(handle);
-  std::lock_guard lock(shard.mutex);
-  auto it = shard.live.find(handle);
-  if (it == shard.live.end()) {
-    *why = fmt::format("is a stale {} handle (already destroyed or released)", want);
-    return nullptr;
+  const auto index = static_cast<uint32_t>(handle);
+  const Slot* slot = SlotAt(index);
+  if (slot != nullptr) {
+    std::lock_guard lock(slot->lock);
+    if (slot->handle == handle) return slot->object;
   }
-  return it->second.second;
+  *why = fmt::format("is a stale {} handle (already destroyed or released)", want);
+  return nullptr;
 }
 
 }  // namespace accel::runtime

@@ -1,10 +1,18 @@
-// The runtime's handles: ids (type tag, counter) looked up in one table, so a
-// garbage, stale or wrong-type value is refused (docs/handles.md). The
-// runtime keeps its own table: it sees libaccel only through the public API.
-// Thread-safe: the table is split in shards by handle value, each with its
-// own spin lock (the innermost lock, held for one hash-map operation), so that
-// the submitting, waiting and worker threads of many small tasks rarely meet
-// on one, and never sleep in the kernel when they do.
+// The runtime's handles (docs/handles.md): a value names a type (its top
+// byte), a slot of one table and that slot's generation, so a garbage, stale
+// or wrong-type value is refused. The runtime keeps its own table: it sees
+// libaccel only through the public API. A value is never given out twice: a
+// slot is reused, first in first out, only once a thousand others are free,
+// with its generation one higher, and retired when the generation runs out.
+//
+//   uint64_t h = HandleTable::Get().Insert(HandleType::kFuture, task);
+//   auto found = HandleTable::Get().Find(h, HandleType::kFuture, &why);  // null and why: stale, wrong type...
+//   HandleTable::Get().Remove(h);
+//
+// Thread-safe: each slot has its own spin lock (the innermost lock, held for
+// a compare and a shared_ptr copy), free slots are kept in per-thread-slot
+// lists, so the submitting, waiting and worker threads of many small tasks
+// rarely meet, and never sleep in the kernel when they do.
 #ifndef ACCEL_RUNTIME_HANDLES_H_
 #define ACCEL_RUNTIME_HANDLES_H_
 
@@ -12,10 +20,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "spin_lock.h"
 
@@ -37,25 +45,41 @@ class HandleTable {
  public:
   static HandleTable& Get();
 
-  // Registers `object`; handle values are never reused.
+  // Registers `object`; the value returned is never given out again.
   uint64_t Insert(HandleType type, std::shared_ptr<void> object);
-  // Unregisters; false when it was not live.
+  // Unregisters; false when it was not live. The object's reference is dropped outside the table's locks.
   bool Remove(uint64_t handle);
   // The live object of `type`, or null with `*why` saying what the value is
   // ("is a stale future handle", "is NULL (expected a runtime handle)").
   std::shared_ptr<void> Find(uint64_t handle, HandleType type, std::string* why) const;
 
  private:
-  static constexpr size_t kShards = 16;  // a power of two
-  struct Shard {
-    mutable SpinLock mutex;
-    std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<void>>> live;
+  struct Slot {
+    mutable SpinLock lock;
+    uint64_t handle = 0;  // the live value naming this slot; 0 when free
+    std::shared_ptr<void> object;
+    uint32_t generation = 0;  // of the last value given out here
   };
-  Shard& ShardOf(uint64_t handle) { return shards_[handle & (kShards - 1)]; }
-  const Shard& ShardOf(uint64_t handle) const { return shards_[handle & (kShards - 1)]; }
+  static constexpr uint32_t kChunkSlots = 4096;
+  static constexpr uint32_t kChunks = 4096;  // 2^24 live handles at most
+  static constexpr size_t kFreeLists = 16;   // a power of two
+  static constexpr size_t kKeepFree = 1024;  // a list reuses a slot only when it holds more than this
 
-  std::array<Shard, kShards> shards_;
-  std::atomic<uint64_t> next_{1};
+  struct alignas(64) FreeList {
+    SpinLock lock;
+    std::deque<uint32_t> slots;
+  };
+
+  // The slot at `index`; null past the slots made.
+  Slot* SlotAt(uint32_t index) const;
+  // A free slot's index and the generation its next value gets.
+  uint32_t TakeSlot();
+  void GiveBack(uint32_t index, uint32_t generation);
+
+  std::unique_ptr<std::atomic<Slot*>[]> chunks_ { new std::atomic<Slot*>[ kChunks ]() };
+  std::mutex grow_mutex_;                      // making a chunk
+  alignas(64) std::atomic<uint32_t> next_{0};  // slots made so far
+  std::array<FreeList, kFreeLists> free_;
 };
 
 }  // namespace accel::runtime

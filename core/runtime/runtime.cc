@@ -321,7 +321,7 @@ void Runtime::WorkerLoop() {
     bool found = false;
     spinning_.fetch_add(1, std::memory_order_seq_cst);
     for (int i = 0; i < kWorkerSpins && !found; ++i) {
-      if ((i & 15) == 0) {
+      if ((i & 127) == 0) {
         // As StealDirect sees it: a shard with two, or with one once the grace is over.
         const size_t most = DirectMost();
         lone_ok = i >= kLoneTaskSpins;

@@ -39,7 +39,8 @@ inline std::vector<uint8_t> Pattern(size_t size, uint32_t seed) {
 // A runtime whose store has the given capacities and spill directory.
 class StoreRuntime {
  public:
-  StoreRuntime(uint64_t host_capacity, uint64_t device_capacity, const std::string& spill_directory)
+  StoreRuntime(uint64_t host_capacity, uint64_t device_capacity, const std::string& spill_directory,
+               uint32_t workers = 2)
       : instance_(nullptr) {
     accel_object_store_desc_t sd{};
     sd.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_DESC;
@@ -51,10 +52,17 @@ class StoreRuntime {
     d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
     d.struct_size = sizeof(d);
     d.next = &sd;
-    d.worker_threads = 2;
+    d.worker_threads = workers;
     EXPECT_EQ(accel_runtime_create(instance_.get(), &d, &runtime_), ACCEL_SUCCESS) << accel_last_error();
   }
-  ~StoreRuntime() { EXPECT_EQ(accel_runtime_destroy(runtime_), ACCEL_SUCCESS) << accel_last_error(); }
+  ~StoreRuntime() { Destroy(); }
+  // Destroys the runtime now (the destructor then does nothing).
+  void Destroy() {
+    if (runtime_ != nullptr) {
+      EXPECT_EQ(accel_runtime_destroy(runtime_), ACCEL_SUCCESS) << accel_last_error();
+    }
+    runtime_ = nullptr;
+  }
   StoreRuntime(const StoreRuntime&) = delete;
   StoreRuntime& operator=(const StoreRuntime&) = delete;
 
@@ -69,6 +77,13 @@ class StoreRuntime {
     d.size = bytes.size();
     d.name = name;
     return accel_object_put(runtime_, &d, out);
+  }
+
+  // A put that must succeed; the object.
+  accel_object_t Put(const std::vector<uint8_t>& bytes) const {
+    accel_object_t o = nullptr;
+    EXPECT_EQ(Put(bytes, &o), ACCEL_SUCCESS) << accel_last_error();
+    return o;
   }
 
   accel_object_store_usage_t Usage(int32_t location) const {

@@ -22,33 +22,12 @@
 #include <sstream>
 #include <string>
 
+#include "object_share_util.h"
+
 namespace {
 
-uint64_t Fnv1a(const void* data, uint64_t size) {
-  uint64_t h = 1469598103934665603ULL;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (uint64_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-// "perms:kind" of the /proc/self/maps line holding `address`, e.g. "r--s:memfd".
-std::string MappingOf(const void* address) {
-  const auto a = reinterpret_cast<uintptr_t>(address);
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    uintptr_t start = 0, end = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
-    if (a >= start && a < end) {
-      return std::string(perms) + ":" + (line.find("/memfd:") != std::string::npos ? "memfd" : "other");
-    }
-  }
-  return "none";
-}
+using accel_share_test::Checksum;
+using accel_share_test::MappingOf;
 
 }  // namespace
 
@@ -100,10 +79,9 @@ int main(int argc, char** argv) {
         u.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE;
         u.struct_size = sizeof(u);
         accel_object_store_get_usage(rt, ACCEL_OBJECT_LOCATION_HOST, &u);
-        char sum[32];
-        std::snprintf(sum, sizeof(sum), "%016" PRIx64, Fnv1a(vi.host_address, vi.size));
+        const std::string sum = Checksum(vi.host_address, vi.size);
         const bool ok = sum == expected;
-        std::printf("%s %s maps=%s used=%" PRIu64 " transfers=%" PRIu64 "\n", ok ? "ok" : "fail", sum,
+        std::printf("%s %s maps=%s used=%" PRIu64 " transfers=%" PRIu64 "\n", ok ? "ok" : "fail", sum.c_str(),
                     MappingOf(vi.host_address).c_str(), u.used, u.transfers_in);
         std::fflush(stdout);
         return ok;

@@ -31,6 +31,8 @@
 #include <vector>
 
 #include "agent/protocol.h"
+#include "object_fixture.h"
+#include "object_share_util.h"
 #include "runtime_fixture.h"
 #include "test_util.h"
 
@@ -41,45 +43,10 @@ namespace {
 using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
 namespace oa = accel::object_agent;
 
-constexpr int32_t kHost = ACCEL_OBJECT_LOCATION_HOST;
-
-std::vector<uint8_t> Pattern(size_t size, uint32_t seed) {
-  std::vector<uint8_t> v(size);
-  uint64_t x = 0x9E3779B97F4A7C15ULL * (seed + 1);
-  for (size_t i = 0; i < size; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    v[i] = static_cast<uint8_t>(x);
-  }
-  return v;
-}
-
 std::string Checksum(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 1469598103934665603ULL;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 1099511628211ULL;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%016" PRIx64, h);
-  return text;
+  return accel_share_test::Checksum(bytes.data(), bytes.size());
 }
-
-// "perms:memfd" or "perms:other" of the /proc/self/maps line holding `address`.
-std::string MappingOf(const void* address) {
-  const auto a = reinterpret_cast<uintptr_t>(address);
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    uintptr_t start = 0, end = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %7s", &start, &end, perms) != 3) continue;
-    if (a >= start && a < end)
-      return std::string(perms) + (line.find("/memfd:") != std::string::npos ? ":memfd" : ":other");
-  }
-  return "none";
-}
+using accel_share_test::MappingOf;
 
 size_t OpenFds() {
   size_t n = 0;
@@ -95,59 +62,10 @@ bool Alive(pid_t pid) {
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
-// A runtime with its instance.
-class Rt {
+// A runtime with its instance and one worker, the store's defaults.
+class Rt : public StoreRuntime {
  public:
-  Rt() {
-    accel_runtime_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-    d.struct_size = sizeof(d);
-    d.worker_threads = 1;
-    EXPECT_EQ(accel_runtime_create(instance_.get(), &d, &rt_), ACCEL_SUCCESS) << accel_last_error();
-  }
-  ~Rt() { Destroy(); }
-  Rt(const Rt&) = delete;
-  Rt& operator=(const Rt&) = delete;
-  void Destroy() {
-    if (rt_ != nullptr) {
-      EXPECT_EQ(accel_runtime_destroy(rt_), ACCEL_SUCCESS) << accel_last_error();
-    }
-    rt_ = nullptr;
-  }
-  accel_runtime_t get() const { return rt_; }
-  accel_instance_t instance() const { return instance_.get(); }
-
-  accel_object_t Put(const std::vector<uint8_t>& bytes) const {
-    accel_object_put_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
-    d.struct_size = sizeof(d);
-    d.data = bytes.data();
-    d.size = bytes.size();
-    accel_object_t o = nullptr;
-    EXPECT_EQ(accel_object_put(rt_, &d, &o), ACCEL_SUCCESS) << accel_last_error();
-    return o;
-  }
-  accel_object_store_usage_t Usage(int32_t location) const {
-    accel_object_store_usage_t u{};
-    u.stype = ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE;
-    u.struct_size = sizeof(u);
-    EXPECT_EQ(accel_object_store_get_usage(rt_, location, &u), ACCEL_SUCCESS) << accel_last_error();
-    return u;
-  }
-  accel_device_t Device(uint32_t index) const {
-    accel_runtime_device_t rd{};
-    rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
-    rd.struct_size = sizeof(rd);
-    EXPECT_EQ(accel_runtime_get_device(rt_, index, &rd), ACCEL_SUCCESS) << accel_last_error();
-    uint32_t n = 1;
-    accel_device_t device = nullptr;
-    EXPECT_EQ(accel_physical_device_enumerate_devices(rd.physical_device, &n, &device), ACCEL_SUCCESS);
-    return device;
-  }
-
- private:
-  ScopedInstance instance_{nullptr};
-  accel_runtime_t rt_ = nullptr;
+  Rt() : StoreRuntime(0, 0, "", 1) {}
 };
 
 std::string Share(accel_object_t object) {

@@ -300,7 +300,11 @@ ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group
     if (inout_count == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'inout_count' is NULL");
     auto rt = g->runtime.lock();
     if (!rt) return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION, "the group's runtime was destroyed");
-    const auto slots = g->slots;  // immutable after creation except the free fields
+    std::vector<PlacementGroup::Slot> slots;  // set once placed; then fixed but for the free fields
+    if (!rt->GroupSlots(*g, &slots)) {
+      *inout_count = 0;
+      return ACCEL_NOT_READY;  // pending (ACCEL_PLACEMENT_GROUP_WAIT): no devices yet
+    }
     if (out_devices == nullptr) {
       *inout_count = static_cast<uint32_t>(slots.size());
       return ACCEL_SUCCESS;
@@ -330,6 +334,33 @@ ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group
     }
     *inout_count = static_cast<uint32_t>(slots.size());
     return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_placement_group_wait(accel_placement_group_t group, uint64_t timeout_ns) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<PlacementGroup>(fn, group, HandleType::kPlacementGroup, "group", &status);
+    if (!g) return status;
+    auto rt = g->runtime.lock();
+    if (!rt) return Fail(fn, ACCEL_ERROR_CANCELLED, "the group's runtime was destroyed");
+    std::string why;
+    status = rt->WaitGroup(g, timeout_ns, &why);
+    return status == ACCEL_SUCCESS ? status : Fail(fn, status, why);
+  });
+}
+
+ACCEL_API accel_status_t accel_placement_group_get_message(accel_placement_group_t group, size_t size, char* out_text,
+                                                           size_t* out_size) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<PlacementGroup>(fn, group, HandleType::kPlacementGroup, "group", &status);
+    if (!g) return status;
+    auto rt = g->runtime.lock();
+    const std::string text = rt ? rt->GroupMessage(*g) : std::string("its runtime was destroyed");
+    return CopyText(fn, text, size, out_text, out_size);
   });
 }
 

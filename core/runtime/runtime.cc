@@ -186,6 +186,9 @@ void Runtime::Shutdown() {
       actor->destroyed = true;
       EndActor(actor);
     }
+    // Pending placement groups never get placed now: their waits end (ACCEL_ERROR_CANCELLED).
+    for (auto& group : pending_groups_) group->placed_cv.notify_all();
+    pending_groups_.clear();
   }
   for (auto& task : direct) CancelForShutdown(task);
   { std::lock_guard ready_lock(ready_mutex_); }
@@ -559,13 +562,19 @@ accel_status_t Runtime::ReadRequest(const accel_resource_request_t* in, const st
     }
     q.bundle = r.bundle_index;
     if (q.memory == 0) {
-      // A share of the bundle's memory, in proportion to the share of its compute.
+      // A share of the bundle's memory, in proportion to the share of its compute (of what the bundle asked, while
+      // its group is pending).
       std::lock_guard lock(mutex_);
       for (const auto& slot : q.group->slots) {
         if (slot.bundle != q.bundle) continue;
         const double part = std::min(1.0, static_cast<double>(ShareUnits(q.share)) / static_cast<double>(slot.share));
         q.memory = static_cast<uint64_t>(static_cast<double>(slot.memory) * part);
         break;
+      }
+      if (q.group->pending && q.bundle < q.group->gang.bundles.size()) {
+        const planner::Bundle& b = q.group->gang.bundles[q.bundle];
+        const double part = std::min(1.0, q.share / b.share);
+        q.memory = static_cast<uint64_t>(static_cast<double>(b.memory) * part);
       }
     }
   } else if (q.memory == 0) {
@@ -597,6 +606,20 @@ planner::Gang Runtime::GangOf(const Request& request) const {
 
 accel_status_t Runtime::Feasible(const Request& request, std::string* why) const {
   if (request.device_count == 0) return ACCEL_SUCCESS;
+  if (request.group && request.group->pending) {
+    // What the bundle will hold once placed: the amounts it asked for on each of its devices.
+    const planner::Bundle& b = request.group->gang.bundles[request.bundle];
+    if (b.devices >= request.device_count && ShareUnits(b.share) >= ShareUnits(request.share) &&
+        b.memory >= request.memory) {
+      return ACCEL_SUCCESS;
+    }
+    *why = fmt::format(
+        "bundle {} of placement group '{}' asks {} device(s) with share {:g} and {} each; the task asks {} "
+        "device(s) with share {:g} and {}",
+        request.bundle, request.group->name, b.devices, b.share, Bytes(b.memory), request.device_count, request.share,
+        Bytes(request.memory));
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
   if (request.group) {
     uint32_t fit = 0;
     uint32_t held = 0;
@@ -782,6 +805,21 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   // Ending a task can release its dependents in the same pass: repeat until stable.
   while (progress) {
     progress = false;
+    // Pending placement groups first, oldest first (docs/scheduler.md, "Placement groups"): a gang that fits now is
+    // placed before single tasks take the room.
+    for (auto it = pending_groups_.begin(); it != pending_groups_.end();) {
+      PlacementGroup& g = **it;
+      std::string why;
+      if (!g.destroyed && !stopping_ && PlaceGroup(g, &why) != ACCEL_SUCCESS) {
+        g.message = std::move(why);
+        ++it;
+        continue;
+      }
+      if (!g.destroyed && !stopping_) progress = true;  // placed: its waiting tasks may start
+      g.pending = g.destroyed || stopping_ ? g.pending : false;
+      g.placed_cv.notify_all();
+      it = pending_groups_.erase(it);
+    }
     keep.clear();
     candidates.clear();
     std::unordered_set<const Actor*> blocked;  // actors whose next call in order cannot start now
@@ -856,6 +894,12 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
         continue;
       }
       if (stopping_) {
+        keep.push_back(task);
+        continue;
+      }
+      if (task->request.group && task->request.group->pending) {
+        task->message = fmt::format("placement group '{}' is not placed yet: {}", task->request.group->name,
+                                    task->request.group->message);
         keep.push_back(task);
         continue;
       }
@@ -1434,23 +1478,84 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
     b.selector = q.selector;
     gang.bundles.push_back(std::move(b));
   }
+  const uint32_t flags =
+      desc.struct_size >= offsetof(accel_placement_group_desc_t, flags) + sizeof(desc.flags) ? desc.flags : 0;
+  if ((flags & ~ACCEL_PLACEMENT_GROUP_WAIT) != 0) {
+    *why = fmt::format("'desc->flags' 0x{:x} has bits no ACCEL_PLACEMENT_GROUP_* flag names", flags);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
+  if (desc.struct_size >= offsetof(accel_placement_group_desc_t, reserved1) + sizeof(desc.reserved1) &&
+      desc.reserved1 != 0) {
+    *why = "'desc->reserved1' must be 0";
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+  }
   auto group = std::make_shared<PlacementGroup>();
   group->bundle_count = desc.bundle_count;
   group->runtime = weak_from_this();
+  group->gang = std::move(gang);
+  group->label = desc.name != nullptr ? fmt::format("placement group '{}': ", desc.name) : std::string();
+  if (desc.name != nullptr && desc.name[0] != '\0') group->name = desc.name;
   std::lock_guard lock(mutex_);
   if (stopping_) {
     *why = "the runtime is being destroyed";
     return ACCEL_ERROR_FAILED_PRECONDITION;
   }
-  const std::string label = desc.name != nullptr ? fmt::format("placement group '{}': ", desc.name) : std::string();
   if (queue && queue->children > 0) {
-    *why = fmt::format("{}queue '{}' has child queues: placement groups go to leaf queues", label, queue->name);
+    *why = fmt::format("{}queue '{}' has child queues: placement groups go to leaf queues", group->label, queue->name);
     return ACCEL_ERROR_INVALID_ARGUMENT;
   }
-  auto placed = planner_.Place(gang);
-  if (!placed) {
+  group->queue = std::move(queue);  // charged once placed
+  std::string placed_why;
+  if (PlaceGroup(*group, &placed_why) == ACCEL_SUCCESS) {
+    *out = std::move(group);
+    return ACCEL_SUCCESS;
+  }
+  if ((flags & ACCEL_PLACEMENT_GROUP_WAIT) != 0) {
+    // Waits only for what could ever fit: every device free (lost ones excepted), and within its queue's limits.
+    planner::Planner scratch(*resources_.cluster);
+    for (uint32_t i = 0; i < resources_.devices.size(); ++i) {
+      if (planner_.disabled(i)) scratch.Disable(i);
+    }
+    auto ever = scratch.Place(group->gang);
+    std::string never;
+    if (!ever) {
+      never = fmt::format("no devices of the runtime could ever hold it, even all free: {}", ever.error().message);
+    } else if (group->queue) {
+      int64_t share = 0;
+      uint64_t memory = 0;
+      for (const auto& a : ever->assignments) {
+        share += a.share;
+        memory += a.memory;
+      }
+      for (const Queue* q = group->queue.get(); q != nullptr && never.empty(); q = q->parent.get()) {
+        if ((q->limit_share > 0 && share > q->limit_share) || (q->limit_memory > 0 && memory > q->limit_memory)) {
+          never = fmt::format("it asks {:g} device(s) and {} in all, more than queue '{}' may ever hold",
+                              Devices(share), Bytes(memory), q->name);
+        }
+      }
+    }
+    if (never.empty()) {
+      group->pending = true;
+      group->message = std::move(placed_why);
+      if (group->name.empty()) group->name = fmt::format("pending group {}", pending_groups_.size() + 1);
+      if (group->queue) ++group->queue->open_work;  // a queue with a pending group is not empty
+      pending_groups_.push_back(group);
+      *out = std::move(group);
+      return ACCEL_SUCCESS;
+    }
     ++counters_.placement_groups_refused;
-    *why = fmt::format("{}nothing is held: {}", label, placed.error().message);
+    *why = fmt::format("{}nothing is held: {}", group->label, never);
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  }
+  ++counters_.placement_groups_refused;
+  *why = fmt::format("{}nothing is held: {}", group->label, placed_why);
+  return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+}
+
+accel_status_t Runtime::PlaceGroup(PlacementGroup& group, std::string* why) {
+  auto placed = planner_.Place(group.gang);
+  if (!placed) {
+    *why = placed.error().message;
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
   }
   int64_t share = 0;
@@ -1459,37 +1564,68 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
     share += a.share;
     memory += a.memory;
   }
-  if (queue) {
-    // The same limits as a task's (docs/scheduler.md, "Queues"): refused now, never waiting, nothing held.
-    const std::string limit = OverLimit(queue.get(), share, memory, "group");
+  if (group.queue) {
+    // The same limits as a task's (docs/scheduler.md, "Queues"): refused (or still pending), nothing held.
+    const std::string limit = OverLimit(group.queue.get(), share, memory, "group");
     if (!limit.empty()) {
       planner_.Release(placed->id);
-      ++counters_.placement_groups_refused;
-      *why = fmt::format("{}nothing is held: {}", label, limit);
+      *why = limit;
       return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
-    ChargePath(queue.get(), share, memory, +1);
-    ++queue->open_work;
-    group->charged_share = share;
-    group->charged_memory = memory;
-    group->queue = std::move(queue);
+    ChargePath(group.queue.get(), share, memory, +1);
+    if (!group.pending) ++group.queue->open_work;  // a pending group counted itself already
+    group.charged_share = share;
+    group.charged_memory = memory;
   }
   ++counters_.placement_groups_created;
-  group->placement = placed->id;
-  group->name = desc.name != nullptr && desc.name[0] != '\0' ? desc.name : fmt::format("group {}", placed->id);
+  group.placement = placed->id;
+  if (group.name.empty()) group.name = fmt::format("group {}", placed->id);
   for (const auto& a : placed->assignments) {
-    group->slots.push_back({a.bundle, a.device, a.share, a.memory, a.share, a.memory});
+    group.slots.push_back({a.bundle, a.device, a.share, a.memory, a.share, a.memory});
   }
-  *out = std::move(group);
   return ACCEL_SUCCESS;
+}
+
+accel_status_t Runtime::WaitGroup(const std::shared_ptr<PlacementGroup>& group, uint64_t timeout_ns, std::string* why) {
+  std::unique_lock lock(mutex_);
+  const auto ended = [&] { return !group->pending || group->destroyed || stopping_; };
+  if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
+    group->placed_cv.wait(lock, ended);
+  } else if (!group->placed_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
+                                        ended)) {
+    *why = fmt::format("{}not placed within {} ns: {}", group->label, timeout_ns, group->message);
+    return ACCEL_ERROR_TIMEOUT;
+  }
+  if (!group->pending) return ACCEL_SUCCESS;
+  *why = fmt::format("{}{} before it was placed", group->label,
+                     group->destroyed ? "destroyed" : "its runtime was destroyed");
+  return ACCEL_ERROR_CANCELLED;
+}
+
+bool Runtime::GroupSlots(const PlacementGroup& group, std::vector<PlacementGroup::Slot>* out) const {
+  std::lock_guard lock(mutex_);
+  if (group.pending) return false;
+  *out = group.slots;
+  return true;
+}
+
+std::string Runtime::GroupMessage(const PlacementGroup& group) const {
+  std::lock_guard lock(mutex_);
+  if (!group.pending) return "placed";
+  if (group.destroyed) return "destroyed before it was placed";
+  return group.message;
 }
 
 void Runtime::DestroyGroup(const std::shared_ptr<PlacementGroup>& group) {
   {
     std::unique_lock lock(mutex_);
     group->destroyed = true;
+    if (group->pending) {
+      if (group->queue) --group->queue->open_work;
+      group->placed_cv.notify_all();
+    }
     ReleaseGroup(*group);
-    Schedule(lock);
+    Schedule(lock);  // drops it from the pending ones, cancels its waiting tasks
   }
   FlushReleases();
 }

@@ -195,6 +195,13 @@ struct PlacementGroup {
   std::shared_ptr<Queue> queue;
   int64_t charged_share = 0;
   uint64_t charged_memory = 0;
+  // 1.2 (ACCEL_PLACEMENT_GROUP_WAIT): not placed yet. Its gang is kept for the scheduling passes that try it; its
+  // message says why it waits; placed_cv (with the runtime's mutex) wakes accel_placement_group_wait.
+  bool pending = false;
+  planner::Gang gang;
+  std::string label;  // "placement group 'g': " or ""
+  std::string message;
+  std::condition_variable placed_cv;
 };
 
 class Runtime : public std::enable_shared_from_this<Runtime> {
@@ -235,6 +242,14 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   accel_status_t CreateGroup(const accel_placement_group_desc_t& desc, std::shared_ptr<Queue> queue,
                              std::shared_ptr<PlacementGroup>* out, std::string* why);
   void DestroyGroup(const std::shared_ptr<PlacementGroup>& group);
+  // Under the lock: places `group`'s gang now, charges its queue, fills its slots; or says why not (nothing held).
+  accel_status_t PlaceGroup(PlacementGroup& group, std::string* why);
+  // Waits until `group` is placed: ACCEL_SUCCESS, ACCEL_ERROR_TIMEOUT, or ACCEL_ERROR_CANCELLED (destroyed first).
+  accel_status_t WaitGroup(const std::shared_ptr<PlacementGroup>& group, uint64_t timeout_ns, std::string* why);
+  // A copy of the group's slots under the lock; false while it is pending.
+  bool GroupSlots(const PlacementGroup& group, std::vector<PlacementGroup::Slot>* out) const;
+  // "placed", or why it waits.
+  std::string GroupMessage(const PlacementGroup& group) const;
 
   // Why `task` waits ("capacity: ...", "waiting for dependency 0 (...)"), "" when it does not.
   std::string Explain(const Task& task) const;
@@ -412,6 +427,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::shared_ptr<Queue> default_queue_;
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;
+  std::deque<std::shared_ptr<PlacementGroup>> pending_groups_;  // ACCEL_PLACEMENT_GROUP_WAIT, oldest first
   // Placed preemptible tasks, by id: the candidates of Reclaim.
   std::unordered_map<uint64_t, std::shared_ptr<Task>> preemptible_;
   uint64_t next_actor_ = 1;

@@ -42,8 +42,8 @@ extern "C" {
 typedef struct accel_runtime_s* accel_runtime_t;
 typedef struct accel_future_s* accel_future_t;
 typedef struct accel_placement_group_s* accel_placement_group_t;
-typedef struct accel_queue_s* accel_queue_t; /* 1.1 */
-typedef struct accel_actor_s* accel_actor_t; /* 1.1 */
+typedef struct accel_queue_s* accel_queue_t;   /* 1.1 */
+typedef struct accel_actor_s* accel_actor_t;   /* 1.1 */
 typedef struct accel_object_s* accel_object_t; /* 1.2: an object of the store (accel/object_store.h) */
 /* Valid only during the task function's call, on its thread. */
 typedef struct accel_task_context_s* accel_task_context_t;
@@ -206,9 +206,22 @@ typedef struct accel_placement_group_desc_t {
   /* 1.1 (present when struct_size covers it) */
   accel_queue_t queue; /* [optional] a leaf queue: the reservation counts against its and its ancestors' quota and
                           limits for the group's life; NULL: outside queue accounting */
+  /* 1.2 */
+  uint32_t flags;     /* ACCEL_PLACEMENT_GROUP_* */
+  uint32_t reserved1; /* 0 */
 } accel_placement_group_desc_t;
 
-/* Reserves every bundle or none, now. On success each bundle holds its
+/* accel_placement_group_desc_t::flags (1.2). WAIT: a group that cannot be
+ * placed now (but could be on the runtime's devices, all free) is made
+ * pending instead of refused: it holds nothing, and is placed, every bundle
+ * at once, as soon as it fits (tried before the waiting tasks whenever
+ * capacity frees). accel_placement_group_wait waits for that; tasks submitted
+ * into its bundles wait until then; accel_placement_group_get_message says
+ * why it waits. */
+#define ACCEL_PLACEMENT_GROUP_WAIT 0x1u
+
+/* Reserves every bundle or none, now (or, with ACCEL_PLACEMENT_GROUP_WAIT,
+ * as soon as they fit). On success each bundle holds its
  * devices until the group is destroyed; tasks run inside a bundle through
  * accel_resource_request_t.placement_group.
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (bad
@@ -245,6 +258,21 @@ typedef struct accel_bundle_device_t {
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
 ACCEL_API accel_status_t accel_placement_group_get_devices(accel_placement_group_t group, uint32_t* inout_count,
                                                            accel_bundle_device_t* out_devices); /* [out][optional] */
+
+/* 1.2: waits until the group is placed (ACCEL_PLACEMENT_GROUP_WAIT), or
+ * `timeout_ns` passed (ACCEL_TIMEOUT_INFINITE: no limit). A placed group
+ * returns at once. Returns ACCEL_SUCCESS, ACCEL_ERROR_TIMEOUT (still
+ * pending), ACCEL_ERROR_CANCELLED (destroyed, or its runtime destroyed, while
+ * pending), ACCEL_ERROR_INVALID_HANDLE. While pending, get_devices returns
+ * ACCEL_NOT_READY and no entries. */
+ACCEL_API accel_status_t accel_placement_group_wait(accel_placement_group_t group, uint64_t timeout_ns);
+
+/* 1.2: why a pending group waits ("placed" once placed), the text pattern
+ * of accel_future_get_message. Returns ACCEL_ERROR_INVALID_HANDLE,
+ * ACCEL_ERROR_INVALID_ARGUMENT. */
+ACCEL_API accel_status_t accel_placement_group_get_message(accel_placement_group_t group, size_t size,
+                                                           char* out_text,    /* [out][optional] */
+                                                           size_t* out_size); /* [out] */
 
 /*===----------------------------------------------------------------------===*/
 /* Tasks and futures                                                          */

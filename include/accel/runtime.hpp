@@ -487,7 +487,7 @@ class PlacementGroup : public detail::Owner<accel_placement_group_t, accel_place
   PlacementGroup(Runtime& runtime, const std::vector<ResourceRequest>& bundles,
                  accel_placement_strategy_t strategy = ACCEL_PLACEMENT_STRATEGY_PACK,
                  accel_topology_level_t level = ACCEL_TOPOLOGY_LEVEL_CLIQUE, bool required = true,
-                 const std::string& name = {}, accel_queue_t queue = nullptr) {
+                 const std::string& name = {}, accel_queue_t queue = nullptr, uint32_t flags = 0) {
     std::vector<accel_resource_request_t> c_bundles;
     c_bundles.reserve(bundles.size());
     for (const ResourceRequest& bundle : bundles) c_bundles.push_back(bundle.c_request());
@@ -499,6 +499,7 @@ class PlacementGroup : public detail::Owner<accel_placement_group_t, accel_place
     desc.level = level;
     desc.required = required ? 1u : 0u;
     desc.queue = queue;
+    desc.flags = flags;  // 1.2: ACCEL_PLACEMENT_GROUP_WAIT makes it pending instead of refused
     check(accel_placement_group_create(runtime.handle(), &desc, out()));
   }
   // Takes ownership of a handle created through the C API.
@@ -508,10 +509,25 @@ class PlacementGroup : public detail::Owner<accel_placement_group_t, accel_place
     return group;
   }
 
-  // Every bundle's devices, in topology rank order.
+  // 1.2: waits until it is placed (ACCEL_PLACEMENT_GROUP_WAIT); false when `timeout` passed first. Throws
+  // ACCEL_ERROR_CANCELLED when its runtime was destroyed first.
+  bool wait(std::chrono::nanoseconds timeout = infinite) const {
+    const accel_status_t status = accel_placement_group_wait(handle(), detail::to_timeout_ns(timeout));
+    if (status == ACCEL_ERROR_TIMEOUT) return false;
+    check(status);
+    return true;
+  }
+  // 1.2: "placed", or why it waits.
+  std::string message() const {
+    return detail::read_text([&](std::size_t size, char* text, std::size_t* out) {
+      return accel_placement_group_get_message(handle(), size, text, out);
+    });
+  }
+
+  // Every bundle's devices, in topology rank order (none while pending).
   std::vector<accel_bundle_device_t> devices() const {
     uint32_t count = 0;
-    check(accel_placement_group_get_devices(handle(), &count, nullptr));
+    if (accel_placement_group_get_devices(handle(), &count, nullptr) == ACCEL_NOT_READY) return {};
     std::vector<accel_bundle_device_t> devices(
         count, detail::sized<accel_bundle_device_t>(ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE));
     if (count > 0) check(accel_placement_group_get_devices(handle(), &count, devices.data()));

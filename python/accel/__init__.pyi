@@ -405,7 +405,14 @@ class PlacementGroup:
     the tasks run in it are gone."""
 
     def devices(self) -> list[dict[str, Any]]:
-        """Each device held, in topology rank order: bundle, rank, share, memory, device (a Device)."""
+        """Each device held, in topology rank order: bundle, rank, share, memory, device (a Device); none while
+        pending."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """Waits until it is placed (placement_group(..., wait=True)); False when `timeout` seconds passed first;
+        AccelError CANCELLED when it was destroyed first."""
+    @property
+    def message(self) -> str:
+        """"placed", or why it waits."""
     def destroy(self) -> None:
         """Frees the reservation once its running tasks end; its waiting tasks end CANCELLED."""
     @property
@@ -519,9 +526,11 @@ class Runtime:
         required: bool = True,
         name: str | None = None,
         queue: Queue | None = None,
+        wait: bool = False,
     ) -> PlacementGroup:
         """Reserves every bundle or none, now, counted against `queue` while it lives; AccelError RESOURCE_EXHAUSTED
-        names the constraint, capacity or queue limit that decided."""
+        names the constraint, capacity or queue limit that decided. With wait=True a group that does not fit now is
+        pending (it holds nothing) and placed whole once it fits: PlacementGroup.wait()."""
     def queue(
         self,
         name: str,
@@ -593,6 +602,7 @@ def placement_group(
     required: bool = True,
     name: str | None = None,
     queue: Queue | None = None,
+    wait: bool = False,
 ) -> PlacementGroup:
     """current_runtime().placement_group(...)."""
 

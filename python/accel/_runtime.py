@@ -200,9 +200,9 @@ def _runtime_exit(self, *exc_info):
     return False
 
 
-def placement_group(bundles, strategy="PACK", level="clique", required=True, name=None, queue=None):
+def placement_group(bundles, strategy="PACK", level="clique", required=True, name=None, queue=None, wait=False):
     """accel.current_runtime().placement_group(...)."""
-    return current_runtime().placement_group(bundles, strategy, level, required, name, queue)
+    return current_runtime().placement_group(bundles, strategy, level, required, name, queue, wait)
 
 
 # ---- actors -------------------------------------------------------------------

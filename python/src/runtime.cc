@@ -219,7 +219,7 @@ struct GroupCore {
   }
   std::vector<accel_bundle_device_t> devices() const {
     uint32_t count = 0;
-    check(accel_placement_group_get_devices(live(), &count, nullptr));
+    if (accel_placement_group_get_devices(live(), &count, nullptr) == ACCEL_NOT_READY) return {};  // pending
     std::vector<accel_bundle_device_t> out(count, sized<accel_bundle_device_t>(ACCEL_STRUCTURE_TYPE_BUNDLE_DEVICE));
     check(accel_placement_group_get_devices(live(), &count, out.data()));
     out.resize(count);
@@ -713,7 +713,8 @@ accel_topology_level_t level_from(std::string name) {
 }
 
 GroupPtr create_group(const RuntimePtr& rt, const py::list& bundles, const std::string& strategy,
-                      const std::string& level, bool required, std::optional<std::string> name, const QueuePtr& queue) {
+                      const std::string& level, bool required, std::optional<std::string> name, const QueuePtr& queue,
+                      bool wait) {
   std::vector<std::string> selectors;
   selectors.reserve(bundles.size());
   std::vector<accel_resource_request_t> requests;
@@ -759,6 +760,7 @@ GroupPtr create_group(const RuntimePtr& rt, const py::list& bundles, const std::
   desc.level = level_from(level);
   desc.required = required ? 1 : 0;
   desc.queue = queue ? queue->live() : nullptr;
+  desc.flags = wait ? ACCEL_PLACEMENT_GROUP_WAIT : 0;
   accel_runtime_t handle = rt->live();
   CallWithoutGil([&] { return accel_placement_group_create(handle, &desc, &group->handle); });
   if (!name) group->name = "placement group";
@@ -1230,6 +1232,33 @@ void init_runtime(py::module_& m) {
              }
              return out;
            })
+      .def(
+          "wait",
+          [](const GroupCore& g, std::optional<double> timeout) {
+            const bool bounded = timeout && std::isfinite(*timeout) && *timeout < 1e9;
+            const uint64_t ns = bounded ? static_cast<uint64_t>(std::max(0.0, *timeout) * 1e9) : ACCEL_TIMEOUT_INFINITE;
+            accel_placement_group_t h = g.live();
+            accel_status_t status;
+            std::string error;
+            {
+              NoGil nogil;
+              status = accel_placement_group_wait(h, ns);
+              if (status < 0) error = accel_last_error();
+            }
+            if (status == ACCEL_ERROR_TIMEOUT) return false;
+            if (status != ACCEL_SUCCESS) raise(status, error);
+            return true;
+          },
+          py::arg("timeout") = py::none(),
+          "Waits until the group is placed (placement_group(..., wait=True)); False when `timeout` seconds passed "
+          "first.")
+      .def_property_readonly("message",
+                             [](const GroupCore& g) {
+                               accel_placement_group_t h = g.live();
+                               return read_text([&](size_t size, char* text, size_t* out) {
+                                 return accel_placement_group_get_message(h, size, text, out);
+                               });
+                             })
       .def("destroy", &GroupCore::destroy)
       .def_property_readonly("name", [](const GroupCore& g) { return g.name; })
       .def_property_readonly("bundle_count", [](const GroupCore& g) { return g.bundle_count; })
@@ -1493,11 +1522,10 @@ void init_runtime(py::module_& m) {
       .def(
           "placement_group",
           [](const RuntimePtr& rt, const py::list& bundles, const std::string& strategy, const std::string& level,
-             bool required, std::optional<std::string> name, const QueuePtr& queue) {
-            return create_group(rt, bundles, strategy, level, required, std::move(name), queue);
-          },
+             bool required, std::optional<std::string> name, const QueuePtr& queue,
+             bool wait) { return create_group(rt, bundles, strategy, level, required, std::move(name), queue, wait); },
           py::arg("bundles"), py::arg("strategy") = "PACK", py::arg("level") = "clique", py::arg("required") = true,
-          py::arg("name") = py::none(), py::arg("queue") = py::none())
+          py::arg("name") = py::none(), py::arg("queue") = py::none(), py::arg("wait") = false)
       .def(
           "queue",
           [](const RuntimePtr& rt, const std::string& name, QueuePtr parent, double quota, double limit,

@@ -213,6 +213,23 @@ def test_actor_keeps_state_across_calls_in_order(rt):
     assert rt.counters()["actors_created"] == 1
 
 
+def test_a_waiting_placement_group_is_placed_once_the_room_frees(rt, node):
+    """placement_group(..., wait=True): pending while the node is full, holding nothing; placed whole after."""
+    full = rt.placement_group([{"devices": 1} for _ in range(8)], name="full")
+    later = rt.placement_group([{"devices": 1} for _ in range(2)], name="later", wait=True)
+    assert later.devices() == [] and later.message != "placed"
+    assert later.wait(timeout=0.01) is False
+    task = rt.submit(lambda ctx: ctx.devices, devices=1, placement_group=later, bundle=1)
+    time.sleep(0.05)
+    assert not task.done() and "not placed yet" in task.message
+    full.destroy()
+    assert later.wait(timeout=60) is True and later.message == "placed"
+    held = later.devices()
+    assert len(held) == 2
+    assert task.result(timeout=60) == [next(d["device"] for d in held if d["bundle"] == 1)]
+    later.destroy()
+
+
 def test_actor_keeps_its_placement_group(rt, node):
     class Pinned:
         def __init__(self, ctx):

@@ -140,6 +140,9 @@ inline void exercise() {
                              ACCEL_PLACEMENT_STRATEGY_STRICT_PACK, ACCEL_TOPOLOGY_LEVEL_CLIQUE, true, "gang");
   accel::PlacementGroup defaults(runtime, {accel::ResourceRequest().devices(2).share(0.5)});
   accel::PlacementGroup adopted_group = accel::PlacementGroup::adopt(defaults.release());
+  accel::PlacementGroup pending(runtime, {accel::ResourceRequest().devices(1)}, ACCEL_PLACEMENT_STRATEGY_PACK,
+                                ACCEL_TOPOLOGY_LEVEL_CLIQUE, true, "later", nullptr, ACCEL_PLACEMENT_GROUP_WAIT);
+  static_cast<void>(pending.wait(std::chrono::seconds(1)) && !pending.message().empty());
   const accel::TaskOptions options = accel::TaskOptions()
                                          .name("train")
                                          .request(accel::ResourceRequest()

@@ -1,0 +1,206 @@
+// Placement groups that wait (ACCEL_PLACEMENT_GROUP_WAIT, libaccel-runtime
+// 1.2; docs/scheduler.md, "Placement groups") on the sim backend's 8-GPU
+// node: a group that does not fit now is pending and holds nothing, says why,
+// is placed whole once the room frees, runs the tasks that waited for it; one
+// that could never fit is refused at once; destroying it (or the runtime)
+// while pending ends its waits and cancels its tasks; bad flags are named.
+#include <accel/runtime.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime_fixture.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
+
+accel_status_t MakeWaitingGroup(accel_runtime_t rt, std::vector<accel_resource_request_t> bundles,
+                                accel_placement_group_t* out, uint32_t flags = ACCEL_PLACEMENT_GROUP_WAIT) {
+  accel_placement_group_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
+  d.struct_size = sizeof(d);
+  d.name = "later";
+  d.bundles = bundles.data();
+  d.bundle_count = static_cast<uint32_t>(bundles.size());
+  d.strategy = ACCEL_PLACEMENT_STRATEGY_PACK;
+  d.level = ACCEL_TOPOLOGY_LEVEL_CLIQUE;
+  d.flags = flags;
+  return accel_placement_group_create(rt, &d, out);
+}
+
+std::string GroupMessage(accel_placement_group_t g) {
+  size_t n = 0;
+  EXPECT_EQ(accel_placement_group_get_message(g, 0, nullptr, &n), ACCEL_SUCCESS);
+  std::string text(n, '\0');
+  EXPECT_EQ(accel_placement_group_get_message(g, n, text.data(), &n), ACCEL_SUCCESS);
+  if (!text.empty()) text.resize(n - 1);
+  return text;
+}
+
+// A request for `devices` whole devices of bundle `bundle` of `group`.
+accel_resource_request_t GroupRequest(accel_placement_group_t group, uint32_t bundle, uint32_t devices) {
+  accel_resource_request_t r = Request(devices);
+  r.placement_group = group;
+  r.bundle_index = bundle;
+  return r;
+}
+
+double FreeShare(const RuntimeFixture& rt) {
+  double free = 0;
+  for (const auto& d : rt.Devices()) free += d.share_free;
+  return free;
+}
+
+TEST(GroupWait, APendingGroupHoldsNothingAndIsPlacedWholeOnceTheRoomFrees) {
+  RuntimeFixture rt;
+  // All eight devices held by a first group.
+  accel_placement_group_t all = nullptr;
+  ASSERT_EQ(MakeGroup(rt.get(), std::vector<accel_resource_request_t>(8, Request(1)), ACCEL_PLACEMENT_STRATEGY_PACK,
+                      ACCEL_TOPOLOGY_LEVEL_CLIQUE, &all),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  const auto free_before = rt.Devices();
+
+  // Without the flag: refused now, as in 1.1.
+  accel_placement_group_t refused = nullptr;
+  EXPECT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(4, Request(1)), &refused, 0),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused, nullptr);
+
+  // With it: pending, holding nothing, saying why.
+  accel_placement_group_t later = nullptr;
+  ASSERT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(4, Request(1)), &later), ACCEL_SUCCESS)
+      << accel_last_error();
+  const auto free_after = rt.Devices();
+  for (size_t i = 0; i < free_before.size(); ++i) EXPECT_EQ(free_before[i].share_free, free_after[i].share_free);
+  uint32_t n = 99;
+  EXPECT_EQ(accel_placement_group_get_devices(later, &n, nullptr), ACCEL_NOT_READY);
+  EXPECT_EQ(n, 0U);
+  EXPECT_FALSE(GroupMessage(later).empty());
+  EXPECT_NE(GroupMessage(later), "placed");
+  EXPECT_EQ(accel_placement_group_wait(later, 1000000), ACCEL_ERROR_TIMEOUT);
+  EXPECT_NE(std::string(accel_last_error()).find("not placed within 1000000 ns"), std::string::npos)
+      << accel_last_error();
+
+  // A task into its bundle 2 waits for it, and says so.
+  const accel_resource_request_t inside = GroupRequest(later, 2, 1);
+  std::atomic<accel_physical_device_t> ran_on{nullptr};
+  accel_future_t f = nullptr;
+  ASSERT_EQ(rt.Submit(
+                &inside,
+                [&](accel_task_context_t ctx) {
+                  accel_physical_device_t p = nullptr;
+                  EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &p), ACCEL_SUCCESS);
+                  ran_on = p;
+                  return ACCEL_SUCCESS;
+                },
+                &f),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(accel_future_wait(f, 20000000), ACCEL_ERROR_TIMEOUT);
+  EXPECT_NE(Message(f).find("placement group 'later' is not placed yet"), std::string::npos) << Message(f);
+
+  // The room frees: the group is placed whole, the task runs inside it.
+  std::thread waiter([&] { EXPECT_EQ(accel_placement_group_wait(later, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS); });
+  EXPECT_EQ(accel_placement_group_destroy(all), ACCEL_SUCCESS);
+  waiter.join();
+  EXPECT_EQ(GroupMessage(later), "placed");
+  const auto devices = GroupDevices(later);
+  ASSERT_EQ(devices.size(), 4U);
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  bool in_bundle = false;
+  for (const auto& d : devices) in_bundle = in_bundle || (d.bundle == 2 && d.physical_device == ran_on.load());
+  EXPECT_TRUE(in_bundle) << "the task ran on its bundle's device";
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 4.0);
+  EXPECT_EQ(accel_placement_group_wait(later, 0), ACCEL_SUCCESS) << "a placed group returns at once";
+  EXPECT_EQ(accel_placement_group_destroy(later), ACCEL_SUCCESS);
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
+}
+
+TEST(GroupWait, AGroupThatCouldNeverFitIsRefusedAtOnce) {
+  RuntimeFixture rt;
+  accel_placement_group_t g = nullptr;
+  EXPECT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(9, Request(1)), &g),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("could ever hold it, even all free"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(g, nullptr);
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
+}
+
+TEST(GroupWait, DestroyingAPendingGroupEndsItsWaitsAndCancelsItsTasks) {
+  RuntimeFixture rt;
+  accel_placement_group_t all = nullptr;
+  ASSERT_EQ(MakeGroup(rt.get(), std::vector<accel_resource_request_t>(8, Request(1)), ACCEL_PLACEMENT_STRATEGY_PACK,
+                      ACCEL_TOPOLOGY_LEVEL_CLIQUE, &all),
+            ACCEL_SUCCESS);
+  accel_placement_group_t later = nullptr;
+  ASSERT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(2, Request(1)), &later), ACCEL_SUCCESS);
+  const accel_resource_request_t inside = GroupRequest(later, 0, 1);
+  std::atomic<bool> ran{false};
+  accel_future_t f = nullptr;
+  ASSERT_EQ(rt.Submit(
+                &inside,
+                [&](accel_task_context_t) {
+                  ran = true;
+                  return ACCEL_SUCCESS;
+                },
+                &f),
+            ACCEL_SUCCESS);
+  accel_status_t waited = ACCEL_SUCCESS;
+  std::thread waiter([&] { waited = accel_placement_group_wait(later, ACCEL_TIMEOUT_INFINITE); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(accel_placement_group_destroy(later), ACCEL_SUCCESS);
+  waiter.join();
+  EXPECT_EQ(waited, ACCEL_ERROR_CANCELLED);
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_FALSE(ran.load());
+  // Freeing the room later places nothing of it.
+  EXPECT_EQ(accel_placement_group_destroy(all), ACCEL_SUCCESS);
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
+
+  // The runtime destroyed while a group is pending: its wait ends too.
+  accel_placement_group_t again_all = nullptr;
+  accel_placement_group_t again_later = nullptr;
+  {
+    ScopedInstance instance(nullptr);
+    accel_runtime_t other = nullptr;
+    ASSERT_EQ(accel_runtime_create(instance.get(), nullptr, &other), ACCEL_SUCCESS);
+    ASSERT_EQ(MakeGroup(other, std::vector<accel_resource_request_t>(8, Request(1)), ACCEL_PLACEMENT_STRATEGY_PACK,
+                        ACCEL_TOPOLOGY_LEVEL_CLIQUE, &again_all),
+              ACCEL_SUCCESS);
+    ASSERT_EQ(MakeWaitingGroup(other, std::vector<accel_resource_request_t>(1, Request(1)), &again_later),
+              ACCEL_SUCCESS);
+    std::thread w([&] { waited = accel_placement_group_wait(again_later, ACCEL_TIMEOUT_INFINITE); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(accel_runtime_destroy(other), ACCEL_SUCCESS);
+    w.join();
+    EXPECT_EQ(waited, ACCEL_ERROR_CANCELLED);
+  }
+  EXPECT_EQ(accel_placement_group_destroy(again_later), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_placement_group_destroy(again_all), ACCEL_SUCCESS);
+}
+
+TEST(GroupWait, BadFlagsAndHandlesAreNamed) {
+  RuntimeFixture rt;
+  accel_placement_group_t g = nullptr;
+  EXPECT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(1, Request(1)), &g, 0x6),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("'desc->flags' 0x6"), std::string::npos) << accel_last_error();
+  EXPECT_EQ(accel_placement_group_wait(nullptr, 0), ACCEL_ERROR_INVALID_HANDLE);
+  size_t n = 0;
+  EXPECT_EQ(accel_placement_group_get_message(nullptr, 0, nullptr, &n), ACCEL_ERROR_INVALID_HANDLE);
+  // A group placed at once with the flag is simply placed.
+  ASSERT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(2, Request(1)), &g), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_placement_group_wait(g, 0), ACCEL_SUCCESS);
+  EXPECT_EQ(GroupDevices(g).size(), 2U);
+  EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS);
+}
+
+}  // namespace

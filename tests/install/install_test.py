@@ -102,7 +102,8 @@ def check_layout(moved):
         "share/accel/sim/profiles/h100-sxm-8.json", "bin/accel-backend-new",
         "share/accel/backend-kit/template/CMakeLists.txt", "share/accel/backend-kit/template/README.md",
         "share/accel/backend-kit/template/expectations.json", "share/accel/backend-kit/backend.map",
-        "lib/pkgconfig/accel-backend.pc",
+        "lib/pkgconfig/accel-backend.pc", "include/accel/runtime.h", "include/accel/object_store.h",
+        "lib/libaccel-runtime.so", "libexec/accel/accel-object-agent",
     ]
     missing = [p for p in expected if not os.path.exists(os.path.join(moved, p))]
     check(not missing, f"the installed tree lacks {missing}")

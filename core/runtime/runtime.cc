@@ -1193,25 +1193,40 @@ bool Runtime::TryPlace(Task& task) {
   }
   planner::Expected<planner::Placement> placed = planner::Error{""};
   if (!task.near.empty()) {
-    // Locality first: the same request restricted to devices holding a ready replica of one of its objects.
-    std::string ids;
+    // Locality first (docs/objectstore.md, "Locality"): the same request restricted to the devices holding the most
+    // bytes of its objects in ready replicas, then to any device holding some.
+    std::vector<uint64_t> bytes(resources_.devices.size(), 0);
+    uint64_t most = 0;
     for (uint32_t rank = 0; rank < resources_.devices.size(); ++rank) {
-      bool holds = false;
-      for (const auto& held : task.near) holds = holds || store_->OnDevice(*held.object, rank);
-      if (!holds) continue;
-      std::string quoted;
-      for (char c : resources_.devices[rank].id) {
-        if (c == '"' || c == '\\') quoted += '\\';
-        quoted += c;
+      for (const auto& held : task.near) {
+        if (store_->OnDevice(*held.object, rank)) bytes[rank] += held.object->size;
       }
-      ids += fmt::format("{}\"{}\"", ids.empty() ? "" : ", ", quoted);
+      most = std::max(most, bytes[rank]);
     }
-    if (!ids.empty()) {
+    const auto holders = [&](uint64_t at_least) {
+      std::string ids;
+      for (uint32_t rank = 0; rank < resources_.devices.size(); ++rank) {
+        if (bytes[rank] == 0 || bytes[rank] < at_least) continue;
+        std::string quoted;
+        for (char c : resources_.devices[rank].id) {
+          if (c == '"' || c == '\\') quoted += '\\';
+          quoted += c;
+        }
+        ids += fmt::format("{}\"{}\"", ids.empty() ? "" : ", ", quoted);
+      }
+      return ids;
+    };
+    const auto place_on = [&](const std::string& ids) {
       planner::Gang near = GangOf(r);
-      const std::string holders = fmt::format("physical_device_id in ({})", ids);
-      for (auto& b : near.bundles)
-        b.selector = b.selector.empty() ? holders : fmt::format("({}) && {}", b.selector, holders);
+      const std::string on = fmt::format("physical_device_id in ({})", ids);
+      for (auto& b : near.bundles) b.selector = b.selector.empty() ? on : fmt::format("({}) && {}", b.selector, on);
       placed = planner_.Place(near);
+    };
+    if (most > 0) {
+      const std::string best = holders(most);
+      const std::string any = holders(1);
+      place_on(best);
+      if (!placed && any != best) place_on(any);
     }
   }
   if (!placed) placed = planner_.Place(GangOf(r));

@@ -772,6 +772,66 @@ TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
   EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
 }
 
+// Locality by bytes: a task near two objects goes to the device holding more of their bytes, and when that one has
+// no room, to the other holder before any device that holds none.
+TEST(ObjectStore, TasksNearSeveralObjectsGoWhereTheMostBytesAre) {
+  StoreRuntime rt(0, 0, "");
+  accel_object_t small = nullptr;
+  accel_object_t big = nullptr;
+  ASSERT_EQ(rt.Put(Pattern(1 << 20, 140), &small), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Put(Pattern(4 << 20, 141), &big), ACCEL_SUCCESS);
+  EXPECT_FALSE(GetBytes(small, 2).empty());  // 1 MiB on device 2
+  EXPECT_FALSE(GetBytes(big, 5).empty());    // 4 MiB on device 5
+  auto physical = [&](uint32_t index) {
+    accel_runtime_device_t rd{};
+    rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+    rd.struct_size = sizeof(rd);
+    EXPECT_EQ(accel_runtime_get_device(rt.get(), index, &rd), ACCEL_SUCCESS);
+    return rd.physical_device;
+  };
+  struct Seen {
+    std::atomic<accel_physical_device_t> device{nullptr};
+    Gate* gate = nullptr;
+  };
+  const accel_object_t both[2] = {small, big};
+  auto submit = [&](Seen* seen, accel_future_t* out) {
+    const accel_resource_request_t request = Request(1, 1.0);
+    accel_task_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.function = [](accel_task_context_t ctx, void* p) {
+      auto* s = static_cast<Seen*>(p);
+      accel_physical_device_t device = nullptr;
+      EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &device), ACCEL_SUCCESS);
+      s->device = device;
+      if (s->gate != nullptr) s->gate->Wait();
+      return ACCEL_SUCCESS;
+    };
+    d.user_data = seen;
+    d.request = &request;
+    d.near_objects = both;
+    d.near_object_count = 2;
+    return accel_task_submit(rt.get(), &d, out);
+  };
+  Gate gate;
+  Seen first;
+  first.gate = &gate;
+  accel_future_t f1 = nullptr;
+  ASSERT_EQ(submit(&first, &f1), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_TRUE(Eventually([&] { return first.device.load() != nullptr; }));
+  EXPECT_EQ(first.device.load(), physical(5)) << "the device with 4 MiB of its objects, not the one with 1 MiB";
+  // Device 5 is taken whole: the next goes to the other holder.
+  Seen second;
+  accel_future_t f2 = nullptr;
+  ASSERT_EQ(submit(&second, &f2), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(f2, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f2);
+  EXPECT_EQ(second.device.load(), physical(2));
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(f1, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  for (auto* f : {f1, f2}) EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS);
+  for (auto* o : {small, big}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
 TEST(ObjectStore, BadInputIsRefusedWithTheFieldNamed) {
   StoreRuntime rt(0, 0, "");
   const auto bytes = Pattern(4096, 50);

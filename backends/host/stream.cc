@@ -6,7 +6,6 @@
 #include <pthread.h>
 
 #include <array>
-#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -21,7 +20,6 @@
 #include <vector>
 
 #include "common/recorded_events.h"
-#include "common/spin_wait.h"
 #include "device.h"
 #include "event.h"
 #include "memory.h"
@@ -246,15 +244,13 @@ bool MayRunInline(const OpBody& body) {
 // An in-order queue of operations with its own worker thread; enqueueing returns at once. After an operation fails,
 // the stream holds its status and message and skips later operations: records still complete, with that error, and
 // host callbacks still run once, told the error.
-// Hand-off: operations are numbered in enqueue order and complete in that order, so "done" is one counter. The
-// worker, once its queue is empty, spins for a short while (backend::kHandOffSpinNs) watching the enqueue counter
-// before it sleeps, and synchronize spins watching the completion counter before it sleeps; a condition variable is
-// signalled only when its side is known to sleep. An operation that may run inline (MayRunInline) runs on the
-// enqueuing thread when nothing is queued or running and the stream has no error: stream order holds because
-// nothing is ahead of it, and anything enqueued meanwhile queues behind it (the worker does not start it until the
-// inline operation completed).
-// Thread-safe: the queue and state are guarded by the stream's mutex, which is never held while an operation runs;
-// the two counters are also atomics, written under the mutex and read without it while spinning.
+// Hand-off: operations are numbered in enqueue order and complete in that order, so "done" is one counter. A
+// condition variable is signalled only when a thread sleeps on it (the worker on an empty queue, synchronize on
+// pending work), so a busy worker and an enqueue into it cost no system call. An operation that may run inline
+// (MayRunInline) runs on the enqueuing thread when nothing is queued or running and the stream has no error: stream
+// order holds because nothing is ahead of it, and anything enqueued meanwhile queues behind it (the worker does not
+// start it until the inline operation completed).
+// Thread-safe: the queue and state are guarded by the stream's mutex, which is never held while an operation runs.
 class Stream {
  public:
   explicit Stream(Device* device) : device_(device) { spare_launches_.reserve(kSpareLaunches); }
@@ -286,9 +282,7 @@ class Stream {
   // the operation counts as complete, so that what it held is released before the stream can report idle.
   void RunAndComplete(Operation op, accel_status_t prior, std::unique_lock<std::mutex>& lock);
   Failure Execute(Operation& op, accel_status_t prior) noexcept;
-  uint64_t PendingLocked() const {
-    return enqueued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_relaxed);
-  }
+  uint64_t PendingLocked() const { return enqueued_ - completed_; }
   bool IdleLocked() const { return PendingLocked() == 0; }
   // Whether the worker may take the queue's next operation: there is one, and no inline operation runs.
   bool WorkReadyLocked() const { return !queue_.empty() && !inline_running_; }
@@ -298,14 +292,14 @@ class Stream {
   std::condition_variable work_available_;  // signalled only while worker_sleeping_
   std::condition_variable completed_cv_;    // signalled only while sync_waiters_ > 0
   Ring<Operation> queue_;
-  bool running_ = false;         // the worker is executing an operation it popped
-  bool inline_running_ = false;  // an enqueuing thread is executing an operation inline
-  bool stopping_ = false;        // the destructor asked the worker to exit once the queue is empty
-  bool worker_sleeping_ = false;
-  uint32_t sync_waiters_ = 0;  // threads asleep on completed_cv_
+  bool running_ = false;          // the worker is executing an operation it popped
+  bool inline_running_ = false;   // an enqueuing thread is executing an operation inline
+  bool stopping_ = false;         // the destructor asked the worker to exit once the queue is empty
+  bool worker_sleeping_ = false;  // the worker waits on work_available_
+  uint32_t sync_waiters_ = 0;     // threads asleep on completed_cv_
   // The number of the last operation enqueued, and of the last one completed (operations complete in order).
-  std::atomic<uint64_t> enqueued_{0};
-  std::atomic<uint64_t> completed_{0};
+  uint64_t enqueued_ = 0;
+  uint64_t completed_ = 0;
   // The asynchronous error. Written only while an operation completes and by ClearError while idle, so the thread
   // running an operation may read it without the lock.
   accel_status_t error_ = ACCEL_SUCCESS;
@@ -334,9 +328,8 @@ void Stream::Start() {
 
 accel_status_t Stream::Enqueue(OpBody body) {
   std::unique_lock lock(mutex_);
-  const uint64_t number = enqueued_.load(std::memory_order_relaxed) + 1;
-  enqueued_.store(number, std::memory_order_release);
-  if (completed_.load(std::memory_order_relaxed) == number - 1 && error_ == ACCEL_SUCCESS && MayRunInline(body)) {
+  const uint64_t number = ++enqueued_;
+  if (completed_ == number - 1 && error_ == ACCEL_SUCCESS && MayRunInline(body)) {
     // Nothing ahead of it and nothing running: run it here. Operations enqueued meanwhile queue behind it.
     inline_running_ = true;
     lock.unlock();
@@ -376,7 +369,7 @@ void Stream::RunAndComplete(Operation op, accel_status_t prior, std::unique_lock
     error_ = failure.status;
     error_message_ = std::move(failure.message);
   }
-  completed_.store(number, std::memory_order_release);
+  completed_ = number;
   if (sync_waiters_ > 0) completed_cv_.notify_all();
 }
 
@@ -385,18 +378,9 @@ void Stream::Run() {
   for (;;) {
     if (!WorkReadyLocked()) {
       if (stopping_ && queue_.empty()) return;  // stopping, and drained
-      // Nothing to take: watch the enqueue counter for a while before sleeping, so that the next operation of a
-      // caller that enqueues one after another costs no wake-up.
-      // (An inline operation completing counts as news too: what queued behind it is then ready.)
-      const uint64_t enqueued = enqueued_.load(std::memory_order_relaxed);
-      const uint64_t completed = completed_.load(std::memory_order_relaxed);
-      lock.unlock();
-      const bool news = backend::SpinUntil(backend::kHandOffSpinNs, [&] {
-        return enqueued_.load(std::memory_order_acquire) != enqueued ||
-               completed_.load(std::memory_order_acquire) != completed;
-      });
-      lock.lock();
-      if (news || WorkReadyLocked() || stopping_) continue;
+      // Nothing to take: sleep until an enqueue (or an inline operation's completion) signals. No spinning
+      // first: on an oversubscribed machine a spinning thread keeps the one it waits for off its core
+      // (docs/overhead.md, "Spinning").
       worker_sleeping_ = true;
       work_available_.wait(lock, [this] { return WorkReadyLocked() || stopping_; });
       worker_sleeping_ = false;
@@ -498,11 +482,10 @@ accel_status_t Stream::Synchronize(uint64_t timeout_ns) {
                        "for itself");
   }
   const Deadline deadline(timeout_ns);
-  // What this call waits for: every operation enqueued before it (operations complete in order).
-  const uint64_t target = enqueued_.load(std::memory_order_acquire);
-  const auto reached = [this, target] { return completed_.load(std::memory_order_acquire) >= target; };
-  backend::SpinUntil(timeout_ns < backend::kHandOffSpinNs ? timeout_ns : backend::kHandOffSpinNs, reached);
   std::unique_lock lock(mutex_);
+  // What this call waits for: every operation enqueued before it (operations complete in order).
+  const uint64_t target = enqueued_;
+  const auto reached = [this, target] { return completed_ >= target; };
   ++sync_waiters_;
   const bool done = deadline.Wait(completed_cv_, lock, reached);
   --sync_waiters_;

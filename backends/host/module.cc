@@ -445,7 +445,9 @@ accel_status_t Launch::Create(const HostServices& host, const Kernel& kernel, co
                 std::to_string(l.arg_count) + " arguments, the kernel takes " + std::to_string(decl.arguments.size()));
   }
   if (l.arg_count > 0 && l.args == nullptr) return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'args' is NULL");
-  std::unique_ptr<Launch> copy(new Launch());
+  if (*out == nullptr) out->reset(new Launch());
+  Launch* copy = out->get();
+  copy->Release();
   copy->image_ = kernel.image;
   copy->decl_ = &decl;
   for (int i = 0; i < 3; ++i) {
@@ -461,29 +463,26 @@ accel_status_t Launch::Create(const HostServices& host, const Kernel& kernel, co
   if (l.arg_count > 0 && stride < kHeaderSize) {
     return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'args[0].struct_size' is smaller than the struct header");
   }
-  std::vector<accel_bk_kernel_arg_t> args;
-  args.reserve(l.arg_count);
-  std::vector<uint64_t> scalar_offsets(l.arg_count, 0);
   uint64_t scalar_bytes = 0;
   uint64_t local_end = decl.local_memory_size;
   uint64_t local_asked = decl.local_memory_size;
-  copy->args_.resize(l.arg_count, accel_native_arg_t{nullptr, 0});
+  copy->args_.assign(l.arg_count, accel_native_arg_t{nullptr, 0});
   for (uint32_t i = 0; i < l.arg_count; ++i) {
     const char* element = reinterpret_cast<const char*>(l.args) + size_t{i} * stride;
     const auto a = ReadPrefix<accel_bk_kernel_arg_t>(element, stride);
-    const std::string arg = "args[" + std::to_string(i) + "]";
+    const auto arg_name = [i] { return "args[" + std::to_string(i) + "]"; };  // for messages only
     if (a.kind != decl.arguments[i].kind) {
-      return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg + ".kind' " + std::to_string(static_cast<int>(a.kind)) +
-                                                    " differs from the declared " +
-                                                    std::to_string(static_cast<int>(decl.arguments[i].kind)));
+      return fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                  "'" + arg_name() + ".kind' " + std::to_string(static_cast<int>(a.kind)) +
+                      " differs from the declared " + std::to_string(static_cast<int>(decl.arguments[i].kind)));
     }
     accel_native_arg_t& native = copy->args_[i];
     switch (a.kind) {
       case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-        if (a.buffer == nullptr) return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg + ".buffer' is NULL");
+        if (a.buffer == nullptr) return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg_name() + ".buffer' is NULL");
         std::shared_ptr<Storage> storage = Unwrap(a.buffer)->storage;
         if (a.offset > storage->size() || a.size > storage->size() - a.offset) {
-          return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg + "' binds past the buffer's end");
+          return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg_name() + "' binds past the buffer's end");
         }
         native.pointer = storage->data() + a.offset;
         native.size = a.size;
@@ -492,14 +491,14 @@ accel_status_t Launch::Create(const HostServices& host, const Kernel& kernel, co
       }
       case ACCEL_KERNEL_ARG_KIND_SCALAR:
         if (a.value == nullptr || a.size == 0) {
-          return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg + "' is a scalar without bytes");
+          return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg_name() + "' is a scalar without bytes");
         }
-        scalar_offsets[i] = scalar_bytes;
+        copy->pending_scalars_.push_back(PendingScalar{i, scalar_bytes, a.value, a.size});
         scalar_bytes = AlignUp(scalar_bytes + a.size, alignof(std::max_align_t));
         native.size = a.size;
         break;
       case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: {
-        if (a.size == 0) return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg + ".size' is 0");
+        if (a.size == 0) return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg_name() + ".size' is 0");
         const uint64_t offset = AlignUp(local_end, kScratchAlignment);
         copy->local_args_.emplace_back(i, offset);
         local_end = offset + a.size;
@@ -511,9 +510,8 @@ accel_status_t Launch::Create(const HostServices& host, const Kernel& kernel, co
         native.pointer = reinterpret_cast<void*>(static_cast<uintptr_t>(a.device_address));
         native.size = 0;
         break;
-      default: return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg + ".kind' is unknown");
+      default: return fail(ACCEL_ERROR_INVALID_ARGUMENT, "'" + arg_name() + ".kind' is unknown");
     }
-    args.push_back(a);
   }
   // The limit counts the bytes asked for; the 64-byte alignment padding between regions is the backend's.
   const uint64_t limit = kernel.device->capabilities.local_memory_size;
@@ -525,14 +523,22 @@ accel_status_t Launch::Create(const HostServices& host, const Kernel& kernel, co
 
   // Second pass: the scalars' bytes, copied now (`value` is valid only for this call).
   copy->scalars_.resize(scalar_bytes);
-  for (uint32_t i = 0; i < l.arg_count; ++i) {
-    if (args[i].kind != ACCEL_KERNEL_ARG_KIND_SCALAR) continue;
-    std::byte* bytes = copy->scalars_.data() + scalar_offsets[i];
-    std::memcpy(bytes, args[i].value, args[i].size);
-    copy->args_[i].pointer = bytes;
+  for (const PendingScalar& scalar : copy->pending_scalars_) {
+    std::byte* bytes = copy->scalars_.data() + scalar.offset;
+    std::memcpy(bytes, scalar.value, scalar.size);
+    copy->args_[scalar.index].pointer = bytes;
   }
-  *out = std::move(copy);
+  copy->pending_scalars_.clear();
   return ACCEL_SUCCESS;
+}
+
+void Launch::Release() {
+  image_.reset();
+  decl_ = nullptr;
+  storages_.clear();
+  local_args_.clear();
+  pending_scalars_.clear();
+  local_memory_size_ = 0;
 }
 
 namespace {
@@ -583,7 +589,7 @@ LaunchResult Launch::Run(ThreadPool& pool, Scratch& caller_scratch) const {
   const accel_native_kernel_fn function = decl_->function;
   FirstFailure failure;
 
-  const ThreadPool::Body body = [&](Scratch& scratch, uint64_t index) -> bool {
+  const auto body = [&](Scratch& scratch, uint64_t index) -> bool {
     const uint32_t id[3] = {static_cast<uint32_t>(index % gx), static_cast<uint32_t>((index / gx) % gy),
                             static_cast<uint32_t>(index / (gx * gy))};
     std::byte* base = nullptr;

@@ -66,13 +66,20 @@ struct LaunchResult {
 };
 
 // A kernel launch copied at enqueue: geometry, the scalar bytes, references to the buffers' storage (so that a
-// buffer freed after the enqueue lives until the launch ran) and to the module image.
-// Immutable after Create; Run may be called from one thread at a time.
+// buffer freed after the enqueue lives until the launch ran) and to the module image. A stream recycles its
+// launches (Release, then Create into the same object), so that a launch allocates nothing once the vectors have
+// grown to the kernel's arguments.
+// Immutable between Create and Release; Run may be called from one thread at a time.
 class Launch {
  public:
-  // Copies `launch` of `kernel`. On failure calls host.Fail and returns its status.
+  // Copies `launch` of `kernel` into `*out`: into the Launch it holds (a released one, reused with its capacity),
+  // or a new one when it is null. On failure calls host.Fail and returns its status; `*out` may then hold a
+  // partly filled Launch, to be released.
   static accel_status_t Create(const HostServices& host, const Kernel& kernel, const accel_bk_launch_t& launch,
                                std::unique_ptr<Launch>* out);
+
+  // Drops the references to the buffers' storage and the module image, keeping the memory for the next Create.
+  void Release();
 
   const std::string& kernel_name() const { return decl_->name; }
 
@@ -92,6 +99,14 @@ class Launch {
   std::vector<accel_native_arg_t> args_;            // as the kernel receives them; LOCAL_MEMORY set per work-group
   std::vector<std::pair<uint32_t, uint64_t>> local_args_;  // LOCAL_MEMORY arguments: (index, offset in local memory)
   uint64_t local_memory_size_ = 0;                         // per work-group: static part, then each LOCAL_MEMORY region
+  // Create's scratch: the scalar arguments read in its first pass, copied in its second.
+  struct PendingScalar {
+    uint32_t index;
+    uint64_t offset;
+    const void* value;
+    uint64_t size;
+  };
+  std::vector<PendingScalar> pending_scalars_;
 };
 
 }  // namespace accel::host

@@ -1,12 +1,13 @@
 // Streams: an in-order FIFO of operations per stream, run by the stream's own
 // worker thread, with the stream's asynchronous error and the enqueue slots.
 // A kernel launch is one operation; its work-groups run on the context's pool.
+// Small copies and fills, records and frees on an idle stream run inline, on
+// the enqueuing thread (Stream, MayRunInline).
 #include <pthread.h>
 
 #include <array>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -16,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "common/recorded_events.h"
 #include "device.h"
@@ -70,7 +72,7 @@ struct WaitEventOp {
   std::shared_ptr<Record> record;  // the record that was current when the wait was enqueued
 };
 struct LaunchKernelOp {
-  std::unique_ptr<const Launch> launch;  // holds the buffers' storage and the module image until the op is gone
+  std::unique_ptr<Launch> launch;  // holds the buffers' storage and the module image until the op is gone
 };
 struct FailOp {
   accel_status_t status;  // an error, reported as the device's when the worker reaches it
@@ -184,15 +186,74 @@ Failure Abandon(Operation& op, accel_status_t status, const char* why) noexcept 
   return failure;
 }
 
+// A FIFO in a ring that doubles when full and never shrinks: once it has held the stream's deepest backlog, pushing
+// and popping allocate nothing. Not thread-safe: the stream's mutex guards it.
+template <typename T>
+class Ring {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  void push_back(T value) {
+    if (size_ == slots_.size()) Grow();
+    slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(value);
+    ++size_;
+  }
+  // Moves the oldest element out; the slot keeps a moved-from value.
+  T pop_front() {
+    T value = std::move(slots_[head_]);
+    head_ = (head_ + 1) & (slots_.size() - 1);
+    --size_;
+    return value;
+  }
+
+ private:
+  void Grow() {
+    std::vector<T> grown(slots_.empty() ? 16 : slots_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) grown[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    slots_ = std::move(grown);
+    head_ = 0;
+  }
+  std::vector<T> slots_;  // a power of two in size
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+// The largest copy or fill that may run on the caller's thread when the stream is idle (Stream::Enqueue): small
+// enough that an enqueue returns within tens of microseconds, so that a caller that overlaps its own work with a
+// large copy still gets the overlap.
+constexpr uint64_t kInlineLimit = uint64_t{1} << 20;
+
+// Whether `body` may run on the enqueuing thread when its stream is idle and has no error: copies and fills of at
+// most kInlineLimit bytes, event records, stream-ordered frees, and waits for records that already completed.
+// Launches and host callbacks always run on the worker (a kernel may run long; a callback runs on the worker by
+// contract, docs/streams.md).
+bool MayRunInline(const OpBody& body) {
+  return std::visit(Overloaded{[](const CopyHostToBufferOp& c) { return c.size <= kInlineLimit; },
+                               [](const CopyBufferToHostOp& c) { return c.size <= kInlineLimit; },
+                               [](const CopyBufferOp& c) { return c.size <= kInlineLimit; },
+                               [](const FillOp& f) { return f.size <= kInlineLimit; },
+                               [](const FreeBufferOp&) { return true; }, [](const RecordEventOp&) { return true; },
+                               [](const WaitEventOp& w) { return w.record->Peek(nullptr); },
+                               [](const HostCallbackOp&) { return false; }, [](const LaunchKernelOp&) { return false; },
+                               [](const FailOp&) { return false; }},
+                    body);
+}
+
 }  // namespace
 
 // An in-order queue of operations with its own worker thread; enqueueing returns at once. After an operation fails,
 // the stream holds its status and message and skips later operations: records still complete, with that error, and
 // host callbacks still run once, told the error.
+// Hand-off: operations are numbered in enqueue order and complete in that order, so "done" is one counter. A
+// condition variable is signalled only when a thread sleeps on it (the worker on an empty queue, synchronize on
+// pending work), so a busy worker and an enqueue into it cost no system call. An operation that may run inline
+// (MayRunInline) runs on the enqueuing thread when nothing is queued or running and the stream has no error: stream
+// order holds because nothing is ahead of it, and anything enqueued meanwhile queues behind it (the worker does not
+// start it until the inline operation completed).
 // Thread-safe: the queue and state are guarded by the stream's mutex, which is never held while an operation runs.
 class Stream {
  public:
-  explicit Stream(Device* device) : device_(device) {}
+  explicit Stream(Device* device) : device_(device) { spare_launches_.reserve(kSpareLaunches); }
   // Drains the queue and joins the worker; never called on the worker itself.
   ~Stream();
   Stream(const Stream&) = delete;
@@ -210,26 +271,41 @@ class Stream {
   accel_status_t Synchronize(uint64_t timeout_ns);
   accel_status_t ClearError();
   accel_copy_statistics_t CopyStatistics();
+  // A released launch to fill with Launch::Create (the stream recycles them); null when none is spare.
+  std::unique_ptr<Launch> TakeSpareLaunch();
 
  private:
+  static constexpr size_t kSpareLaunches = 64;  // kept for reuse; more are freed
+
   void Run();
+  // Runs `op` on this thread and completes it: counts, error, completion counter, wake-ups. `op` is destroyed before
+  // the operation counts as complete, so that what it held is released before the stream can report idle.
+  void RunAndComplete(Operation op, accel_status_t prior, std::unique_lock<std::mutex>& lock);
   Failure Execute(Operation& op, accel_status_t prior) noexcept;
-  bool IdleLocked() const { return queue_.empty() && !running_; }
-  uint64_t PendingLocked() const { return queue_.size() + (running_ ? 1 : 0); }
+  uint64_t PendingLocked() const { return enqueued_ - completed_; }
+  bool IdleLocked() const { return PendingLocked() == 0; }
+  // Whether the worker may take the queue's next operation: there is one, and no inline operation runs.
+  bool WorkReadyLocked() const { return !queue_.empty() && !inline_running_; }
 
   Device* const device_;
   std::mutex mutex_;
-  std::condition_variable work_available_;
-  std::condition_variable idle_;
-  std::deque<Operation> queue_;
-  bool running_ = false;   // the worker is executing an operation it popped
-  bool stopping_ = false;  // the destructor asked the worker to exit once the queue is empty
+  std::condition_variable work_available_;  // signalled only while worker_sleeping_
+  std::condition_variable completed_cv_;    // signalled only while sync_waiters_ > 0
+  Ring<Operation> queue_;
+  bool running_ = false;          // the worker is executing an operation it popped
+  bool inline_running_ = false;   // an enqueuing thread is executing an operation inline
+  bool stopping_ = false;         // the destructor asked the worker to exit once the queue is empty
+  bool worker_sleeping_ = false;  // the worker waits on work_available_
+  uint32_t sync_waiters_ = 0;     // threads asleep on completed_cv_
+  // The number of the last operation enqueued, and of the last one completed (operations complete in order).
   uint64_t enqueued_ = 0;
-  // The asynchronous error. Written only by the worker between operations and by ClearError while idle, so the
-  // worker may read it without the lock while it executes an operation.
+  uint64_t completed_ = 0;
+  // The asynchronous error. Written only while an operation completes and by ClearError while idle, so the thread
+  // running an operation may read it without the lock.
   accel_status_t error_ = ACCEL_SUCCESS;
   std::string error_message_;
-  accel_copy_statistics_t copies_{};  // completed copies, under the mutex
+  accel_copy_statistics_t copies_{};                     // completed copies, under the mutex
+  std::vector<std::unique_ptr<Launch>> spare_launches_;  // released launches for reuse, under the mutex
   // Scratch memory for the work-groups this stream's worker runs itself during a launch; used only by the worker.
   Scratch scratch_;
   std::thread worker_;
@@ -251,39 +327,71 @@ void Stream::Start() {
 }
 
 accel_status_t Stream::Enqueue(OpBody body) {
-  {
-    std::lock_guard lock(mutex_);
-    queue_.push_back(Operation{enqueued_ + 1, std::move(body)});
-    ++enqueued_;
+  std::unique_lock lock(mutex_);
+  const uint64_t number = ++enqueued_;
+  if (completed_ == number - 1 && error_ == ACCEL_SUCCESS && MayRunInline(body)) {
+    // Nothing ahead of it and nothing running: run it here. Operations enqueued meanwhile queue behind it.
+    inline_running_ = true;
+    lock.unlock();
+    RunAndComplete(Operation{number, std::move(body)}, ACCEL_SUCCESS, lock);
+    inline_running_ = false;
+    const bool wake = worker_sleeping_ && !queue_.empty();
+    lock.unlock();
+    if (wake) work_available_.notify_one();
+    return ACCEL_SUCCESS;
   }
-  work_available_.notify_one();
+  queue_.push_back(Operation{number, std::move(body)});
+  const bool wake = worker_sleeping_;
+  lock.unlock();
+  if (wake) work_available_.notify_one();
   return ACCEL_SUCCESS;
+}
+
+void Stream::RunAndComplete(Operation op, accel_status_t prior, std::unique_lock<std::mutex>& lock) {
+  Failure failure;
+  accel_copy_statistics_t done{};
+  const uint64_t number = op.number;
+  std::unique_ptr<Launch> spare;
+  {
+    Operation owned = std::move(op);
+    failure = Execute(owned, prior);
+    if (prior == ACCEL_SUCCESS && failure.status == ACCEL_SUCCESS) Count(owned.body, &done);
+    if (auto* launch = std::get_if<LaunchKernelOp>(&owned.body)) {
+      spare = std::move(launch->launch);
+      spare->Release();
+    }
+  }  // `owned` dies here: the storage and records it held are released before the stream can report idle.
+  lock.lock();
+  // Reserved: never allocates. A launch past the reserve is freed when `spare` goes (its references already went).
+  if (spare != nullptr && spare_launches_.size() < kSpareLaunches) spare_launches_.push_back(std::move(spare));
+  backend::AddCopyStatistics(done, &copies_);
+  if (failure.status != ACCEL_SUCCESS && error_ == ACCEL_SUCCESS) {
+    error_ = failure.status;
+    error_message_ = std::move(failure.message);
+  }
+  completed_ = number;
+  if (sync_waiters_ > 0) completed_cv_.notify_all();
 }
 
 void Stream::Run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    work_available_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-    if (queue_.empty()) return;  // stopping, and drained
-    Failure failure;
-    accel_copy_statistics_t done{};
-    {
-      Operation op = std::move(queue_.front());
-      queue_.pop_front();
-      running_ = true;
-      const accel_status_t prior = error_;
-      lock.unlock();
-      failure = Execute(op, prior);
-      if (prior == ACCEL_SUCCESS && failure.status == ACCEL_SUCCESS) Count(op.body, &done);
-    }  // `op` dies here: the storage and records it held are released before the stream can report idle.
-    lock.lock();
-    backend::AddCopyStatistics(done, &copies_);
-    if (failure.status != ACCEL_SUCCESS && error_ == ACCEL_SUCCESS) {
-      error_ = failure.status;
-      error_message_ = std::move(failure.message);
+    if (!WorkReadyLocked()) {
+      if (stopping_ && queue_.empty()) return;  // stopping, and drained
+      // Nothing to take: sleep until an enqueue (or an inline operation's completion) signals. No spinning
+      // first: on an oversubscribed machine a spinning thread keeps the one it waits for off its core
+      // (docs/overhead.md, "Spinning").
+      worker_sleeping_ = true;
+      work_available_.wait(lock, [this] { return WorkReadyLocked() || stopping_; });
+      worker_sleeping_ = false;
+      continue;
     }
+    Operation op = queue_.pop_front();
+    running_ = true;
+    const accel_status_t prior = error_;
+    lock.unlock();
+    RunAndComplete(std::move(op), prior, lock);
     running_ = false;
-    if (queue_.empty()) idle_.notify_all();
   }
 }
 
@@ -375,7 +483,13 @@ accel_status_t Stream::Synchronize(uint64_t timeout_ns) {
   }
   const Deadline deadline(timeout_ns);
   std::unique_lock lock(mutex_);
-  if (!deadline.Wait(idle_, lock, [this] { return IdleLocked(); })) {
+  // What this call waits for: every operation enqueued before it (operations complete in order).
+  const uint64_t target = enqueued_;
+  const auto reached = [this, target] { return completed_ >= target; };
+  ++sync_waiters_;
+  const bool done = deadline.Wait(completed_cv_, lock, reached);
+  --sync_waiters_;
+  if (!done) {
     const uint64_t pending = PendingLocked();
     lock.unlock();
     return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(pending) +
@@ -388,6 +502,14 @@ accel_status_t Stream::Synchronize(uint64_t timeout_ns) {
     return host().Fail(status, message);
   }
   return ACCEL_SUCCESS;
+}
+
+std::unique_ptr<Launch> Stream::TakeSpareLaunch() {
+  std::lock_guard lock(mutex_);
+  if (spare_launches_.empty()) return nullptr;
+  std::unique_ptr<Launch> launch = std::move(spare_launches_.back());
+  spare_launches_.pop_back();
+  return launch;
 }
 
 accel_status_t Stream::ClearError() {
@@ -547,7 +669,7 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t handle, accel_bk_kernel_t ke
                                   const accel_bk_launch_t* launch) noexcept {
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_launch_kernel", [&]() -> accel_status_t {
-    std::unique_ptr<Launch> copied;
+    std::unique_ptr<Launch> copied = stream->TakeSpareLaunch();
     const accel_status_t status = Launch::Create(stream->host(), *Unwrap(kernel), *launch, &copied);
     if (status != ACCEL_SUCCESS) return status;
     return stream->Enqueue(LaunchKernelOp{std::move(copied)});

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "host_backend.h"
@@ -48,8 +48,22 @@ class Scratch {
 class ThreadPool {
  public:
   // Runs one item: `index` in [0, count), with the calling thread's scratch. Returns false to stop the job: no
-  // further items start. Must not throw.
-  using Body = std::function<bool(Scratch& scratch, uint64_t index)>;
+  // further items start. Must not throw. A reference to the caller's callable (which Run outlives), so that a job
+  // allocates nothing.
+  class Body {
+   public:
+    template <typename Callable>
+    requires(!std::is_same_v<Callable, Body>)
+        Body(const Callable& callable)  // NOLINT(google-explicit-constructor): a lambda converts at the call
+        : callable_(&callable), call_([](const void* c, Scratch& scratch, uint64_t index) {
+            return (*static_cast<const Callable*>(c))(scratch, index);
+          }) {}
+    bool operator()(Scratch& scratch, uint64_t index) const { return call_(callable_, scratch, index); }
+
+   private:
+    const void* callable_;
+    bool (*call_)(const void*, Scratch&, uint64_t);
+  };
 
   // `thread_count` workers (0: std::thread::hardware_concurrency(), at least 1), started by the first Run that has
   // more than one item. Failures to start one go to `host`'s log; the pool then works with fewer.

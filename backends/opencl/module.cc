@@ -9,7 +9,8 @@
 // A launch is a stream operation: its arguments are copied at enqueue; when
 // the stream's worker reaches it, clSetKernelArg per argument and
 // clEnqueueNDRangeKernel run under the kernel's mutex (a cl_kernel's arguments
-// are shared state). A buffer bound at a non-zero offset becomes a sub-buffer
+// are shared state); an argument whose value is the one last set on the
+// cl_kernel is not set again (SetArgument). A buffer bound at a non-zero offset becomes a sub-buffer
 // when the offset meets CL_DEVICE_MEM_BASE_ADDR_ALIGN, else a bounce buffer:
 // the range is copied in before the kernel and, when the kernel may write it,
 // back after it, all on the stream's queue.
@@ -169,13 +170,27 @@ struct ProgramState {
   ClProgram program;
 };
 
-// One kernel handle's cl_kernel. Thread-safe: `mutex` guards the cl_kernel's arguments from setting them to
-// enqueueing the launch; everything else is immutable.
+// What a cl_kernel's argument was last set to, so that a launch with the same value skips clSetKernelArg (the
+// arguments are the cl_kernel's state and persist between enqueues). A buffer counts as the same only while the
+// Storage it was set from is alive (then its cl_mem is too, and cannot have been reused by another buffer); a
+// sub-buffer or bounce buffer is made per launch and never counts.
+struct SetArgument {
+  bool valid = false;
+  accel_kernel_arg_kind_t kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  cl_mem mem = nullptr;
+  std::weak_ptr<Storage> storage;
+  uint64_t local_size = 0;
+  std::vector<std::byte> value;
+};
+
+// One kernel handle's cl_kernel. Thread-safe: `mutex` guards the cl_kernel's arguments (and `set`, what they hold)
+// from setting them to enqueueing the launch; everything else is immutable.
 struct KernelState {
   std::shared_ptr<ProgramState> program;
   ClKernel kernel;
   KernelInfo info;
   std::mutex mutex;
+  std::vector<SetArgument> set;  // per argument index, under `mutex`
 };
 
 }  // namespace
@@ -383,16 +398,48 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
   {
     std::lock_guard lock(state.mutex);
     cl_kernel kernel = state.kernel.get();
+    if (state.set.size() < args.size()) state.set.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       const BoundArgument& a = args[i];
       const auto index = static_cast<cl_uint>(i);
+      SetArgument& last = state.set[i];
       cl_int err = CL_SUCCESS;
       switch (a.kind) {
-        case ACCEL_KERNEL_ARG_KIND_BUFFER: err = cl.SetKernelArg(kernel, index, sizeof(cl_mem), &mems[i]); break;
-        case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY:
-          err = cl.SetKernelArg(kernel, index, static_cast<size_t>(a.size), nullptr);
+        case ACCEL_KERNEL_ARG_KIND_BUFFER: {
+          const bool whole = mems[i] == a.storage->mem();  // else a sub-buffer or bounce buffer of this launch
+          if (whole && last.valid && last.kind == a.kind && last.mem == mems[i] && last.storage.lock() == a.storage) {
+            continue;
+          }
+          last.valid = false;
+          err = cl.SetKernelArg(kernel, index, sizeof(cl_mem), &mems[i]);
+          if (err == CL_SUCCESS && whole) {
+            last.kind = a.kind;
+            last.mem = mems[i];
+            last.storage = a.storage;
+            last.valid = true;
+          }
           break;
-        default: err = cl.SetKernelArg(kernel, index, a.value.size(), a.value.data()); break;
+        }
+        case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY:
+          if (last.valid && last.kind == a.kind && last.local_size == a.size) continue;
+          last.valid = false;
+          err = cl.SetKernelArg(kernel, index, static_cast<size_t>(a.size), nullptr);
+          if (err == CL_SUCCESS) {
+            last.kind = a.kind;
+            last.local_size = a.size;
+            last.valid = true;
+          }
+          break;
+        default:
+          if (last.valid && last.kind == a.kind && last.value == a.value) continue;
+          last.valid = false;
+          err = cl.SetKernelArg(kernel, index, a.value.size(), a.value.data());
+          if (err == CL_SUCCESS) {
+            last.kind = a.kind;
+            last.value = a.value;
+            last.valid = true;
+          }
+          break;
       }
       if (err != CL_SUCCESS) {
         const std::string& name = state.info.arguments[i].name;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -35,6 +36,10 @@ using backend::DeadlineAfter;
 
 // Host copies larger than this go through the staging buffer in pieces of this size.
 constexpr uint64_t kStagingChunk = uint64_t{8} << 20;
+
+// The largest copy between host-visible memories that may run on the enqueuing thread when the stream is idle
+// (Stream::TryInline): small enough that an enqueue returns within tens of microseconds.
+constexpr uint64_t kInlineLimit = uint64_t{1} << 20;
 
 // Waits on `cv` with `lock` held until `done()` or the deadline; returns done().
 bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
@@ -259,6 +264,44 @@ class Stream {
     }
     work_.notify_one();
     return ACCEL_SUCCESS;
+  }
+
+  // Runs `run` (as an operation's `run`) on the calling thread, as the worker would run the operation, when that
+  // keeps stream order and needs no Vulkan object of the worker: nothing queued or running, no error, and every
+  // submission known complete (no call is made to learn it). Returns false without calling it otherwise. `run` must
+  // copy between host-visible (mapped) memories or host memory: it makes no command buffer and waits for nothing
+  // once the timeline is known complete. An error it returns becomes the stream's, as on the worker; `copies` count
+  // when it succeeds. Nothing is allocated for an operation that runs here.
+  template <typename Run>
+  bool TryInline(const char* what, const accel_copy_statistics_t& copies, Run&& run) {
+    std::unique_lock lock(mutex_);
+    if (!QueueIdleLocked() || error_ != ACCEL_SUCCESS || completed_.load() < submitted_.load()) return false;
+    const uint64_t number = ++enqueued_;
+    inline_running_ = true;  // the worker takes nothing enqueued meanwhile until this completed
+    lock.unlock();
+    std::string message;
+    accel_status_t status = ACCEL_ERROR_INTERNAL;
+    try {
+      status = run(&message);
+    } catch (const std::bad_alloc&) {
+      message = "out of host memory";
+      status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    } catch (...) {
+      message = "threw an exception";
+    }
+    lock.lock();
+    if (status < 0) {
+      error_ = status;
+      error_message_ = "operation #" + std::to_string(number) + " (" + what + ") failed: " + message;
+    } else {
+      backend::AddCopyStatistics(copies, &copies_);
+    }
+    inline_running_ = false;
+    const bool wake = !queue_.empty();
+    if (QueueIdleLocked()) idle_.notify_all();
+    lock.unlock();
+    if (wake) work_.notify_one();
+    return true;
   }
 
   accel_status_t Query() {
@@ -495,8 +538,8 @@ class Stream {
     std::shared_ptr<Allocation> allocation;
   };
 
-  // Idle as far as the worker goes: everything popped has run (and been submitted).
-  bool QueueIdleLocked() const { return queue_.empty() && !running_; }
+  // Idle as far as the worker goes: everything popped (or run inline) has run (and been submitted).
+  bool QueueIdleLocked() const { return queue_.empty() && !running_ && !inline_running_; }
 
   Status MakeDescriptorPool(Slot* slot, uint32_t storage_buffers) {
     const DeviceFunctions& vk = device_->vk;
@@ -577,7 +620,7 @@ class Stream {
   void Run() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      work_.wait(lock, [this] { return (stopping_ && !inline_running_) || (!queue_.empty() && !inline_running_); });
       if (queue_.empty()) return;  // stopping, and drained
       Operation op = std::move(queue_.front());
       queue_.pop_front();
@@ -629,7 +672,8 @@ class Stream {
   std::condition_variable work_;  // the queue grew, or the stream is stopping
   std::condition_variable idle_;  // the queue drained
   std::deque<Operation> queue_;
-  bool running_ = false;  // the worker is running an operation it popped
+  bool running_ = false;         // the worker is running an operation it popped
+  bool inline_running_ = false;  // an enqueuing thread is running an operation (TryInline)
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
   accel_status_t error_ = ACCEL_SUCCESS;
@@ -785,12 +829,19 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_copy_host_to_buffer", [&] {
     // The core checked that `dst` is on the stream's device.
-    Operation op{
-        "copy host to buffer", [stream, src, to = Unwrap(dst)->allocation, dst_offset, size](std::string* message) {
-          return Report(WriteFromHost(stream, *to, dst_offset, static_cast<const std::byte*>(src), size), message);
-        }};
-    op.copies.host_to_device_copies = 1;
-    op.copies.host_to_device_bytes = size;
+    const std::shared_ptr<Allocation>& to = Unwrap(dst)->allocation;
+    const auto run = [stream, src, to, dst_offset, size](std::string* message) {
+      return Report(WriteFromHost(stream, *to, dst_offset, static_cast<const std::byte*>(src), size), message);
+    };
+    accel_copy_statistics_t copies{};
+    copies.host_to_device_copies = 1;
+    copies.host_to_device_bytes = size;
+    // Host-visible memory on an idle stream: the memcpy runs here (README.md, "Hot path").
+    if (to->mapped() != nullptr && size <= kInlineLimit && stream->TryInline("copy host to buffer", copies, run)) {
+      return ACCEL_SUCCESS;
+    }
+    Operation op{"copy host to buffer", run};
+    op.copies = copies;
     return stream->Enqueue(std::move(op));
   });
 }
@@ -799,12 +850,18 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
                                       uint64_t size) noexcept {
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_copy_buffer_to_host", [&] {
-    Operation op{"copy buffer to host",
-                 [stream, from = Unwrap(src)->allocation, src_offset, dst, size](std::string* message) {
-                   return Report(ReadToHost(stream, *from, src_offset, static_cast<std::byte*>(dst), size), message);
-                 }};
-    op.copies.device_to_host_copies = 1;
-    op.copies.device_to_host_bytes = size;
+    const std::shared_ptr<Allocation>& from = Unwrap(src)->allocation;
+    const auto run = [stream, from, src_offset, dst, size](std::string* message) {
+      return Report(ReadToHost(stream, *from, src_offset, static_cast<std::byte*>(dst), size), message);
+    };
+    accel_copy_statistics_t copies{};
+    copies.device_to_host_copies = 1;
+    copies.device_to_host_bytes = size;
+    if (from->mapped() != nullptr && size <= kInlineLimit && stream->TryInline("copy buffer to host", copies, run)) {
+      return ACCEL_SUCCESS;
+    }
+    Operation op{"copy buffer to host", run};
+    op.copies = copies;
     return stream->Enqueue(std::move(op));
   });
 }
@@ -818,6 +875,24 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
     Buffer* from = Unwrap(src);
     Buffer* to = Unwrap(dst);
     Device* here = stream->device();
+    if (from->device == here && to->device == here && from->allocation->mapped() != nullptr &&
+        to->allocation->mapped() != nullptr && size <= kInlineLimit) {
+      // Both host-visible: on an idle stream a memcpy here (as a host copy), else vkCmdCopyBuffer on the worker.
+      const Allocation& source = *from->allocation;
+      const Allocation& target = *to->allocation;
+      accel_copy_statistics_t copies{};
+      copies.local_copies = 1;
+      copies.local_bytes = size;
+      const auto run = [&](std::string* message) {
+        Status s = source.Invalidate();
+        if (s.ok()) {
+          std::memcpy(target.mapped() + dst_offset, source.mapped() + src_offset, size);
+          s = target.Flush();
+        }
+        return Report(s, message);
+      };
+      if (stream->TryInline("copy buffer", copies, run)) return ACCEL_SUCCESS;
+    }
     if (from->device == here && to->device == here) {
       Operation op{
           "copy buffer",

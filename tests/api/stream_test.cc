@@ -8,12 +8,36 @@
 #include <thread>
 #include <vector>
 
+#include "gate.h"
+#include "native_kernels.h"
 #include "test_util.h"
 
 namespace {
 
 using accel_test::BufferDesc;
+using accel_test::Gate;
 using accel_test::ScopedInstance;
+
+// gated_scale(gate, data): waits until the gate (its address as a uint64 scalar) opens, then data[0] = data[1] * 10
+// (uint32). A kernel that runs as long as the test wants, and whose result shows what ran before it.
+accel_status_t GatedScale(const accel_native_work_group_t*, const accel_native_arg_t* args) {
+  uint64_t gate = 0;
+  std::memcpy(&gate, args[0].pointer, sizeof(gate));
+  (void)Gate::Wait(reinterpret_cast<Gate*>(static_cast<uintptr_t>(gate)), ACCEL_SUCCESS);
+  auto* data = static_cast<uint32_t*>(args[1].pointer);
+  data[0] = data[1] * 10;
+  return ACCEL_SUCCESS;
+}
+const accel_kernel_argument_info_t kGatedScaleArgs[] = {
+    ACCEL_KERNEL_ARGUMENT_INFO_INIT(ACCEL_KERNEL_ARG_KIND_SCALAR, ACCEL_ACCESS_READ, 8, "gate"),
+    ACCEL_KERNEL_ARGUMENT_INFO_INIT(ACCEL_KERNEL_ARG_KIND_BUFFER, ACCEL_ACCESS_READ_WRITE, 0, "data"),
+};
+const accel_native_kernel_desc_t kInlineKernels[] = {
+    accel_test::NativeKernel("gated_scale", GatedScale, kGatedScaleArgs, 2),
+    accel_test::NativeKernel("fail_at", accel_test::FailAt, accel_test::kFailAtArgs, 1),
+};
+const accel_native_module_t kInlineModule = {
+    ACCEL_STRUCTURE_TYPE_NATIVE_MODULE, sizeof(accel_native_module_t), nullptr, kInlineKernels, 2, 0};
 
 accel_status_t WaitOnLatch(void* latch, accel_status_t status) {
   if (status == ACCEL_SUCCESS) static_cast<std::latch*>(latch)->wait();
@@ -335,6 +359,158 @@ TEST_F(StreamTest, CallbackMayDestroyAnotherStream) {
   EXPECT_TRUE(ran.load()) << "destroying the other stream waited for its callback";
   EXPECT_EQ(accel_stream_query(other), ACCEL_ERROR_INVALID_HANDLE);
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+}
+
+// Copies, fills, records and frees on an idle stream may run on the caller's thread (docs/streams.md). These tests
+// pin what must hold either way: stream order, events, statistics and errors.
+class InlineCopyTest : public StreamTest {
+ protected:
+  void SetUp() override {
+    StreamTest::SetUp();
+    const accel_module_source_t source = accel_test::NativeSource(kInlineModule);
+    const accel_module_desc_t desc = accel_test::ModuleDesc(&source, 1, "inline");
+    ASSERT_EQ(accel_module_create(device_, &desc, &module_), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_EQ(accel_module_get_kernel(module_, "gated_scale", &gated_scale_), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_EQ(accel_module_get_kernel(module_, "fail_at", &fail_at_), ACCEL_SUCCESS) << accel_last_error();
+    accel_buffer_desc_t bdesc = BufferDesc(8);
+    ASSERT_EQ(accel_buffer_create(device_, &bdesc, &buffer_), ACCEL_SUCCESS) << accel_last_error();
+    stream_ = NewStream();
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) accel_stream_destroy(stream_);
+    if (buffer_ != nullptr) accel_buffer_destroy(buffer_);
+    if (module_ != nullptr) accel_module_destroy(module_);
+  }
+  accel_status_t LaunchGated(Gate* gate) {
+    gate_address_ = reinterpret_cast<uintptr_t>(gate);
+    const accel_kernel_arg_t args[2] = {accel_test::ScalarArg(&gate_address_), accel_test::BufferArg(buffer_)};
+    const accel_launch_desc_t launch = accel_test::Launch({1, 1, 1}, {1, 1, 1}, args, 2);
+    return accel_stream_launch_kernel(stream_, gated_scale_, &launch);
+  }
+  accel_copy_statistics_t Statistics() {
+    accel_copy_statistics_t stats{};
+    stats.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
+    stats.struct_size = sizeof(stats);
+    EXPECT_EQ(accel_stream_get_copy_statistics(stream_, &stats), ACCEL_SUCCESS) << accel_last_error();
+    return stats;
+  }
+
+  accel_module_t module_ = nullptr;
+  accel_kernel_t gated_scale_ = nullptr;
+  accel_kernel_t fail_at_ = nullptr;
+  accel_buffer_t buffer_ = nullptr;
+  accel_stream_t stream_ = nullptr;
+  uint64_t gate_address_ = 0;
+};
+
+TEST_F(InlineCopyTest, CopiesQueuedBehindASlowKernelRunAfterItInOrder) {
+  const uint32_t initial[2] = {1, 5};
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, initial, buffer_, 0, sizeof(initial)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+
+  Gate gate;
+  accel_event_t after = NewEvent();
+  ASSERT_EQ(LaunchGated(&gate), ACCEL_SUCCESS) << accel_last_error();
+  // Behind the kernel, which reads data[1]: an upload that overwrites data[1], then a download of both elements.
+  const uint32_t seven = 7;
+  uint32_t out[2] = {0xDEADBEEF, 0xDEADBEEF};
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, &seven, buffer_, 4, 4), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, buffer_, 0, out, sizeof(out)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(stream_, after), ACCEL_SUCCESS);
+  // The kernel is still held: neither copy may have run (an inline download would have written `out`).
+  EXPECT_EQ(out[0], 0xDEADBEEF);
+  EXPECT_EQ(out[1], 0xDEADBEEF);
+  EXPECT_EQ(accel_event_query(after), ACCEL_NOT_READY);
+  EXPECT_EQ(accel_stream_query(stream_), ACCEL_NOT_READY);
+  EXPECT_EQ(Statistics().host_to_device_copies, 1u) << "only the first upload completed";
+
+  gate.Open();
+  ASSERT_EQ(accel_event_synchronize(after, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(out[0], 50u) << "the kernel read data[1] before the upload behind it overwrote it";
+  EXPECT_EQ(out[1], 7u) << "the download ran after the upload";
+  const accel_copy_statistics_t stats = Statistics();
+  EXPECT_EQ(stats.host_to_device_copies, 2u);
+  EXPECT_EQ(stats.device_to_host_copies, 1u);
+  accel_event_destroy(after);
+}
+
+TEST_F(InlineCopyTest, CopiesFromManyThreadsKeepEachThreadsOrder) {
+  // Each thread uploads to its own slot and downloads it back, without waiting in between: whichever copies run
+  // inline and whichever queue behind another thread's, each download sees the upload its thread enqueued before.
+  constexpr uint32_t kThreads = 4;
+  accel_buffer_desc_t desc = BufferDesc(kThreads * 4);
+  accel_buffer_t slots = nullptr;
+  ASSERT_EQ(accel_buffer_create(device_, &desc, &slots), ACCEL_SUCCESS) << accel_last_error();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint32_t i = 0; i < 200; ++i) {
+        const uint32_t value = t * 1000 + i;
+        uint32_t back = 0;
+        if (accel_stream_copy_host_to_buffer(stream_, &value, slots, t * 4, 4) != ACCEL_SUCCESS ||
+            accel_stream_copy_buffer_to_host(stream_, slots, t * 4, &back, 4) != ACCEL_SUCCESS ||
+            accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE) != ACCEL_SUCCESS || back != value) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  const accel_copy_statistics_t stats = Statistics();
+  EXPECT_EQ(stats.host_to_device_copies, kThreads * 200);
+  EXPECT_EQ(stats.device_to_host_copies, kThreads * 200);
+  accel_buffer_destroy(slots);
+}
+
+TEST_F(InlineCopyTest, EventsRecordedAfterAnIdleStreamCopyCompleteWithIt) {
+  accel_event_t start = NewEvent(ACCEL_EVENT_FLAG_TIMING);
+  accel_event_t end = NewEvent(ACCEL_EVENT_FLAG_TIMING);
+  const uint32_t value[2] = {3, 4};
+  uint32_t back[2] = {0, 0};
+  ASSERT_EQ(accel_stream_record_event(stream_, start), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, value, buffer_, 0, sizeof(value)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, buffer_, 0, back, sizeof(back)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(stream_, end), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_event_synchronize(end, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(back[0], 3u);
+  EXPECT_EQ(back[1], 4u);
+  EXPECT_EQ(accel_event_query(start), ACCEL_SUCCESS);
+  uint64_t ns = UINT64_MAX;
+  EXPECT_EQ(accel_event_elapsed_time(start, end, &ns), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_NE(ns, UINT64_MAX);
+  accel_event_destroy(start);
+  accel_event_destroy(end);
+}
+
+TEST_F(InlineCopyTest, CopiesOnAStreamWithAnErrorAreSkippedNotRunInline) {
+  const uint32_t zero[2] = {0, 0};
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, zero, buffer_, 0, sizeof(zero)), ACCEL_SUCCESS);
+  const uint32_t group = 0;
+  const accel_kernel_arg_t arg = accel_test::ScalarArg(&group);
+  const accel_launch_desc_t launch = accel_test::Launch({1, 1, 1}, {1, 1, 1}, &arg, 1);
+  ASSERT_EQ(accel_stream_launch_kernel(stream_, fail_at_, &launch), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  // The stream is idle but holds the error: the upload is skipped, the download leaves `back` alone, and an event
+  // recorded after them carries the error.
+  const uint32_t nine[2] = {9, 9};
+  uint32_t back[2] = {0xDEADBEEF, 0xDEADBEEF};
+  accel_event_t after = NewEvent();
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, nine, buffer_, 0, sizeof(nine)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, buffer_, 0, back, sizeof(back)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_record_event(stream_, after), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(accel_event_synchronize(after, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(back[0], 0xDEADBEEF);
+  EXPECT_EQ(Statistics().host_to_device_copies, 1u) << "skipped copies do not count";
+  ASSERT_EQ(accel_stream_clear_error(stream_), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, buffer_, 0, back, sizeof(back)), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(back[0], 0u) << "the upload after the error never ran";
+  EXPECT_EQ(back[1], 0u);
+  accel_event_destroy(after);
 }
 
 }  // namespace

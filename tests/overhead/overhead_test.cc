@@ -200,6 +200,22 @@ TEST_F(Overhead, CopyDeviceToDevice) {
             Expected("copy_device_to_device"));
 }
 
+TEST_F(Overhead, LaunchWithANewValue) {
+  // One argument differs from the launch before: only it is bound again, and the kernel sees the new value.
+  value_ = 9;
+  EXPECT_EQ(Count([&] { ASSERT_EQ(accel_stream_launch_kernel(stream_, kernel_, &launch_), ACCEL_SUCCESS); }),
+            Expected("launch_new_value"));
+  std::vector<uint32_t> out(n_, 0);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, a_, 0, out.data(), out.size() * 4), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(out, std::vector<uint32_t>(n_, 9u));
+  value_ = 7;
+  ASSERT_EQ(accel_stream_launch_kernel(stream_, kernel_, &launch_), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, a_, 0, out.data(), out.size() * 4), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(out, std::vector<uint32_t>(n_, 7u)) << "and back to the old one";
+}
+
 TEST_F(Overhead, TenLaunches) {
   EXPECT_EQ(Count([&] {
               for (int i = 0; i < 10; ++i)

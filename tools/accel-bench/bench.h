@@ -38,7 +38,7 @@ inline double Now() {
 class Path {
  public:
   virtual ~Path() = default;
-  virtual std::string Name() const = 0;  // "accel" or "opencl", "vulkan", "cuda"
+  virtual std::string Name() const = 0;  // "accel", "handoff", or "opencl", "vulkan", "cuda"
   // One tiny kernel (fill one element) enqueued and waited for.
   virtual bool TinyLaunchAndWait() = 0;
   // `count` tiny kernels back to back, then one wait.
@@ -65,6 +65,11 @@ bool ReadCorpus(const std::string& corpus_dir, nlohmann::json* doc, std::string*
 // The file corpus.json names for fill_u32 in `format`; empty with `*error` set
 // when there is none (with the corpus's reason when it gives one).
 std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error);
+
+// The thread hand-off baseline (handoff.cc): each benchmark's work (a 4-byte
+// store for a launch, a memcpy for a copy) handed to another thread, asleep on a
+// condition variable, and waited for.
+std::unique_ptr<Path> MakeHandOffPath(uint64_t max_size);
 
 // The same device through its backend's native API, where accel-bench knows
 // it (native_opencl.cc, native_vulkan.cc, native_cuda.cc); null with `why` set otherwise.

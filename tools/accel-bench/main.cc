@@ -3,9 +3,10 @@
 // device-to-host and device-to-device copy bandwidth at several sizes
 // (docs/accel-bench.md). With --native, the same work runs through the
 // backend's native API in the same process, interleaved with Accel's (A/B), and
-// the Accel/native ratios are printed with their spread; copies are also set
-// against host memcpy. Figures, never pass/fail: the exit code only says
-// whether the benchmarks could run.
+// the Accel/native ratios are printed with their spread; every row also
+// shows the thread hand-off baseline (handoff.cc), interleaved too, and copies
+// are set against host memcpy. Figures, never pass/fail: the exit code only
+// says whether the benchmarks could run.
 //
 //   accel-bench [--backends host,opencl] [--device N]... [--native] [--sizes 4K,1M,16M,256M]
 //               [--repetitions N] [--json FILE] [--corpus DIR]
@@ -70,12 +71,15 @@ std::string SizeText(uint64_t b) {
   return std::to_string(b) + " B";
 }
 
-// One benchmark's samples for Accel and, when present, the native path,
-// taken interleaved: pair i is (accel_i, native_i), in alternating order.
+// One benchmark's samples for Accel, the thread hand-off baseline and, when present, the native path, taken
+// interleaved: repetition i runs each path once, starting one path further along each time (so drift and caches hit
+// them alike), and the ratios are taken per repetition.
 struct AB {
   Samples accel;
   Samples native;
-  Samples ratio;  // accel_i / native_i per pair
+  Samples handoff;
+  Samples ratio;          // accel_i / native_i per repetition
+  Samples handoff_ratio;  // accel_i / handoff_i per repetition
   bool has_native = false;
 };
 
@@ -88,27 +92,28 @@ bool Time(Path* path, Op op, double* out) {
 }
 
 template <typename Op>
-std::optional<AB> RunAB(Path* accel, Path* native, int reps, Op op, std::string* error) {
+std::optional<AB> RunAB(Path* accel, Path* native, Path* handoff, int reps, Op op, std::string* error) {
   AB ab;
   ab.has_native = native != nullptr;
+  std::vector<Path*> paths = {accel};
+  if (native != nullptr) paths.push_back(native);
+  paths.push_back(handoff);
+  std::vector<double> t(paths.size());
   for (int i = 0; i < reps; ++i) {
-    double ta = 0;
-    double tn = 0;
-    const bool native_first = native != nullptr && (i % 2) == 1;
-    if (native_first && !Time(native, op, &tn)) {
-      *error = native->Name() + ": " + native->Error();
-      return std::nullopt;
+    for (size_t k = 0; k < paths.size(); ++k) {
+      const size_t p = (static_cast<size_t>(i) + k) % paths.size();
+      if (!Time(paths[p], op, &t[p])) {
+        *error = paths[p]->Name() + ": " + paths[p]->Error();
+        return std::nullopt;
+      }
     }
-    if (!Time(accel, op, &ta)) {
-      *error = "accel: " + accel->Error();
-      return std::nullopt;
-    }
-    if (native != nullptr && !native_first && !Time(native, op, &tn)) {
-      *error = native->Name() + ": " + native->Error();
-      return std::nullopt;
-    }
+    const double ta = t[0];
+    const double th = t.back();
     ab.accel.seconds.push_back(ta);
+    ab.handoff.seconds.push_back(th);
+    ab.handoff_ratio.seconds.push_back(th > 0 ? ta / th : 0);
     if (native != nullptr) {
+      const double tn = t[1];
       ab.native.seconds.push_back(tn);
       ab.ratio.seconds.push_back(tn > 0 ? ta / tn : 0);
     }
@@ -209,6 +214,7 @@ int Run(const Options& o) {
       std::printf("  native: %s\n", native ? native->Name().c_str() : why.c_str());
       dj["native"] = native ? nlohmann::json(native->Name()) : nlohmann::json(why);
     }
+    const auto handoff = MakeHandOffPath(max_size);
     auto line = [&](const std::string& what, const AB& ab, bool bandwidth, uint64_t bytes, double memcpy_s) {
       auto value = [&](double s) {
         char buf[64];
@@ -236,6 +242,14 @@ int Run(const Options& o) {
         j["accel_over_native"] = {
             {"median", shown}, {"p10", shown_lo}, {"p90", shown_hi}, {"of", bandwidth ? "bandwidth" : "latency"}};
       }
+      {
+        // The hand-off baseline, with Accel against it as for native (latency: time ratio; copies: bandwidth).
+        const double r = ab.handoff_ratio.Median();
+        const double shown = bandwidth ? (r > 0 ? 1 / r : 0) : r;
+        std::printf("   handoff %s   accel/handoff %.3f", value(ab.handoff.Median()).c_str(), shown);
+        j["handoff"] = Stats(ab.handoff);
+        j["accel_over_handoff"] = {{"median", shown}, {"of", bandwidth ? "bandwidth" : "latency"}};
+      }
       if (memcpy_s > 0) {
         const double base = ab.has_native ? ab.native.Median() : ab.accel.Median();
         std::printf("   memcpy %s   %s/memcpy %.3f", value(memcpy_s).c_str(), ab.has_native ? "native" : "accel",
@@ -249,7 +263,7 @@ int Run(const Options& o) {
     const int lat_reps = o.repetitions > 0 ? o.repetitions : 300;
     std::string err;
     auto lat = RunAB(
-        accel.get(), native.get(), lat_reps, [](Path* p) { return p->TinyLaunchAndWait(); }, &err);
+        accel.get(), native.get(), handoff.get(), lat_reps, [](Path* p) { return p->TinyLaunchAndWait(); }, &err);
     if (!lat) {
       std::printf("  failed: %s\n", err.c_str());
       ++failures;
@@ -258,10 +272,10 @@ int Run(const Options& o) {
     line("tiny kernel launch+wait", *lat, false, 0, 0);
     const int batch = 100;
     auto thr = RunAB(
-        accel.get(), native.get(), o.repetitions > 0 ? o.repetitions : 10,
+        accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10,
         [&](Path* p) { return p->LaunchBatch(batch); }, &err);
     if (thr) {
-      for (auto* s : {&thr->accel, &thr->native}) {
+      for (auto* s : {&thr->accel, &thr->native, &thr->handoff}) {
         for (double& v : s->seconds) v /= batch;  // per launch
       }
       line("back-to-back launch (each)", *thr, false, 0, 0);
@@ -290,7 +304,7 @@ int Run(const Options& o) {
       for (Kind k : {Kind{"host->device", &Path::HostToDevice}, Kind{"device->host", &Path::DeviceToHost},
                      Kind{"device->device", &Path::DeviceToDevice}}) {
         auto ab = RunAB(
-            accel.get(), native.get(), reps, [&](Path* p) { return (p->*k.op)(size); }, &err);
+            accel.get(), native.get(), handoff.get(), reps, [&](Path* p) { return (p->*k.op)(size); }, &err);
         if (!ab) {
           std::printf("  %s %s failed: %s\n", k.name, SizeText(size).c_str(), err.c_str());
           ++failures;

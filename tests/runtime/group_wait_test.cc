@@ -11,6 +11,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime_fixture.h"
@@ -20,18 +21,11 @@ namespace {
 
 using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
 
+// A group named 'later', PACK at clique, made with `flags` (ACCEL_PLACEMENT_GROUP_WAIT unless told).
 accel_status_t MakeWaitingGroup(accel_runtime_t rt, std::vector<accel_resource_request_t> bundles,
                                 accel_placement_group_t* out, uint32_t flags = ACCEL_PLACEMENT_GROUP_WAIT) {
-  accel_placement_group_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
-  d.struct_size = sizeof(d);
-  d.name = "later";
-  d.bundles = bundles.data();
-  d.bundle_count = static_cast<uint32_t>(bundles.size());
-  d.strategy = ACCEL_PLACEMENT_STRATEGY_PACK;
-  d.level = ACCEL_TOPOLOGY_LEVEL_CLIQUE;
-  d.flags = flags;
-  return accel_placement_group_create(rt, &d, out);
+  return MakeGroup(rt, std::move(bundles), ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_CLIQUE, out, 1, flags,
+                   "later");
 }
 
 std::string GroupMessage(accel_placement_group_t g) {

@@ -691,6 +691,43 @@ TEST(ObjectStore, InjectedFaultsFailOnlyTheCallThatMetThem) {
   }
 }
 
+// What a task of the locality tests saw: the physical device it ran on; it waits for `gate` when one is set.
+struct Seen {
+  std::atomic<accel_physical_device_t> device{nullptr};  // written by the task, read by the test
+  Gate* gate = nullptr;
+};
+
+// Submits a task of `share` of one device near `objects`, recording where it runs into `seen`.
+accel_status_t SubmitNear(accel_runtime_t rt, double share, const std::vector<accel_object_t>& objects, Seen* seen,
+                          accel_future_t* out) {
+  const accel_resource_request_t request = Request(1, share);
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.function = [](accel_task_context_t ctx, void* p) {
+    auto* s = static_cast<Seen*>(p);
+    accel_physical_device_t device = nullptr;
+    EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &device), ACCEL_SUCCESS);
+    s->device = device;
+    if (s->gate != nullptr) s->gate->Wait();
+    return ACCEL_SUCCESS;
+  };
+  d.user_data = seen;
+  d.request = &request;
+  d.near_objects = objects.empty() ? nullptr : objects.data();
+  d.near_object_count = static_cast<uint32_t>(objects.size());
+  return accel_task_submit(rt, &d, out);
+}
+
+// The physical device of runtime device `index`.
+accel_physical_device_t PhysicalDevice(accel_runtime_t rt, uint32_t index) {
+  accel_runtime_device_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
+  rd.struct_size = sizeof(rd);
+  EXPECT_EQ(accel_runtime_get_device(rt, index, &rd), ACCEL_SUCCESS) << accel_last_error();
+  return rd.physical_device;
+}
+
 // A task naming an object (accel_task_desc_t::near_objects) is placed on a device holding a replica of it, and
 // elsewhere (without waiting) when that device has no room.
 TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
@@ -698,34 +735,10 @@ TEST(ObjectStore, TasksNearAnObjectRunWhereItsReplicaIs) {
   accel_object_t o = nullptr;
   ASSERT_EQ(rt.Put(Pattern(1 << 20, 130), &o), ACCEL_SUCCESS);
   EXPECT_EQ(GetBytes(o, 5), Pattern(1 << 20, 130));  // a replica on device 5
-  accel_runtime_device_t rd{};
-  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
-  rd.struct_size = sizeof(rd);
-  ASSERT_EQ(accel_runtime_get_device(rt.get(), 5, &rd), ACCEL_SUCCESS);
-  const accel_physical_device_t holder = rd.physical_device;
-
-  struct Seen {
-    std::atomic<accel_physical_device_t> device{nullptr};  // written by the task, read by the test
-    Gate* gate = nullptr;
-  };
+  const accel_physical_device_t holder = PhysicalDevice(rt.get(), 5);
   auto submit = [&](double share, Seen* seen, accel_future_t* out, bool near) {
-    const accel_resource_request_t request = Request(1, share);
-    accel_task_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
-    d.struct_size = sizeof(d);
-    d.function = [](accel_task_context_t ctx, void* p) {
-      auto* s = static_cast<Seen*>(p);
-      accel_physical_device_t device = nullptr;
-      EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &device), ACCEL_SUCCESS);
-      s->device = device;
-      if (s->gate != nullptr) s->gate->Wait();
-      return ACCEL_SUCCESS;
-    };
-    d.user_data = seen;
-    d.request = &request;
-    d.near_objects = near ? &o : nullptr;
-    d.near_object_count = near ? 1 : 0;
-    return accel_task_submit(rt.get(), &d, out);
+    return SubmitNear(rt.get(), share, near ? std::vector<accel_object_t>{o} : std::vector<accel_object_t>{}, seen,
+                      out);
   };
   Seen plain;
   Seen near;
@@ -782,37 +795,8 @@ TEST(ObjectStore, TasksNearSeveralObjectsGoWhereTheMostBytesAre) {
   ASSERT_EQ(rt.Put(Pattern(4 << 20, 141), &big), ACCEL_SUCCESS);
   EXPECT_FALSE(GetBytes(small, 2).empty());  // 1 MiB on device 2
   EXPECT_FALSE(GetBytes(big, 5).empty());    // 4 MiB on device 5
-  auto physical = [&](uint32_t index) {
-    accel_runtime_device_t rd{};
-    rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DEVICE;
-    rd.struct_size = sizeof(rd);
-    EXPECT_EQ(accel_runtime_get_device(rt.get(), index, &rd), ACCEL_SUCCESS);
-    return rd.physical_device;
-  };
-  struct Seen {
-    std::atomic<accel_physical_device_t> device{nullptr};
-    Gate* gate = nullptr;
-  };
-  const accel_object_t both[2] = {small, big};
-  auto submit = [&](Seen* seen, accel_future_t* out) {
-    const accel_resource_request_t request = Request(1, 1.0);
-    accel_task_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
-    d.struct_size = sizeof(d);
-    d.function = [](accel_task_context_t ctx, void* p) {
-      auto* s = static_cast<Seen*>(p);
-      accel_physical_device_t device = nullptr;
-      EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &device), ACCEL_SUCCESS);
-      s->device = device;
-      if (s->gate != nullptr) s->gate->Wait();
-      return ACCEL_SUCCESS;
-    };
-    d.user_data = seen;
-    d.request = &request;
-    d.near_objects = both;
-    d.near_object_count = 2;
-    return accel_task_submit(rt.get(), &d, out);
-  };
+  const auto physical = [&](uint32_t index) { return PhysicalDevice(rt.get(), index); };
+  auto submit = [&](Seen* seen, accel_future_t* out) { return SubmitNear(rt.get(), 1.0, {small, big}, seen, out); };
   Gate gate;
   Seen first;
   first.gate = &gate;

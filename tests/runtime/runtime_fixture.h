@@ -187,11 +187,13 @@ inline std::vector<accel_bundle_device_t> GroupDevices(accel_placement_group_t g
 
 inline accel_status_t MakeGroup(accel_runtime_t rt, std::vector<accel_resource_request_t> bundles,
                                 accel_placement_strategy_t strategy, accel_topology_level_t level,
-                                accel_placement_group_t* out, uint32_t required = 1) {
+                                accel_placement_group_t* out, uint32_t required = 1, uint32_t flags = 0,
+                                const char* name = "g") {
   accel_placement_group_desc_t d{};
   d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
   d.struct_size = sizeof(d);
-  d.name = "g";
+  d.flags = flags;
+  d.name = name;
   d.bundles = bundles.data();
   d.bundle_count = static_cast<uint32_t>(bundles.size());
   d.strategy = strategy;

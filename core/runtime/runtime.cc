@@ -655,14 +655,30 @@ accel_status_t Runtime::Feasible(const Request& request, std::string* why) const
       return ACCEL_ERROR_NOT_FOUND;
     }
   }
-  planner::Planner scratch(*resources_.cluster);
-  for (uint32_t i = 0; i < devices.size(); ++i) {
-    if (planner_.disabled(i)) scratch.Disable(i);
-  }
-  auto placed = scratch.Place(GangOf(request));
+  auto placed = PlaceAllFree(GangOf(request));
   if (placed) return ACCEL_SUCCESS;
   *why = fmt::format("no device of the runtime could ever hold it, even all free: {}", placed.error().message);
   return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+}
+
+planner::Expected<planner::Placement> Runtime::PlaceAllFree(const planner::Gang& gang) const {
+  planner::Planner scratch(*resources_.cluster);
+  for (uint32_t i = 0; i < resources_.devices.size(); ++i) {
+    if (planner_.disabled(i)) scratch.Disable(i);
+  }
+  return scratch.Place(gang);
+}
+
+std::string Runtime::BeyondLimits(const Queue* leaf, int64_t share, uint64_t memory) const {
+  for (const Queue* q = leaf; q != nullptr; q = q->parent.get()) {
+    if ((q->limit_share > 0 && share > q->limit_share) || (q->limit_memory > 0 && memory > q->limit_memory)) {
+      return fmt::format(
+          "it asks {:g} device(s) and {} in all, more than queue '{}' may ever hold ({:g} device(s), {})",
+          Devices(share), Bytes(memory), q->name, Devices(q->limit_share),
+          q->limit_memory > 0 ? Bytes(q->limit_memory) : std::string("no memory limit"));
+    }
+  }
+  return "";
 }
 
 accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::string* why) {
@@ -735,15 +751,8 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     }
     if (!task->request.group) {
       const auto [share, memory] = Need(task->request);
-      for (const Queue* q = task->queue.get(); q != nullptr; q = q->parent.get()) {
-        if ((q->limit_share > 0 && share > q->limit_share) || (q->limit_memory > 0 && memory > q->limit_memory)) {
-          *why = fmt::format(
-              "it asks {:g} device(s) and {} in all, more than queue '{}' may ever hold ({:g} device(s), {})",
-              Devices(share), Bytes(memory), q->name, Devices(q->limit_share),
-              q->limit_memory > 0 ? Bytes(q->limit_memory) : std::string("no memory limit"));
-          return ACCEL_ERROR_RESOURCE_EXHAUSTED;
-        }
-      }
+      *why = BeyondLimits(task->queue.get(), share, memory);
+      if (!why->empty()) return ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
     ++task->queue->open_work;
     task->id = next_task_++;
@@ -809,15 +818,17 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
     // placed before single tasks take the room.
     for (auto it = pending_groups_.begin(); it != pending_groups_.end();) {
       PlacementGroup& g = **it;
-      std::string why;
-      if (!g.destroyed && !stopping_ && PlaceGroup(g, &why) != ACCEL_SUCCESS) {
-        g.message = std::move(why);
-        ++it;
-        continue;
+      if (!g.destroyed && !stopping_) {
+        std::string why;
+        if (PlaceGroup(g, &why) != ACCEL_SUCCESS) {
+          g.message = std::move(why);
+          ++it;
+          continue;
+        }
+        g.pending = false;
+        progress = true;  // placed: its waiting tasks may start
       }
-      if (!g.destroyed && !stopping_) progress = true;  // placed: its waiting tasks may start
-      g.pending = g.destroyed || stopping_ ? g.pending : false;
-      g.placed_cv.notify_all();
+      g.placed_cv.notify_all();  // placed, or never will be (its waits end)
       it = pending_groups_.erase(it);
     }
     keep.clear();
@@ -1527,11 +1538,7 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
   }
   if ((flags & ACCEL_PLACEMENT_GROUP_WAIT) != 0) {
     // Waits only for what could ever fit: every device free (lost ones excepted), and within its queue's limits.
-    planner::Planner scratch(*resources_.cluster);
-    for (uint32_t i = 0; i < resources_.devices.size(); ++i) {
-      if (planner_.disabled(i)) scratch.Disable(i);
-    }
-    auto ever = scratch.Place(group->gang);
+    auto ever = PlaceAllFree(group->gang);
     std::string never;
     if (!ever) {
       never = fmt::format("no devices of the runtime could ever hold it, even all free: {}", ever.error().message);
@@ -1542,12 +1549,7 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
         share += a.share;
         memory += a.memory;
       }
-      for (const Queue* q = group->queue.get(); q != nullptr && never.empty(); q = q->parent.get()) {
-        if ((q->limit_share > 0 && share > q->limit_share) || (q->limit_memory > 0 && memory > q->limit_memory)) {
-          never = fmt::format("it asks {:g} device(s) and {} in all, more than queue '{}' may ever hold",
-                              Devices(share), Bytes(memory), q->name);
-        }
-      }
+      never = BeyondLimits(group->queue.get(), share, memory);
     }
     if (never.empty()) {
       group->pending = true;

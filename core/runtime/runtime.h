@@ -323,6 +323,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Why `share` and `memory` more would take `leaf` or an ancestor past its limit ("... and the <asker> asks ..."),
   // or "".
   std::string OverLimit(const Queue* leaf, int64_t share, uint64_t memory, const char* asker) const;
+  // Why `share` and `memory` could never fit `leaf` or an ancestor, past their limits even when empty; "" when
+  // they could.
+  std::string BeyondLimits(const Queue* leaf, int64_t share, uint64_t memory) const;
+  // `gang` placed on a scratch planner with every device in service free: whether it could ever fit.
+  planner::Expected<planner::Placement> PlaceAllFree(const planner::Gang& gang) const;
   // Adds (`sign` > 0) or removes `share` and `memory` in the usage of `leaf` and its ancestors.
   static void ChargePath(Queue* leaf, int64_t share, uint64_t memory, int sign);
   // After a call, init or finalize ended: the actor's next step.

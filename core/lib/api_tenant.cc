@@ -9,7 +9,11 @@ using namespace accel::core;  // NOLINT(google-build-using-namespace)
 namespace accel::core {
 
 namespace {
-thread_local std::shared_ptr<Tenant> t_tenant;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+// The last tenant bound on this thread, held while it is bound and after: binding it again (a runtime binds the
+// same tenant around each task it runs) needs no handle lookup, since handle values are never reused.
+thread_local std::shared_ptr<Tenant> t_recent;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+// The bound tenant: t_recent's, or null.
+thread_local Tenant* t_bound = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 }  // namespace
 
 std::shared_ptr<MemoryAccount> Tenant::AccountFor(const PhysicalDevice* device) {
@@ -22,13 +26,18 @@ std::shared_ptr<MemoryAccount> Tenant::AccountFor(const PhysicalDevice* device) 
 }
 
 std::shared_ptr<Tenant> ThreadTenant(const Instance* instance) {
-  if (!t_tenant || t_tenant->instance_handle != instance->handle()) return nullptr;
-  return t_tenant;
+  if (t_bound == nullptr || t_bound->instance_handle != instance->handle()) return nullptr;
+  return t_recent;
 }
 
 }  // namespace accel::core
 
 namespace {
+
+// The bound tenant's handle, or NULL when none is bound or it was destroyed.
+accel_tenant_t Previous() {
+  return t_bound != nullptr && !t_bound->destroyed ? ToHandle<accel_tenant_t>(t_bound->handle()) : nullptr;
+}
 
 Status FillUsage(const MemoryAccount& account, accel_memory_usage_t* out) {
   ACCEL_TRY(CheckOutStruct(out, ACCEL_STRUCTURE_TYPE_MEMORY_USAGE, "out_usage"));
@@ -109,15 +118,16 @@ ACCEL_API accel_status_t accel_tenant_get_memory_usage(accel_tenant_t tenant, ac
 
 ACCEL_API accel_status_t accel_thread_set_tenant(accel_tenant_t tenant, accel_tenant_t* out_previous) {
   return Guarded(__func__, [&]() -> Status {
-    std::shared_ptr<Tenant> next;
-    if (tenant != nullptr) {
+    const bool again = tenant != nullptr && t_recent && t_recent->handle() == reinterpret_cast<uint64_t>(tenant) &&
+                       !t_recent->destroyed.load(std::memory_order_acquire);
+    if (tenant != nullptr && !again) {
       ACCEL_RESOLVE(self, Tenant, tenant);
-      next = std::move(self);
+      if (out_previous != nullptr) *out_previous = Previous();
+      t_recent = std::move(self);
+    } else if (out_previous != nullptr) {
+      *out_previous = Previous();
     }
-    if (out_previous != nullptr) {
-      *out_previous = t_tenant && !t_tenant->destroyed ? ToHandle<accel_tenant_t>(t_tenant->handle()) : nullptr;
-    }
-    t_tenant = std::move(next);
+    t_bound = tenant != nullptr ? t_recent.get() : nullptr;
     return Status::Ok();
   });
 }

@@ -15,6 +15,7 @@
 #include "manifest.h"
 #include "objects.h"
 #include "selector.h"
+#include "tenant.h"
 
 namespace accel::core {
 namespace {
@@ -545,6 +546,11 @@ void Instance::Destroy() {
     std::lock_guard lock(children_mutex_);
     children.swap(children_);
     for (const auto& [handle, entry] : children) HandleTable::Get().Remove(handle);
+  }
+  // A thread may still hold one of its tenants as the last it bound (accel_thread_set_tenant's fast path): marked,
+  // so that binding it again fails as a stale handle does.
+  for (auto& [handle, entry] : children) {
+    if (entry.first == HandleType::kTenant) static_cast<Tenant*>(entry.second.get())->destroyed = true;
   }
   // Streams drain first, then kernels, modules, events and buffers go.
   for (HandleType type :

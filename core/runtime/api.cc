@@ -20,6 +20,7 @@
 using accel::runtime::Actor;
 using accel::runtime::HandleTable;
 using accel::runtime::HandleType;
+using accel::runtime::NewTask;
 using accel::runtime::PlacementGroup;
 using accel::runtime::Queue;
 using accel::runtime::Runtime;
@@ -374,7 +375,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     if (!rt) return status;
     accel_task_desc_t d{};
     if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
-    auto task = std::make_shared<Task>();
+    auto task = NewTask();
     status = ReadTask(fn, *rt, d, task.get());
     if (status != ACCEL_SUCCESS) return status;
     std::string why;
@@ -620,7 +621,7 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
     actor->finalize = d.finalize;
     actor->user_data = d.user_data;
     actor->max_restarts = d.max_restarts;
-    auto holder = std::make_shared<Task>();
+    auto holder = NewTask();
     holder->priority = d.priority;
     std::string why;
     status = rt->ReadRequest(d.request, "desc->request", false, &holder->request, &why);
@@ -661,7 +662,7 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
     }
     auto owner = LiveRuntime(fn, a->runtime, "actor", &status);
     if (!owner) return status;
-    auto task = std::make_shared<Task>();
+    auto task = NewTask();
     task->actor = a;
     status = ReadTask(fn, *owner, d, task.get());
     if (status != ACCEL_SUCCESS) return status;

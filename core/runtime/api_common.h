@@ -51,7 +51,7 @@ std::shared_ptr<T> Find(const char* function, H handle, HandleType type, const c
     *status = Fail(function, ACCEL_ERROR_INVALID_HANDLE, fmt::format("'{}' {}", argument, why));
     return nullptr;
   }
-  return std::static_pointer_cast<T>(found);
+  return std::static_pointer_cast<T>(std::move(found));
 }
 
 template <typename T>

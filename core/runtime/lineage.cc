@@ -41,7 +41,7 @@ bool TaskLineage::Remake(const std::shared_ptr<Object>& object, std::string* why
     *why = fmt::format("its queue '{}' was destroyed", queue_->name);
     return false;
   }
-  auto task = std::make_shared<Task>();
+  auto task = NewTask();
   task->owner = rt.get();
   task->name = fmt::format("re-run of {} for {}", producer_, object->name);
   task->function = function_;

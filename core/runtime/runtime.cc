@@ -493,7 +493,7 @@ void Runtime::Start(const std::shared_ptr<Task>& task) {
   MakeReady(task);
 }
 
-accel_status_t Runtime::ReadRequest(const accel_resource_request_t* in, const std::string& field, bool in_group,
+accel_status_t Runtime::ReadRequest(const accel_resource_request_t* in, std::string_view field, bool in_group,
                                     Request* out, std::string* why) const {
   auto fail = [&](accel_status_t code, std::string text) {
     *why = std::move(text);
@@ -1885,7 +1885,7 @@ void Runtime::EndActor(const std::shared_ptr<Actor>& actor) {
   }
   if (a.placed_once && a.finalize != nullptr) {
     a.placed_once = false;  // finalize runs once
-    auto fin = std::make_shared<Task>();
+    auto fin = NewTask();
     fin->kind = TaskKind::kActorFinalize;
     fin->owner = this;
     fin->actor = actor;

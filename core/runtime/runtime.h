@@ -20,10 +20,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "block_cache.h"
 #include "object_store.h"
 #include "planner.h"
 #include "pointer_ring.h"
@@ -127,6 +129,9 @@ struct Task {
   // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
   std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }
 };
+
+// A new task, its memory from the thread's block cache (block_cache.h): one is made per submission.
+inline std::shared_ptr<Task> NewTask() { return std::allocate_shared<Task>(CachingAllocator<Task>{}); }
 
 // A queue of the hierarchy (docs/scheduler.md, "Queues"). Amounts in the
 // planner's share units and bytes; usage includes the descendants'. Fields
@@ -261,7 +266,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   ObjectStore& store() { return *store_; }
 
   // Validates a request struct into `out`; errors name `field` ("request->share").
-  accel_status_t ReadRequest(const accel_resource_request_t* in, const std::string& field, bool in_group, Request* out,
+  accel_status_t ReadRequest(const accel_resource_request_t* in, std::string_view field, bool in_group, Request* out,
                              std::string* why) const;
 
   // True on a worker thread of this runtime.

@@ -307,6 +307,37 @@ TEST(MemoryLimit, TenantBadInput) {
   EXPECT_EQ(accel_thread_set_tenant(mine, nullptr), ACCEL_ERROR_INVALID_HANDLE);
 }
 
+// Binding the tenant a thread bound last takes a shortcut (no handle lookup): it must still bind it, and still
+// refuse it once it or its instance is gone.
+TEST(MemoryLimit, BindingTheSameTenantAgainIsCheckedLikeTheFirstTime) {
+  ASSERT_TRUE(kProfileSet);
+  accel_tenant_t a = nullptr;
+  {
+    ScopedInstance instance(nullptr);
+    auto physical = Physical(instance.get());
+    ASSERT_FALSE(physical.empty());
+    accel_device_t device = FirstPath(physical[0]);
+    a = MakeTenant(instance.get(), "a", {{physical[0], 8 * kMiB}});
+    for (int round = 0; round < 3; ++round) {
+      accel_tenant_t previous = a;
+      ASSERT_EQ(accel_thread_set_tenant(a, &previous), ACCEL_SUCCESS) << accel_last_error();
+      EXPECT_EQ(previous, nullptr) << "round " << round;
+      accel_buffer_t b = nullptr;
+      EXPECT_EQ(Alloc(device, 16 * kMiB, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED) << "round " << round << ": bound";
+      ASSERT_EQ(accel_thread_set_tenant(nullptr, &previous), ACCEL_SUCCESS);
+      EXPECT_EQ(previous, a) << "round " << round;
+      EXPECT_EQ(Alloc(device, 16 * kMiB, &b), ACCEL_SUCCESS) << "round " << round << ": unbound";
+      EXPECT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
+    }
+    EXPECT_EQ(Usage(a, physical[0]).refused, 3U);
+    ASSERT_EQ(accel_thread_set_tenant(a, nullptr), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_thread_set_tenant(nullptr, nullptr), ACCEL_SUCCESS);
+  }
+  // Its instance was destroyed with the tenant still this thread's last.
+  EXPECT_EQ(accel_thread_set_tenant(a, nullptr), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(accel_last_error()).find("tenant"), std::string::npos) << accel_last_error();
+}
+
 TEST(MemoryLimit, SeveralProcessesOnOneSimulatedDeviceEachStopAtTheirLimit) {
   TempDir dir;
   const std::string child = ACCEL_TEST_MEMORY_LIMIT_CHILD;

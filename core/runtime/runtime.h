@@ -388,7 +388,10 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::deque<std::shared_ptr<Task>> queue_;  // waiting and pending, submission order
   std::vector<std::thread> workers_;
   uint32_t worker_count_ = 1;                       // set before the workers start
-  alignas(64) std::atomic<uint64_t> next_task_{1};  // its own line: every submit bumps it, workers read what lies near
+  alignas(64) std::atomic<uint64_t> next_task_{1};  // its own line: submitters bump it, workers read what lies near
+  // Tells this runtime's blocks of task ids (SubmitDirect) from those of an earlier runtime at the same address.
+  static uint64_t NextSerial();
+  const uint64_t serial_ = NextSerial();
   std::vector<std::shared_ptr<Task>> to_release_;
   std::vector<std::shared_ptr<Actor>> actors_to_release_;
   std::atomic<bool> releases_due_{false};                   // to_release_ or actors_to_release_ holds something

@@ -1,6 +1,7 @@
 #include "planner.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -268,7 +269,13 @@ Expected<bool> Planner::Release(uint64_t id) {
   auto it = held_.find(id);
   if (it == held_.end()) return Error{fmt::format("release: placement {} is not held", id)};
   for (const Assignment& t : it->second) {
-    if (!disabled_[t.device]) Give(t.device, t.share, t.memory);
+    if (disabled_[t.device]) continue;
+    if (reserved(t.device)) {
+      aside_[t.device].share += t.share;
+      aside_[t.device].memory += t.memory;
+      continue;
+    }
+    Give(t.device, t.share, t.memory);
   }
   held_.erase(it);
   return true;
@@ -276,8 +283,22 @@ Expected<bool> Planner::Release(uint64_t id) {
 
 void Planner::Disable(uint32_t rank) {
   if (rank >= free_.size() || disabled_[rank]) return;
+  if (reserved(rank)) aside_[rank] = {};  // what was set aside is lost with the device
   disabled_[rank] = true;
   Take(rank, free_[rank].share, free_[rank].memory);
+}
+
+void Planner::Reserve(uint32_t rank) {
+  if (rank >= free_.size() || disabled_[rank] || reserved(rank)) return;
+  if (aside_.empty()) aside_.resize(free_.size());
+  aside_[rank] = {true, free_[rank].share, free_[rank].memory};
+  Take(rank, free_[rank].share, free_[rank].memory);
+}
+
+void Planner::Unreserve(uint32_t rank) {
+  if (!reserved(rank)) return;
+  const Aside a = std::exchange(aside_[rank], {});
+  if (!disabled_[rank]) Give(rank, a.share, a.memory);
 }
 
 }  // namespace accel::planner

@@ -33,6 +33,14 @@ class Planner {
   // goes to zero and what placements release there is not given back.
   void Disable(uint32_t rank);
   bool disabled(uint32_t rank) const { return disabled_[rank]; }
+  // Sets device `rank`'s free capacity aside from every placement until
+  // Unreserve: what is free now, and what placements release there meanwhile
+  // (a reservation for a gang that waits for the device). No effect on a
+  // disabled or already reserved device.
+  void Reserve(uint32_t rank);
+  // Gives a reserved device's capacity back to placements.
+  void Unreserve(uint32_t rank);
+  bool reserved(uint32_t rank) const { return !aside_.empty() && aside_[rank].reserved; }
 
   // Every device's free capacity, by rank.
   const std::vector<Free>& free() const { return free_; }
@@ -60,6 +68,12 @@ class Planner {
   std::array<std::set<std::pair<int64_t, uint32_t>>, kLevelCount> by_free_;
   std::unordered_map<uint64_t, std::vector<Assignment>> held_;
   std::vector<bool> disabled_;
+  struct Aside {
+    bool reserved = false;
+    int64_t share = 0;
+    uint64_t memory = 0;
+  };
+  std::vector<Aside> aside_;  // by rank once a device was reserved; empty before
   uint64_t next_id_ = 1;
 };
 

@@ -50,6 +50,17 @@ std::pair<int64_t, uint64_t> Need(const Request& r) {
   return {ShareUnits(r.share) * r.device_count, r.memory * r.device_count};
 }
 
+// What a gang holds in all: share units and bytes over its bundles' devices.
+std::pair<int64_t, uint64_t> GangNeed(const planner::Gang& gang) {
+  int64_t share = 0;
+  uint64_t memory = 0;
+  for (const auto& b : gang.bundles) {
+    share += ShareUnits(b.share) * b.devices;
+    memory += b.memory * b.devices;
+  }
+  return {share, memory};
+}
+
 // Whether `ancestor` is `q` or one of its parents.
 bool Within(const Queue* q, const Queue* ancestor) {
   for (; q != nullptr; q = q->parent.get()) {
@@ -835,6 +846,7 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   // Ending a task can release its dependents in the same pass: repeat until stable.
   while (progress) {
     progress = false;
+    ReleaseHold();
     // Pending placement groups first, oldest first (docs/scheduler.md, "Placement groups"): a gang that fits now is
     // placed before single tasks take the room.
     for (auto it = pending_groups_.begin(); it != pending_groups_.end();) {
@@ -842,6 +854,29 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
       if (!g.destroyed && !stopping_) {
         std::string why;
         if (PlaceGroup(g, &why) != ACCEL_SUCCESS) {
+          // Within its queue's quota, it reclaims as a waiting task does: only when the whole gang stays within it
+          // (a gang is large; a queue's quota is what it may take back from others, not a start past it).
+          if (g.queue && UnderQuota(*g.queue)) {
+            const Queue& q = *g.queue;
+            const auto [share, memory] = GangNeed(g.gang);
+            if ((q.quota_share > 0 && q.used_share + share > q.quota_share) ||
+                (q.quota_memory > 0 && q.used_memory + memory > q.quota_memory)) {
+              why += fmt::format(
+                  "; queue '{}' is under its quota, but the group ({:g} device(s), {}) would take it past its "
+                  "quota ({:g} device(s) of {:g} held): it waits for free capacity",
+                  q.name, Devices(share), Bytes(memory), Devices(q.used_share), Devices(q.quota_share));
+            } else {
+              why += Reclaim(g.gang, g.queue.get())
+                         ? fmt::format(
+                               "; queue '{}' is under its quota: preempted work of queues over theirs is "
+                               "stopping to make room",
+                               q.name)
+                         : fmt::format(
+                               "; queue '{}' is under its quota, but no preemptible work of a queue over "
+                               "its quota would make room",
+                               q.name);
+            }
+          }
           g.message = std::move(why);
           ++it;
           continue;
@@ -852,6 +887,7 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
       g.placed_cv.notify_all();  // placed, or never will be (its waits end)
       it = pending_groups_.erase(it);
     }
+    HoldForPendingGroup();
     keep.clear();
     candidates.clear();
     std::unordered_set<const Actor*> blocked;  // actors whose next call in order cannot start now
@@ -953,8 +989,46 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
     PlaceByQueue(candidates);
     std::erase_if(queue_, [](const std::shared_ptr<Task>& t) { return t->state == TaskState::kRunning; });
   }
+  ReleaseHold();
   keep.clear();
   candidates.clear();
+}
+
+void Runtime::HoldForPendingGroup() {
+  ReleaseHold();
+  for (const auto& g : pending_groups_) {
+    if (g->destroyed || !g->pending) continue;
+    // The devices it gets once the work already asked to stop (preempted for it, or cancelled) ends; else those it
+    // would get were every device free, a plan that stays valid however the running work ends.
+    planner::Planner scratch = planner_;
+    for (auto& [id, t] : preemptible_) {
+      if ((t->preempt_requested || t->cancel_requested) && t->placement != 0) (void)scratch.Release(t->placement);
+    }
+    auto plan = scratch.Place(g->gang);
+    if (!plan) plan = PlaceAllFree(g->gang);
+    if (!plan) return;  // it could not be placed even so (a device was lost since): hold nothing
+    for (const auto& a : plan->assignments) {
+      if (std::find(held_ranks_.begin(), held_ranks_.end(), a.device) != held_ranks_.end()) continue;
+      held_ranks_.push_back(a.device);
+      planner_.Reserve(a.device);
+    }
+    std::sort(held_ranks_.begin(), held_ranks_.end());
+    holding_ = g.get();
+    return;  // the oldest only: a later one waits behind it
+  }
+}
+
+void Runtime::ReleaseHold() {
+  for (uint32_t rank : held_ranks_) planner_.Unreserve(rank);
+  held_ranks_.clear();
+  holding_ = nullptr;
+}
+
+std::string Runtime::HoldNote() const {
+  if (holding_ == nullptr) return "";
+  std::string ranks;
+  for (uint32_t rank : held_ranks_) ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", rank);
+  return fmt::format("; device(s) {} are held for placement group '{}', which waits for them", ranks, holding_->name);
 }
 
 bool Runtime::UnderQuota(const Queue& q) const {
@@ -1093,7 +1167,7 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
     if (known == no_room.end()) no_room.emplace(shape, t->message);
     if (under) {
       const std::string capacity = t->message;
-      if (Reclaim(*t)) {
+      if (Reclaim(GangOf(t->request), t->queue.get())) {
         t->message = fmt::format(
             "{}; queue '{}' is under its quota: preempted work of queues over theirs is "
             "stopping to make room",
@@ -1113,8 +1187,7 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
   }
 }
 
-bool Runtime::Reclaim(const Task& waiter) {
-  const planner::Gang gang = GangOf(waiter.request);
+bool Runtime::Reclaim(const planner::Gang& gang, const Queue* queue) {
   planner::Planner scratch = planner_;
   bool releasing = false;  // capacity already being given back
   for (auto& [id, t] : preemptible_) {
@@ -1130,7 +1203,7 @@ bool Runtime::Reclaim(const Task& waiter) {
   std::vector<Task*> victims;
   for (auto& [id, t] : preemptible_) {
     if (t->preempt_requested || t->cancel_requested || t->placement == 0) continue;
-    if (!t->queue || Within(waiter.queue.get(), t->queue.get())) continue;
+    if (!t->queue || Within(queue, t->queue.get())) continue;
     victims.push_back(t.get());
   }
   std::sort(victims.begin(), victims.end(), [&](const Task* a, const Task* b) {
@@ -1150,7 +1223,7 @@ bool Runtime::Reclaim(const Task& waiter) {
     // not inside keeps at least its quota.
     bool allowed = true;
     for (const Queue* q = v->queue.get(); q != nullptr && allowed; q = q->parent.get()) {
-      if (Within(waiter.queue.get(), q)) break;
+      if (Within(queue, q)) break;
       allowed = q->used_share - taken[q] - share >= q->quota_share;
     }
     if (!allowed) continue;
@@ -1263,7 +1336,7 @@ bool Runtime::TryPlace(Task& task) {
   }
   if (!placed) placed = planner_.Place(GangOf(r));
   if (!placed) {
-    task.message = placed.error().message;
+    task.message = placed.error().message + HoldNote();
     return false;
   }
   task.placement = placed->id;
@@ -1542,7 +1615,7 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
   group->gang = std::move(gang);
   group->label = desc.name != nullptr ? fmt::format("placement group '{}': ", desc.name) : std::string();
   if (desc.name != nullptr && desc.name[0] != '\0') group->name = desc.name;
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (stopping_) {
     *why = "the runtime is being destroyed";
     return ACCEL_ERROR_FAILED_PRECONDITION;
@@ -1553,7 +1626,12 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
   }
   group->queue = std::move(queue);  // charged once placed
   std::string placed_why;
-  if (PlaceGroup(*group, &placed_why) == ACCEL_SUCCESS) {
+  // An older pending group's devices are not this one's to take.
+  HoldForPendingGroup();
+  const accel_status_t placed = PlaceGroup(*group, &placed_why);
+  if (placed != ACCEL_SUCCESS) placed_why += HoldNote();
+  ReleaseHold();
+  if (placed == ACCEL_SUCCESS) {
     *out = std::move(group);
     return ACCEL_SUCCESS;
   }
@@ -1579,6 +1657,9 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
       if (group->queue) ++group->queue->open_work;  // a queue with a pending group is not empty
       pending_groups_.push_back(group);
       *out = std::move(group);
+      Schedule(lock);  // reclaims for it when its queue is under its quota
+      lock.unlock();
+      FlushReleases();
       return ACCEL_SUCCESS;
     }
     ++counters_.placement_groups_refused;

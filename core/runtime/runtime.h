@@ -319,9 +319,17 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Places `task` or sets its message to why not. True when placed.
   bool TryPlace(Task& task);
   // Asks running preemptible tasks of queues over their quota to stop when
-  // that makes room for `task` (of a queue under its quota). True when some
-  // were asked (or already were).
-  bool Reclaim(const Task& task);
+  // that makes room for `gang` (a task's or a pending group's, of `queue`,
+  // under its quota). True when some were asked (or already were).
+  bool Reclaim(const planner::Gang& gang, const Queue* queue);
+  // Sets the devices the oldest pending placement group waits for aside from
+  // the placements of this scheduling pass (tasks, and groups made after it),
+  // so that a stream of smaller work cannot keep it waiting forever
+  // (docs/scheduler.md, "Placement groups"); ReleaseHold gives them back.
+  void HoldForPendingGroup();
+  void ReleaseHold();
+  // "; device(s) 0, 1 are held for placement group 'g', which waits for them", or "" with no hold.
+  std::string HoldNote() const;
   void Charge(Task& task, int sign);
   bool UnderQuota(const Queue& q) const;
   double Dominant(const Queue& q) const;
@@ -441,6 +449,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;
   std::deque<std::shared_ptr<PlacementGroup>> pending_groups_;  // ACCEL_PLACEMENT_GROUP_WAIT, oldest first
+  const PlacementGroup* holding_ = nullptr;                     // HoldForPendingGroup's group, while it holds
+  std::vector<uint32_t> held_ranks_;                            // and the devices it holds
   // Placed preemptible tasks, by id: the candidates of Reclaim.
   std::unordered_map<uint64_t, std::shared_ptr<Task>> preemptible_;
   uint64_t next_actor_ = 1;

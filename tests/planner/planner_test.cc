@@ -119,6 +119,48 @@ TEST(Planner, FractionalSharesFillADeviceAndTheFifthDoesNotFit) {
   EXPECT_NE(fifth.error().message.find("capacity"), std::string::npos) << fifth.error().message;
 }
 
+TEST(Planner, AReservedDeviceTakesNothingNewAndKeepsWhatIsReleasedThere) {
+  Cluster c = Generated({.nodes = 1, .devices_per_node = 2});
+  Planner planner(c);
+  Gang quarter;
+  quarter.bundles = {Bundle{.devices = 1, .share = 0.25, .memory = kGiB}};
+  auto first = planner.Place(quarter);
+  ASSERT_TRUE(first.ok());
+  const uint32_t busy = first->assignments[0].device;
+  const uint32_t other = 1 - busy;
+  const std::vector<Free> before = planner.free();
+
+  planner.Reserve(busy);
+  EXPECT_TRUE(planner.reserved(busy));
+  EXPECT_FALSE(planner.reserved(other));
+  EXPECT_EQ(planner.free()[busy].share, 0);
+  EXPECT_EQ(planner.free()[busy].memory, 0U);
+  // New work goes only to the other device, until that is full too.
+  for (int i = 0; i < 4; ++i) {
+    auto p = planner.Place(quarter);
+    ASSERT_TRUE(p.ok()) << i;
+    EXPECT_EQ(p->assignments[0].device, other) << i;
+  }
+  EXPECT_FALSE(planner.Place(quarter).ok()) << "the reserved device's free 0.75 is set aside";
+  // What the earlier placement releases on the reserved device is set aside as well.
+  ASSERT_TRUE(planner.Release(first->id).ok());
+  EXPECT_EQ(planner.free()[busy].share, 0);
+  planner.Reserve(busy);  // again: no effect
+  planner.Unreserve(busy);
+  EXPECT_FALSE(planner.reserved(busy));
+  EXPECT_EQ(planner.free()[busy].share, kShareUnits) << "all of it back: what was free and what was released";
+  EXPECT_EQ(planner.free()[busy].memory, before[busy].memory + kGiB);
+  planner.Unreserve(busy);  // not reserved: no effect
+  EXPECT_EQ(planner.free()[busy].share, kShareUnits);
+
+  // A reserved device that is lost gives nothing back.
+  planner.Reserve(busy);
+  planner.Disable(busy);
+  planner.Unreserve(busy);
+  EXPECT_EQ(planner.free()[busy].share, 0);
+  EXPECT_EQ(planner.free()[busy].memory, 0U);
+}
+
 TEST(Planner, TheDevicesOfOneBundleAreDistinctWhateverTheirShares) {
   Cluster one = Generated({.nodes = 1, .devices_per_node = 1});
   Planner p1(one);

@@ -2,7 +2,8 @@
 // 1.2; docs/scheduler.md, "Placement groups") on the sim backend's 8-GPU
 // node: a group that does not fit now is pending and holds nothing, says why,
 // is placed whole once the room frees, runs the tasks that waited for it; one
-// that could never fit is refused at once; destroying it (or the runtime)
+// that could never fit is refused at once; the oldest pending group holds
+// the devices it waits for from later work; destroying it (or the runtime)
 // while pending ends its waits and cancels its tasks; bad flags are named.
 #include <accel/runtime.h>
 #include <gtest/gtest.h>
@@ -114,6 +115,74 @@ TEST(GroupWait, APendingGroupHoldsNothingAndIsPlacedWholeOnceTheRoomFrees) {
   EXPECT_DOUBLE_EQ(FreeShare(rt), 4.0);
   EXPECT_EQ(accel_placement_group_wait(later, 0), ACCEL_SUCCESS) << "a placed group returns at once";
   EXPECT_EQ(accel_placement_group_destroy(later), ACCEL_SUCCESS);
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
+}
+
+// The oldest pending group holds the devices it waits for from later work (docs/scheduler.md, "Placement groups"):
+// smaller tasks, and groups made after it, do not take them as they free, so a stream of small work cannot keep a
+// gang waiting forever. Outside a scheduling pass nothing is held: the free capacity reads as it is.
+TEST(GroupWait, APendingGroupHoldsItsDevicesFromLaterWork) {
+  RuntimeFixture rt;
+  Gate gate;
+  accel_future_t busy = nullptr;
+  const accel_resource_request_t one = Request(1);
+  ASSERT_EQ(rt.Submit(
+                &one,
+                [&](accel_task_context_t) {
+                  gate.Wait();
+                  return ACCEL_SUCCESS;
+                },
+                &busy),
+            ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return FreeShare(rt) == 7.0; }));
+
+  accel_placement_group_t later = nullptr;
+  ASSERT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(8, Request(1)), &later), ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 7.0) << "a pending group holds nothing between passes";
+
+  // Small tasks find every device held for it, though seven are free, and say so.
+  std::atomic<int> small_ran{0};
+  std::vector<accel_future_t> small;
+  for (int i = 0; i < 3; ++i) {
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(
+                  &one,
+                  [&](accel_task_context_t) {
+                    ++small_ran;
+                    return ACCEL_SUCCESS;
+                  },
+                  &f),
+              ACCEL_SUCCESS);
+    small.push_back(f);
+  }
+  for (accel_future_t f : small) {
+    EXPECT_EQ(accel_future_query(f), ACCEL_NOT_READY);
+    EXPECT_NE(Message(f).find("device(s) 0, 1, 2, 3, 4, 5, 6, 7 are held for placement group 'later'"),
+              std::string::npos)
+        << Message(f);
+  }
+  // A group made after it does not take them either.
+  accel_placement_group_t after = nullptr;
+  EXPECT_EQ(MakeGroup(rt.get(), std::vector<accel_resource_request_t>(2, Request(1)), ACCEL_PLACEMENT_STRATEGY_PACK,
+                      ACCEL_TOPOLOGY_LEVEL_NODE, &after),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("held for placement group 'later'"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(small_ran.load(), 0);
+
+  // The busy task ends: the group gets all eight, the small tasks still wait (now for capacity).
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(busy, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_placement_group_wait(later, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(GroupDevices(later).size(), 8U);
+  EXPECT_EQ(small_ran.load(), 0);
+  for (accel_future_t f : small) EXPECT_EQ(accel_future_query(f), ACCEL_NOT_READY);
+
+  // Its end frees them for the small tasks.
+  EXPECT_EQ(accel_placement_group_destroy(later), ACCEL_SUCCESS);
+  for (accel_future_t f : small) EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  EXPECT_EQ(small_ran.load(), 3);
   EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
 }
 

@@ -211,6 +211,73 @@ TEST(Queues, QuotaIsReclaimedByPreemption) {
   EXPECT_EQ(c.finished + c.failed + c.cancelled, c.submitted);
 }
 
+// A placement group that waits (ACCEL_PLACEMENT_GROUP_WAIT) in a queue under its quota reclaims as a task does:
+// exactly the room it needs is preempted from a queue over its quota, then it is placed whole.
+TEST(Queues, APendingGroupUnderItsQuotaReclaimsFromQueuesOverTheirs) {
+  ASSERT_TRUE(kProfileSet);
+  RuntimeFixture rt(nullptr, 16);
+  accel_queue_t research = MakeQueue(rt.get(), "research");  // no quota
+  accel_queue_t prod = MakeQueue(rt.get(), "prod", 4.0);
+  std::atomic<bool> research_done{false};
+  std::atomic<int> preempted_seen{0};
+  const accel_resource_request_t one = Request(1, 1.0, kGiB);
+  std::vector<accel_future_t> research_futures;
+  for (int i = 0; i < 8; ++i) {
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(&one, Preemptible(research_done, preempted_seen), &f, {}, 0, "explore", research, 0, 1),
+              ACCEL_SUCCESS);
+    research_futures.push_back(f);
+  }
+  ASSERT_TRUE(Eventually([&] { return Usage(research).devices == 8.0; }));
+
+  std::vector<accel_resource_request_t> bundles(3, Request(1, 1.0, kGiB));
+  accel_placement_group_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
+  d.struct_size = sizeof(d);
+  d.name = "serving";
+  d.flags = ACCEL_PLACEMENT_GROUP_WAIT;
+  d.bundles = bundles.data();
+  d.bundle_count = 3;
+  d.strategy = ACCEL_PLACEMENT_STRATEGY_PACK;
+  d.level = ACCEL_TOPOLOGY_LEVEL_NODE;
+  d.queue = prod;
+  accel_placement_group_t group = nullptr;
+  ASSERT_EQ(accel_placement_group_create(rt.get(), &d, &group), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_placement_group_wait(group, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(GroupDevices(group).size(), 3U);
+  EXPECT_DOUBLE_EQ(Usage(prod).devices, 3.0);
+  EXPECT_EQ(rt.Counters().preempted, 3U) << "exactly the room the group needs";
+  ASSERT_TRUE(Eventually([&] { return preempted_seen.load() == 3; })) << preempted_seen.load();
+  EXPECT_EQ(Usage(research).preempted, 3U);
+  EXPECT_EQ(rt.Counters().failed, 0U);
+
+  // A second group that would take prod past its quota takes nothing from others: it says so and waits.
+  std::vector<accel_resource_request_t> more(5, Request(1, 1.0, kGiB));
+  d.name = "more";
+  d.bundles = more.data();
+  d.bundle_count = 5;
+  accel_placement_group_t second = nullptr;
+  ASSERT_EQ(accel_placement_group_create(rt.get(), &d, &second), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_placement_group_wait(second, 1000000), ACCEL_ERROR_TIMEOUT);
+  size_t n = 0;
+  ASSERT_EQ(accel_placement_group_get_message(second, 0, nullptr, &n), ACCEL_SUCCESS);
+  std::string text(n, '\0');
+  ASSERT_EQ(accel_placement_group_get_message(second, n, text.data(), &n), ACCEL_SUCCESS);
+  EXPECT_NE(text.find("queue 'prod' is under its quota, but the group (5 device(s), 5 GiB) would take it past its "
+                      "quota (3 device(s) of 4 held)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(rt.Counters().preempted, 3U) << "prod holds 3 of its quota of 4: nothing is taken for 5 more";
+  EXPECT_EQ(accel_placement_group_destroy(second), ACCEL_SUCCESS);
+
+  research_done = true;
+  EXPECT_EQ(accel_placement_group_destroy(group), ACCEL_SUCCESS);
+  for (accel_future_t f : research_futures) {
+    EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  }
+  EXPECT_EQ(rt.Counters().finished, 8U) << "the preempted tasks ran again";
+}
+
 TEST(Queues, WithoutPreemptibleWorkTheQueueUnderQuotaWaitsAndOthersGetNothingNew) {
   ASSERT_TRUE(kProfileSet);
   RuntimeFixture rt(nullptr, 16);

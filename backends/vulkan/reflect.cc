@@ -8,6 +8,7 @@
 // the workgroup variables, which that API does not list: their fixed sizes
 // (static local memory) and the names of the arrays the LOCAL_MEMORY
 // constants size. Pure: no Vulkan calls.
+#include <spirv-tools/libspirv.h>
 #include <spirv_cross/spirv_cross_c.h>
 
 #include <algorithm>
@@ -436,12 +437,37 @@ bool ReflectKernel(spvc_compiler compiler, const WorkgroupScan& scan, ReflectedK
   return true;
 }
 
+// "" when the module is valid SPIR-V (any version up to 1.6, no environment's extra rules); else the validator's
+// message.
+std::string Validate(const uint32_t* words, size_t word_count) {
+  const spv_context context = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
+  if (context == nullptr) return "cannot create a SPIRV-Tools context";
+  spv_diagnostic diagnostic = nullptr;
+  const spv_result_t result = spvValidateBinary(context, words, word_count, &diagnostic);
+  std::string message;
+  if (result != SPV_SUCCESS) {
+    message = diagnostic != nullptr && diagnostic->error != nullptr ? diagnostic->error : "rejected by the validator";
+    if (diagnostic != nullptr && !diagnostic->isTextSource) {
+      message += " (word " + std::to_string(diagnostic->position.index) + ")";
+    }
+  }
+  spvDiagnosticDestroy(diagnostic);
+  spvContextDestroy(context);
+  return message;
+}
+
 }  // namespace
 
 bool ReflectSpirv(const uint32_t* words, size_t word_count, ReflectedModule* out, std::string* error) {
   if (word_count < 5 || words[0] != SpvMagicNumber) {
     *error = word_count < 5 ? "too short for a SPIR-V module (" + std::to_string(word_count * 4) + " bytes)"
                             : "not a SPIR-V module: the first word is not the SPIR-V magic number 0x07230203";
+    return false;
+  }
+  // SPIRV-Cross trusts its input (a malformed module crashed it; found by the spirv fuzzer,
+  // tests/fuzz/corpus/spirv/regression_*): SPIRV-Tools' validator checks the module first, as spirv-val does.
+  if (std::string invalid = Validate(words, word_count); !invalid.empty()) {
+    *error = "not a valid SPIR-V module: " + invalid;
     return false;
   }
   CrossContext context;

@@ -364,6 +364,11 @@ bool ReflectKernel(spvc_compiler compiler, const WorkgroupScan& scan, ReflectedK
     k->scalar_block = !push.empty() ? ScalarBlock::kPushConstants : ScalarBlock::kUniformBuffer;
     k->uniform_binding = k->storage_buffer_count;
     spvc_type type = spvc_compiler_get_type_handle(compiler, block->base_type_id);
+    // SPIRV-Cross sizes structs only (a push-constant scalar crashed it; found by the spirv fuzzer).
+    if (type == nullptr || spvc_type_get_basetype(type) != SPVC_BASETYPE_STRUCT) {
+      *error = where + "the scalars' block '" + block->name + "' is not a struct";
+      return false;
+    }
     size_t block_size = 0;
     if (spvc_compiler_get_declared_struct_size(compiler, type, &block_size) != SPVC_SUCCESS) {
       *error = where + "cannot size the scalars' block '" + block->name + "'";
@@ -437,10 +442,18 @@ bool ReflectKernel(spvc_compiler compiler, const WorkgroupScan& scan, ReflectedK
   return true;
 }
 
-// "" when the module is valid SPIR-V (any version up to 1.6, no environment's extra rules); else the validator's
+// "" when the module is valid SPIR-V for Vulkan (the oldest Vulkan whose SPIR-V is the module's version: Vulkan's
+// rules, such as explicit layouts of push-constant blocks, are what SPIRV-Cross relies on); else the validator's
 // message.
 std::string Validate(const uint32_t* words, size_t word_count) {
-  const spv_context context = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
+  const uint32_t version = words[1];  // 0x00MMmm00
+  const uint32_t minor = version >> 16 == 1 ? (version >> 8) & 0xFF : 0xFF;
+  const spv_target_env env = minor == 0   ? SPV_ENV_VULKAN_1_0
+                             : minor <= 3 ? SPV_ENV_VULKAN_1_1
+                             : minor == 4 ? SPV_ENV_VULKAN_1_1_SPIRV_1_4
+                             : minor == 5 ? SPV_ENV_VULKAN_1_2
+                                          : SPV_ENV_VULKAN_1_3;
+  const spv_context context = spvContextCreate(env);
   if (context == nullptr) return "cannot create a SPIRV-Tools context";
   spv_diagnostic diagnostic = nullptr;
   const spv_result_t result = spvValidateBinary(context, words, word_count, &diagnostic);

@@ -8,6 +8,7 @@
 // the workgroup variables, which that API does not list: their fixed sizes
 // (static local memory) and the names of the arrays the LOCAL_MEMORY
 // constants size. Pure: no Vulkan calls.
+#include <spirv-tools/libspirv.h>
 #include <spirv_cross/spirv_cross_c.h>
 
 #include <algorithm>
@@ -363,6 +364,11 @@ bool ReflectKernel(spvc_compiler compiler, const WorkgroupScan& scan, ReflectedK
     k->scalar_block = !push.empty() ? ScalarBlock::kPushConstants : ScalarBlock::kUniformBuffer;
     k->uniform_binding = k->storage_buffer_count;
     spvc_type type = spvc_compiler_get_type_handle(compiler, block->base_type_id);
+    // SPIRV-Cross sizes structs only (a push-constant scalar crashed it; found by the spirv fuzzer).
+    if (type == nullptr || spvc_type_get_basetype(type) != SPVC_BASETYPE_STRUCT) {
+      *error = where + "the scalars' block '" + block->name + "' is not a struct";
+      return false;
+    }
     size_t block_size = 0;
     if (spvc_compiler_get_declared_struct_size(compiler, type, &block_size) != SPVC_SUCCESS) {
       *error = where + "cannot size the scalars' block '" + block->name + "'";
@@ -436,12 +442,45 @@ bool ReflectKernel(spvc_compiler compiler, const WorkgroupScan& scan, ReflectedK
   return true;
 }
 
+// "" when the module is valid SPIR-V for Vulkan (the oldest Vulkan whose SPIR-V is the module's version: Vulkan's
+// rules, such as explicit layouts of push-constant blocks, are what SPIRV-Cross relies on); else the validator's
+// message.
+std::string Validate(const uint32_t* words, size_t word_count) {
+  const uint32_t version = words[1];  // 0x00MMmm00
+  const uint32_t minor = version >> 16 == 1 ? (version >> 8) & 0xFF : 0xFF;
+  const spv_target_env env = minor == 0   ? SPV_ENV_VULKAN_1_0
+                             : minor <= 3 ? SPV_ENV_VULKAN_1_1
+                             : minor == 4 ? SPV_ENV_VULKAN_1_1_SPIRV_1_4
+                             : minor == 5 ? SPV_ENV_VULKAN_1_2
+                                          : SPV_ENV_VULKAN_1_3;
+  const spv_context context = spvContextCreate(env);
+  if (context == nullptr) return "cannot create a SPIRV-Tools context";
+  spv_diagnostic diagnostic = nullptr;
+  const spv_result_t result = spvValidateBinary(context, words, word_count, &diagnostic);
+  std::string message;
+  if (result != SPV_SUCCESS) {
+    message = diagnostic != nullptr && diagnostic->error != nullptr ? diagnostic->error : "rejected by the validator";
+    if (diagnostic != nullptr && !diagnostic->isTextSource) {
+      message += " (word " + std::to_string(diagnostic->position.index) + ")";
+    }
+  }
+  spvDiagnosticDestroy(diagnostic);
+  spvContextDestroy(context);
+  return message;
+}
+
 }  // namespace
 
 bool ReflectSpirv(const uint32_t* words, size_t word_count, ReflectedModule* out, std::string* error) {
   if (word_count < 5 || words[0] != SpvMagicNumber) {
     *error = word_count < 5 ? "too short for a SPIR-V module (" + std::to_string(word_count * 4) + " bytes)"
                             : "not a SPIR-V module: the first word is not the SPIR-V magic number 0x07230203";
+    return false;
+  }
+  // SPIRV-Cross trusts its input (a malformed module crashed it; found by the spirv fuzzer,
+  // tests/fuzz/corpus/spirv/regression_*): SPIRV-Tools' validator checks the module first, as spirv-val does.
+  if (std::string invalid = Validate(words, word_count); !invalid.empty()) {
+    *error = "not a valid SPIR-V module: " + invalid;
     return false;
   }
   CrossContext context;

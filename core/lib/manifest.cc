@@ -1,6 +1,7 @@
 #include "manifest.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -37,7 +38,12 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'file_format_version' \"{}\" is not MAJOR.MINOR.PATCH",
                  path, version);
   }
-  if (std::stoi(m[1].str()) != kManifestFormatMajor) {
+  // The major as written, however long: "99999999999" is a format this core cannot read, not an exception.
+  uint64_t major = 0;
+  const std::string major_text = m[1].str();
+  const auto parsed = std::from_chars(major_text.data(), major_text.data() + major_text.size(), major);
+  if (parsed.ec != std::errc() || parsed.ptr != major_text.data() + major_text.size() ||
+      major != kManifestFormatMajor) {
     return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION,
                  "manifest {}: file format {} is not readable by this core (reads {}.x)", path, version,
                  kManifestFormatMajor);
@@ -81,11 +87,14 @@ Expected<Manifest> ParseManifest(const std::string& path, const std::string& tex
   if (abi == backend->end() || !abi->is_number_integer()) {
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "manifest {}: 'backend.abi_major' is missing or not an integer", path);
   }
-  out.abi_major = abi->get<int>();
-  if (out.abi_major != ACCEL_ABI_VERSION_MAJOR) {
+  // Compared as written: get<int>() would wrap 4294967297 into 1.
+  const bool ours = abi->is_number_unsigned() ? abi->get<uint64_t>() == ACCEL_ABI_VERSION_MAJOR
+                                              : abi->get<int64_t>() == ACCEL_ABI_VERSION_MAJOR;
+  if (!ours) {
     return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "manifest {}: backend ABI major {} is not this core's ({})", path,
-                 out.abi_major, ACCEL_ABI_VERSION_MAJOR);
+                 abi->dump(), ACCEL_ABI_VERSION_MAJOR);
   }
+  out.abi_major = ACCEL_ABI_VERSION_MAJOR;
   return out;
 }
 

@@ -187,8 +187,20 @@ ByteSize ParseByteSize(std::string_view text, std::chars_format format) {
   out.value = value;
   out.unit = TrimBlanks(std::string_view(end, static_cast<size_t>(t.data() + t.size() - end)));
   out.outcome = ByteSize::Outcome::kUnknownUnit;
+  const std::string_view number(t.data(), static_cast<size_t>(end - t.data()));
   for (const ByteUnit& unit : kByteUnits) {
     if (unit.name != out.unit) continue;
+    if (number.find_first_not_of("0123456789") == std::string_view::npos) {
+      // A whole number is exact: a double holds integers exactly only up to 2^53 (found by the plan_input fuzzer:
+      // "18446744073709440737" read as 18446744073709441024).
+      uint64_t whole = 0;
+      const auto parsed = std::from_chars(number.data(), number.data() + number.size(), whole);
+      const bool too_large =
+          parsed.ec != std::errc() || __builtin_mul_overflow(whole, static_cast<uint64_t>(unit.scale), &out.bytes);
+      out.outcome = too_large ? ByteSize::Outcome::kTooLarge : ByteSize::Outcome::kBytes;
+      if (too_large) out.bytes = 0;
+      break;
+    }
     const double bytes = std::floor(value * unit.scale);
     if (bytes >= 18446744073709549568.0) {
       out.outcome = ByteSize::Outcome::kTooLarge;

@@ -123,6 +123,20 @@ TEST_F(LoaderTest, RejectsManifestDeclaringOtherAbiMajor) {
                 ACCEL_ERROR_INCOMPATIBLE_VERSION, "backend ABI major 2 is not this core's (1)");
 }
 
+// Found by the manifest fuzzer (tests/fuzz/corpus/manifest/regression_*): a format major past int made the
+// loader throw out of accel_instance_create, and an ABI major past int wrapped into 1.
+TEST_F(LoaderTest, RejectsManifestFormatMajorPastAnyInteger) {
+  ExpectRefused(dir_.Write("huge.json", ManifestJson("host2", ACCEL_TEST_HOST_LIBRARY, 1, "99999999999.0.0")),
+                ACCEL_ERROR_INCOMPATIBLE_VERSION, "file format 99999999999.0.0 is not readable by this core");
+}
+
+TEST_F(LoaderTest, RejectsManifestAbiMajorThatWouldWrapToOne) {
+  ExpectRefused(
+      dir_.Write("wrap.json", std::string(R"({"file_format_version": "1.0.0", "backend": {"name": "host2", )") +
+                                  R"("library_path": ")" + ACCEL_TEST_HOST_LIBRARY + R"(", "abi_major": 4294967297}})"),
+      ACCEL_ERROR_INCOMPATIBLE_VERSION, "backend ABI major 4294967297 is not this core's (1)");
+}
+
 TEST_F(LoaderTest, RejectsManifestPointingAtMissingLibrary) {
   ExpectRefused(dir_.Write("missing.json", ManifestJson("gone", "./libaccel_backend_gone.so")), ACCEL_ERROR_NOT_FOUND,
                 (dir_.path() / "libaccel_backend_gone.so").string() + " does not exist");

@@ -23,7 +23,6 @@
 #include <array>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +33,7 @@
 #include <vector>
 
 #include "common/recorded_events.h"
+#include "common/ring.h"
 #include "opencl_backend.h"
 
 namespace accel::opencl {
@@ -349,7 +349,20 @@ class Stream {
     return copies_;
   }
 
+  std::unique_ptr<Launch> TakeSpareLaunch() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!spare_launches_.empty()) {
+        std::unique_ptr<Launch> launch = std::move(spare_launches_.back());
+        spare_launches_.pop_back();
+        return launch;
+      }
+    }
+    return std::make_unique<Launch>();
+  }
+
  private:
+  static constexpr size_t kSpareLaunches = 64;  // completed launches kept for reuse; more are freed
   // A device operation taken in order, with its status so far: ACCEL_SUCCESS while its commands may still run, or
   // why it failed or was skipped (then `message` is the stream's error).
   struct Pending {
@@ -390,7 +403,12 @@ class Stream {
       entry.skipped = true;
       return entry;
     }
-    entry.status = Guarded([&] { return entry.op.submit(entry.submission, &entry.message); }, &entry.message);
+    entry.status = Guarded(
+        [&] {
+          if (entry.op.launch) return SubmitLaunch(*entry.op.launch, entry.submission, &entry.message);
+          return entry.op.submit(entry.submission, &entry.message);
+        },
+        &entry.message);
     return entry;
   }
 
@@ -414,7 +432,7 @@ class Stream {
     changed_.wait(lock, [this] { return !draining_; });
     if (submitted_.empty()) return;
     draining_ = true;
-    std::deque<Pending> batch;
+    std::vector<Pending>& batch = batch_;  // empty; both vectors keep their memory, so a drain allocates nothing
     batch.swap(submitted_);
     const uint64_t count = batch.size();
     lock.unlock();
@@ -444,7 +462,8 @@ class Stream {
     changed_.notify_all();
   }
 
-  // Runs the operation's completion, counts its copies, and releases what it held. Not under the stream's mutex.
+  // Runs the operation's completion, counts its copies, and releases what it held (a launch goes back to the
+  // spares). Not under the stream's mutex.
   void Finish(Pending& entry) {
     accel_status_t status = entry.status;
     if (entry.op.complete) {
@@ -457,8 +476,12 @@ class Stream {
         SetErrorLocked(status, entry.op, message);
       }
     }
+    if (entry.op.launch) entry.op.launch->Release();  // here, not under the mutex: a Storage may go
     std::lock_guard lock(mutex_);
     if (status == ACCEL_SUCCESS && !entry.skipped) backend::AddCopyStatistics(entry.op.copies, &copies_);
+    if (entry.op.launch && spare_launches_.size() < kSpareLaunches) {
+      spare_launches_.push_back(std::move(entry.op.launch));
+    }
   }
 
   // The worker: takes each queued operation in order; drains when asked, and before host work and blocking waits.
@@ -466,8 +489,7 @@ class Stream {
     std::unique_lock lock(mutex_);
     for (;;) {
       if (!fifo_.empty()) {
-        Operation op = std::move(fifo_.front());
-        fifo_.pop_front();
+        Operation op = fifo_.pop_front();
         busy_ = true;
         if (op.host || (op.would_block && op.would_block())) DrainLocked(lock);  // everything before it completed
         if (op.host) {
@@ -536,11 +558,13 @@ class Stream {
   std::mutex mutex_;
   std::condition_variable work_;     // the FIFO grew, a drain was asked for, or the stream is stopping
   std::condition_variable changed_;  // a drain ended, or the worker went idle
-  std::deque<Operation> fifo_;       // for the worker: host work, and everything queued behind it
-  std::deque<Pending> submitted_;    // enqueued (or skipped), not yet drained
-  bool busy_ = false;                // the worker holds an operation it took from the FIFO
-  bool draining_ = false;            // a thread is in DrainLocked with a batch
-  bool drain_requested_ = false;     // the worker should drain once its FIFO is empty
+  backend::Ring<Operation> fifo_;    // for the worker: host work, and everything queued behind it
+  std::vector<Pending> submitted_;   // enqueued (or skipped), not yet drained
+  std::vector<Pending> batch_;       // the batch DrainLocked completes (one drain at a time), empty otherwise
+  std::vector<std::unique_ptr<Launch>> spare_launches_;  // completed launches for reuse
+  bool busy_ = false;                                    // the worker holds an operation it took from the FIFO
+  bool draining_ = false;                                // a thread is in DrainLocked with a batch
+  bool drain_requested_ = false;                         // the worker should drain once its FIFO is empty
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
   uint64_t outstanding_ = 0;  // submitted_ plus the batch being drained
@@ -551,6 +575,8 @@ class Stream {
 };
 
 accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
+
+std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream) { return stream->TakeSpareLaunch(); }
 
 // --- Stream slots ------------------------------------------------------------------------------------------------
 

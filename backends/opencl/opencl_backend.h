@@ -347,7 +347,7 @@ struct Operation {
 
 class Stream;
 // Queues `op` on `stream`, in order (stream.cc says where it runs). Thread-safe.
-accel_status_t EnqueueOperation(Stream* stream, Operation op);
+accel_status_t EnqueueOperation(Stream* stream, Operation&& op);
 // A released launch of `stream`'s to fill (its vectors keep their memory), or a new one. Thread-safe.
 std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream);
 

@@ -264,7 +264,7 @@ class Stream {
   Device* device() const { return device_; }
   bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
 
-  accel_status_t Enqueue(Operation op) {
+  accel_status_t Enqueue(Operation&& op) {
     std::unique_lock lock(mutex_);
     op.number = ++enqueued_;
     if (op.host || !fifo_.empty() || busy_ || (op.would_block && op.would_block())) {
@@ -273,9 +273,12 @@ class Stream {
       work_.notify_one();
       return ACCEL_SUCCESS;
     }
-    // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex.
+    // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex, straight into
+    // the submitted operations (no copy of the operation on the way).
     const auto [prior, prior_message] = ErrorLocked();
-    const bool wake = SubmitLocked(Prepare(std::move(op), prior, prior_message));
+    Pending& entry = submitted_.emplace_back();
+    Prepare(std::move(op), prior, prior_message, &entry);
+    const bool wake = SubmittedLocked(entry);
     lock.unlock();
     if (wake) work_.notify_one();
     return ACCEL_SUCCESS;
@@ -389,39 +392,36 @@ class Stream {
     return {error_, error_ != ACCEL_SUCCESS ? error_message_ : std::string()};
   }
 
-  // Submits a device operation (enqueues its commands), or skips it when the stream held `prior`. Runs on the one
-  // thread allowed to submit; does not touch the stream's state.
-  Pending Prepare(Operation op, accel_status_t prior, std::string prior_message) {
-    Pending entry;
-    entry.op = std::move(op);
-    entry.submission.runtime = device_->runtime;
-    entry.submission.device = device_;
-    entry.submission.queue = queue_.get();
+  // Submits a device operation (enqueues its commands) into `*entry` (a new Pending), or skips it when the stream
+  // held `prior`. Runs on the one thread allowed to submit; does not touch the stream's state.
+  void Prepare(Operation&& op, accel_status_t prior, const std::string& prior_message, Pending* entry) {
+    entry->op = std::move(op);
+    entry->submission.runtime = device_->runtime;
+    entry->submission.device = device_;
+    entry->submission.queue = queue_.get();
     if (prior != ACCEL_SUCCESS) {
-      entry.status = prior;
-      entry.message = std::move(prior_message);
-      entry.skipped = true;
-      return entry;
+      entry->status = prior;
+      entry->message = prior_message;
+      entry->skipped = true;
+      return;
     }
-    entry.status = Guarded(
+    entry->status = Guarded(
         [&] {
-          if (entry.op.launch) return SubmitLaunch(*entry.op.launch, entry.submission, &entry.message);
-          return entry.op.submit(entry.submission, &entry.message);
+          if (entry->op.launch) return SubmitLaunch(*entry->op.launch, entry->submission, &entry->message);
+          return entry->op.submit(entry->submission, &entry->message);
         },
-        &entry.message);
-    return entry;
+        &entry->message);
   }
 
-  // Adds a prepared operation to the submitted ones; a failed or skipped one makes the stream's error (when it is
-  // the first) and asks the worker to drain, so that it completes (records, waiters) without anyone synchronizing.
-  // Returns whether the worker must be woken.
-  bool SubmitLocked(Pending entry) {
+  // Counts a prepared operation, the last of the submitted ones; a failed or skipped one makes the stream's error
+  // (when it is the first) and asks the worker to drain, so that it completes (records, waiters) without anyone
+  // synchronizing. Returns whether the worker must be woken.
+  bool SubmittedLocked(Pending& entry) {
     bool wake = false;
     if (entry.status != ACCEL_SUCCESS) {
       if (!entry.skipped) entry.message = SetErrorLocked(entry.status, entry.op, entry.message);
       if (!drain_requested_) wake = drain_requested_ = true;
     }
-    submitted_.push_back(std::move(entry));
     ++outstanding_;
     return wake;
   }
@@ -500,9 +500,11 @@ class Stream {
         }
         const auto [prior, prior_message] = ErrorLocked();
         lock.unlock();
-        Pending entry = Prepare(std::move(op), prior, prior_message);  // may block: a wait on another stream
+        Pending entry;
+        Prepare(std::move(op), prior, prior_message, &entry);  // may block: a wait on another stream
         lock.lock();
-        SubmitLocked(std::move(entry));
+        submitted_.push_back(std::move(entry));
+        SubmittedLocked(submitted_.back());
         continue;
       }
       if (busy_) {
@@ -574,7 +576,7 @@ class Stream {
   std::thread worker_;  // last: started once everything above is constructed
 };
 
-accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
+accel_status_t EnqueueOperation(Stream* stream, Operation&& op) { return stream->Enqueue(std::move(op)); }
 
 std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream) { return stream->TakeSpareLaunch(); }
 

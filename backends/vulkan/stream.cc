@@ -257,7 +257,7 @@ class Stream {
   const Host& host() const { return *device_->host; }
   bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
 
-  accel_status_t Enqueue(Operation op) {
+  accel_status_t Enqueue(Operation&& op) {
     {
       std::lock_guard lock(mutex_);
       op.number = ++enqueued_;

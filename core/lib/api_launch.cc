@@ -1,6 +1,7 @@
 // C entry point: kernel launches, with every argument checked against the
 // kernel's declaration before the backend sees it (docs/kernels.md).
 #include <array>
+#include <memory>
 
 #include "api_common.h"
 
@@ -98,13 +99,15 @@ Status CheckGeometry(const Device& dev, const Kernel& k, const accel_launch_desc
 constexpr uint32_t kInlineArgs = 16;
 class Checked {
  public:
-  explicit Checked(uint32_t count) {
-    if (count > kInlineArgs) {
+  explicit Checked(uint32_t count) : inline_(count <= kInlineArgs) {
+    if (!inline_) {
       more_args_.resize(count);
-      more_buffers_.resize(count);
+      more_buffers_.reserve(count);
       args_ = more_args_.data();
-      buffers_ = more_buffers_.data();
     }
+  }
+  ~Checked() {
+    for (uint32_t i = 0; i < held_; ++i) std::destroy_at(&inline_buffers_[i]);
   }
   Checked(const Checked&) = delete;
   Checked& operator=(const Checked&) = delete;
@@ -114,20 +117,29 @@ class Checked {
     args_[i] = arg;
     count_ = i + 1;
   }
-  // Keeps the buffer of argument i alive for the call.
-  void Hold(uint32_t i, std::shared_ptr<Buffer> buffer) { buffers_[i] = std::move(buffer); }
+  // Keeps a buffer alive for the call.
+  void Hold(std::shared_ptr<Buffer> buffer) {
+    if (inline_) {
+      std::construct_at(&inline_buffers_[held_++], std::move(buffer));
+    } else {
+      more_buffers_.push_back(std::move(buffer));
+    }
+  }
 
   const accel_bk_kernel_arg_t* args() const { return args_; }
   uint32_t count() const { return count_; }
   uint64_t dynamic_local = 0;
 
  private:
-  std::array<accel_bk_kernel_arg_t, kInlineArgs> inline_args_;
-  std::array<std::shared_ptr<Buffer>, kInlineArgs> inline_buffers_;
+  const bool inline_;
+  std::array<accel_bk_kernel_arg_t, kInlineArgs> inline_args_;  // written as checked
+  union {
+    std::shared_ptr<Buffer> inline_buffers_[kInlineArgs];  // the first `held_` constructed (no cost for the rest)
+  };
+  uint32_t held_ = 0;
   std::vector<accel_bk_kernel_arg_t> more_args_;
   std::vector<std::shared_ptr<Buffer>> more_buffers_;
   accel_bk_kernel_arg_t* args_ = inline_args_.data();
-  std::shared_ptr<Buffer>* buffers_ = inline_buffers_.data();
   uint32_t count_ = 0;
 };
 
@@ -184,7 +196,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
       b.access = static_cast<accel_access_t>(access);
       b.buffer = buffer->bk;
       b.offset = a.offset;
-      out->Hold(i, std::move(buffer));
+      out->Hold(std::move(buffer));
       break;
     }
     case ACCEL_KERNEL_ARG_KIND_SCALAR:

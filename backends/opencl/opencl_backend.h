@@ -306,10 +306,11 @@ struct Launch {
   std::vector<BoundArgument> args;
   std::vector<std::byte> values;  // every scalar's bytes
 
-  // Drops the references to the kernel and the buffers' storage, keeping the vectors' memory for the next launch.
+  // Drops the references to the kernel and the buffers' storage, keeping the vectors' memory (and `args`' size, so
+  // that the next launch of as many arguments constructs none) for the next launch.
   void Release() {
     kernel.reset();
-    args.clear();
+    for (BoundArgument& a : args) a.storage.reset();
     values.clear();
   }
 };

@@ -276,8 +276,8 @@ class Stream {
     // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex, straight into
     // the submitted operations (no copy of the operation on the way).
     const auto [prior, prior_message] = ErrorLocked();
-    Pending& entry = submitted_.emplace_back();
-    Prepare(std::move(op), prior, prior_message, &entry);
+    Pending& entry = submitted_.emplace_back(std::move(op));
+    Prepare(prior, prior_message, &entry);
     const bool wake = SubmittedLocked(entry);
     lock.unlock();
     if (wake) work_.notify_one();
@@ -369,6 +369,9 @@ class Stream {
   // A device operation taken in order, with its status so far: ACCEL_SUCCESS while its commands may still run, or
   // why it failed or was skipped (then `message` is the stream's error).
   struct Pending {
+    Pending() = default;
+    explicit Pending(Operation&& operation) : op(std::move(operation)) {}
+
     Operation op;
     Submission submission;
     accel_status_t status = ACCEL_SUCCESS;
@@ -392,10 +395,9 @@ class Stream {
     return {error_, error_ != ACCEL_SUCCESS ? error_message_ : std::string()};
   }
 
-  // Submits a device operation (enqueues its commands) into `*entry` (a new Pending), or skips it when the stream
+  // Submits the device operation of `*entry` (a new Pending) (enqueues its commands), or skips it when the stream
   // held `prior`. Runs on the one thread allowed to submit; does not touch the stream's state.
-  void Prepare(Operation&& op, accel_status_t prior, const std::string& prior_message, Pending* entry) {
-    entry->op = std::move(op);
+  void Prepare(accel_status_t prior, const std::string& prior_message, Pending* entry) {
     entry->submission.runtime = device_->runtime;
     entry->submission.device = device_;
     entry->submission.queue = queue_.get();
@@ -500,8 +502,8 @@ class Stream {
         }
         const auto [prior, prior_message] = ErrorLocked();
         lock.unlock();
-        Pending entry;
-        Prepare(std::move(op), prior, prior_message, &entry);  // may block: a wait on another stream
+        Pending entry(std::move(op));
+        Prepare(prior, prior_message, &entry);  // may block: a wait on another stream
         lock.lock();
         submitted_.push_back(std::move(entry));
         SubmittedLocked(submitted_.back());

@@ -26,18 +26,38 @@ def run(build, count, env, tmp):
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout[-3000:]}")
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out], stdout=subprocess.PIPE,
-                         text=True).stdout
+    return self_cost_by_object(out)
+
+
+def self_cost_by_object(path):
+    """Instructions executed in each object (self cost), and their sum, read from callgrind's output file itself:
+    callgrind_annotate leaves the object off some lines (a "[clone .constprop.0]" function inlined from a header),
+    which would hide where they ran."""
+    objects = {}  # compressed ids of ob= and cob= names
     by_object = {}
-    for line in ann.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+(?:\(\s*[\d.]+%\))?\s*\S*:\S.*?\[(.*?)\]\s*$", line)
-        if not m:
-            continue
-        ir = int(m.group(1).replace(",", ""))
-        obj = os.path.basename(m.group(2))
-        by_object[obj] = by_object.get(obj, 0) + ir
-    total = re.search(r"([\d,]+)\s+(?:\(\s*100\.0%\)\s+)?PROGRAM TOTALS", ann)
-    return by_object, int(total.group(1).replace(",", "")) if total else 0
+    current = "???"
+    after_calls = False  # the cost line after calls= is the call's inclusive cost, not self cost
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("ob=", "cob=")):
+                m = re.match(r"c?ob=(?:\((\d+)\))?\s*(.*)", line.rstrip("\n"))
+                ident, name = m.group(1), m.group(2)
+                if ident is not None and name:
+                    objects[ident] = name
+                elif ident is not None:
+                    name = objects.get(ident, "???")
+                if line.startswith("ob="):
+                    current = os.path.basename(name) or "???"
+            elif line.startswith("calls="):
+                after_calls = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                if after_calls:
+                    after_calls = False
+                    continue
+                fields = line.split()
+                if len(fields) >= 2:
+                    by_object[current] = by_object.get(current, 0) + int(fields[1])
+    return by_object, sum(by_object.values())
 
 
 def main():

@@ -4,6 +4,7 @@
 //   services.h   the core's host services, the guard that keeps exceptions from crossing the C ABI, status names
 //   handles.h    Wrap / Unwrap between a backend's objects and the opaque accel_bk_* handles
 //   negotiate.h  the body of accel_backend_get_api
+//   ring.h       Ring, the FIFO of a stream's operations that allocates nothing once grown
 //   recorded_events.h  deadlines, copy-statistics sums, and the event slots of backends whose events point at shared
 //                records (OpenCL, Vulkan)
 // Namespace accel::backend; the library is accel_backend_support (static, hidden visibility). Messages name the
@@ -17,6 +18,7 @@
 #include "common/negotiate.h"
 #include "common/prefix.h"
 #include "common/recorded_events.h"
+#include "common/ring.h"
 #include "common/services.h"
 
 #endif  // ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/recorded_events.h"
+#include "common/ring.h"
 #include "device.h"
 #include "event.h"
 #include "memory.h"
@@ -186,38 +187,6 @@ Failure Abandon(Operation& op, accel_status_t status, const char* why) noexcept 
   return failure;
 }
 
-// A FIFO in a ring that doubles when full and never shrinks: once it has held the stream's deepest backlog, pushing
-// and popping allocate nothing. Not thread-safe: the stream's mutex guards it.
-template <typename T>
-class Ring {
- public:
-  bool empty() const { return size_ == 0; }
-  size_t size() const { return size_; }
-  void push_back(T value) {
-    if (size_ == slots_.size()) Grow();
-    slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(value);
-    ++size_;
-  }
-  // Moves the oldest element out; the slot keeps a moved-from value.
-  T pop_front() {
-    T value = std::move(slots_[head_]);
-    head_ = (head_ + 1) & (slots_.size() - 1);
-    --size_;
-    return value;
-  }
-
- private:
-  void Grow() {
-    std::vector<T> grown(slots_.empty() ? 16 : slots_.size() * 2);
-    for (size_t i = 0; i < size_; ++i) grown[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
-    slots_ = std::move(grown);
-    head_ = 0;
-  }
-  std::vector<T> slots_;  // a power of two in size
-  size_t head_ = 0;
-  size_t size_ = 0;
-};
-
 // The largest copy or fill that may run on the caller's thread when the stream is idle (Stream::Enqueue): small
 // enough that an enqueue returns within tens of microseconds, so that a caller that overlaps its own work with a
 // large copy still gets the overlap.
@@ -291,7 +260,7 @@ class Stream {
   std::mutex mutex_;
   std::condition_variable work_available_;  // signalled only while worker_sleeping_
   std::condition_variable completed_cv_;    // signalled only while sync_waiters_ > 0
-  Ring<Operation> queue_;
+  backend::Ring<Operation> queue_;
   bool running_ = false;          // the worker is executing an operation it popped
   bool inline_running_ = false;   // an enqueuing thread is executing an operation inline
   bool stopping_ = false;         // the destructor asked the worker to exit once the queue is empty

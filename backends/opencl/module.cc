@@ -183,6 +183,8 @@ struct SetArgument {
   std::vector<std::byte> value;
 };
 
+}  // namespace
+
 // One kernel handle's cl_kernel. Thread-safe: `mutex` guards the cl_kernel's arguments (and `set`, what they hold)
 // from setting them to enqueueing the launch; everything else is immutable.
 struct KernelState {
@@ -192,8 +194,6 @@ struct KernelState {
   std::mutex mutex;
   std::vector<SetArgument> set;  // per argument index, under `mutex`
 };
-
-}  // namespace
 
 // A module handle. Immutable after module_create.
 struct Module {
@@ -335,32 +335,24 @@ std::string BuildLog(const Device& device, cl_program program) {
   return log;
 }
 
-// One argument of a launch, copied at enqueue.
-struct BoundArgument {
-  accel_kernel_arg_kind_t kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
-  accel_access_t access = ACCEL_ACCESS_READ;
-  std::shared_ptr<Storage> storage;
-  uint64_t offset = 0;
-  uint64_t size = 0;
-  std::vector<std::byte> value;
-};
+}  // namespace
 
-// Enqueues the launch on the stream's queue (the file comment says how buffers at offsets are bound).
-accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>& args, const size_t global[3],
-                            const size_t local[3], Submission& s, std::string* message) {
+// Enqueues the launch on the stream's queue (the file comment says how buffers at offsets are bound). Allocates
+// nothing unless an argument needs a sub-buffer or a bounce buffer, or a scalar outgrows what was set before.
+accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message) {
   const ClApi& cl = s.runtime->cl;
   Device* device = s.device;
-  struct CopyBack {
-    cl_mem bounce;
-    const BoundArgument* arg;
-  };
-  std::vector<cl_mem> mems(args.size(), nullptr);
-  std::vector<CopyBack> copy_backs;
+  KernelState& state = *launch.kernel;
+  std::vector<BoundArgument>& args = launch.args;
+  const size_t* const global = launch.global.data();
+  const size_t* const local = launch.local.data();
+  bool copy_back = false;  // a bounce buffer is copied back after the kernel
   for (size_t i = 0; i < args.size(); ++i) {
-    const BoundArgument& a = args[i];
+    BoundArgument& a = args[i];
+    a.mem = nullptr;
     if (a.kind != ACCEL_KERNEL_ARG_KIND_BUFFER) continue;
     if (a.offset == 0) {
-      mems[i] = a.storage->mem();
+      a.mem = a.storage->mem();
       continue;
     }
     cl_int err = CL_SUCCESS;
@@ -373,7 +365,7 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
         return StatusFromCl(err);
       }
       s.temporaries.emplace_back(s.runtime, sub);
-      mems[i] = sub;
+      a.mem = sub;
       continue;
     }
     // The offset is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN: bounce through a buffer of the range's size.
@@ -386,14 +378,14 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
       return StatusFromCl(err);
     }
     s.temporaries.emplace_back(s.runtime, bounce);
-    mems[i] = bounce;
+    a.mem = bounce;
     err = cl.EnqueueCopyBuffer(s.queue, a.storage->mem(), bounce, static_cast<size_t>(a.offset), 0,
                                static_cast<size_t>(a.size), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
       *message = ClFailure("clEnqueueCopyBuffer", err) + " into the bounce buffer of argument " + std::to_string(i);
       return StatusFromCl(err);
     }
-    if ((a.access & ACCEL_ACCESS_WRITE) != 0) copy_backs.push_back({bounce, &a});
+    if ((a.access & ACCEL_ACCESS_WRITE) != 0) copy_back = true;
   }
   {
     std::lock_guard lock(state.mutex);
@@ -406,15 +398,15 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
       cl_int err = CL_SUCCESS;
       switch (a.kind) {
         case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-          const bool whole = mems[i] == a.storage->mem();  // else a sub-buffer or bounce buffer of this launch
-          if (whole && last.valid && last.kind == a.kind && last.mem == mems[i] && last.storage.lock() == a.storage) {
+          const bool whole = a.mem == a.storage->mem();  // else a sub-buffer or bounce buffer of this launch
+          if (whole && last.valid && last.kind == a.kind && last.mem == a.mem && last.storage.lock() == a.storage) {
             continue;
           }
           last.valid = false;
-          err = cl.SetKernelArg(kernel, index, sizeof(cl_mem), &mems[i]);
+          err = cl.SetKernelArg(kernel, index, sizeof(cl_mem), &a.mem);
           if (err == CL_SUCCESS && whole) {
             last.kind = a.kind;
-            last.mem = mems[i];
+            last.mem = a.mem;
             last.storage = a.storage;
             last.valid = true;
           }
@@ -430,16 +422,22 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
             last.valid = true;
           }
           break;
-        default:
-          if (last.valid && last.kind == a.kind && last.value == a.value) continue;
+        default: {
+          const std::byte* value = launch.values.data() + a.value_offset;
+          const auto size = static_cast<size_t>(a.size);
+          if (last.valid && last.kind == a.kind && last.value.size() == size &&
+              std::memcmp(last.value.data(), value, size) == 0) {
+            continue;
+          }
           last.valid = false;
-          err = cl.SetKernelArg(kernel, index, a.value.size(), a.value.data());
+          err = cl.SetKernelArg(kernel, index, size, value);
           if (err == CL_SUCCESS) {
             last.kind = a.kind;
-            last.value = a.value;
+            last.value.assign(value, value + size);
             last.valid = true;
           }
           break;
+        }
       }
       if (err != CL_SUCCESS) {
         const std::string& name = state.info.arguments[i].name;
@@ -457,10 +455,15 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
       return StatusFromCl(err);
     }
   }
-  for (const CopyBack& c : copy_backs) {
-    const cl_int err =
-        cl.EnqueueCopyBuffer(s.queue, c.bounce, c.arg->storage->mem(), 0, static_cast<size_t>(c.arg->offset),
-                             static_cast<size_t>(c.arg->size), 0, nullptr, nullptr);
+  if (!copy_back) return ACCEL_SUCCESS;
+  for (const BoundArgument& a : args) {
+    // The bounce buffers: arguments at an offset that is not a multiple of the alignment.
+    if (a.kind != ACCEL_KERNEL_ARG_KIND_BUFFER || a.offset % device->base_alignment == 0 ||
+        (a.access & ACCEL_ACCESS_WRITE) == 0) {
+      continue;
+    }
+    const cl_int err = cl.EnqueueCopyBuffer(s.queue, a.mem, a.storage->mem(), 0, static_cast<size_t>(a.offset),
+                                            static_cast<size_t>(a.size), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
       *message = ClFailure("clEnqueueCopyBuffer", err) + " back from a bounce buffer";
       return StatusFromCl(err);
@@ -468,8 +471,6 @@ accel_status_t SubmitLaunch(KernelState& state, const std::vector<BoundArgument>
   }
   return ACCEL_SUCCESS;
 }
-
-}  // namespace
 
 // --- Slots -------------------------------------------------------------------------------------------------------
 
@@ -652,17 +653,20 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
   Kernel* kernel = Unwrap(kernel_handle);
   const Host& host = *kernel->device->host;
   return Guard(host, "stream_launch_kernel", [&] {
-    // The core checked the launch against the kernel's declaration and limits; everything is copied now.
-    std::vector<BoundArgument> args(launch->arg_count);
+    // The core checked the launch against the kernel's declaration and limits; everything is copied now, into a
+    // launch the stream recycles (nothing is allocated once its vectors have grown).
     const size_t stride = launch->arg_count > 0 ? launch->args[0].struct_size : 0;
     if (launch->arg_count > 0 && stride < offsetof(accel_bk_kernel_arg_t, value) + sizeof(void*)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
                        "kernel arguments of " + std::to_string(stride) + " bytes are too small for ABI 1.0");
     }
+    std::unique_ptr<Launch> copy = TakeSpareLaunch(stream);
+    copy->kernel = kernel->state;
+    copy->args.resize(launch->arg_count);
     for (uint32_t i = 0; i < launch->arg_count; ++i) {
       const auto* in =
           reinterpret_cast<const accel_bk_kernel_arg_t*>(reinterpret_cast<const char*>(launch->args) + i * stride);
-      BoundArgument& a = args[i];
+      BoundArgument& a = copy->args[i];
       a.kind = in->kind;
       a.access = in->access;
       a.offset = in->offset;
@@ -671,7 +675,8 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
         case ACCEL_KERNEL_ARG_KIND_BUFFER: a.storage = Unwrap(in->buffer)->storage; break;
         case ACCEL_KERNEL_ARG_KIND_SCALAR: {
           const auto* bytes = static_cast<const std::byte*>(in->value);
-          a.value.assign(bytes, bytes + in->size);
+          a.value_offset = copy->values.size();
+          copy->values.insert(copy->values.end(), bytes, bytes + in->size);
           break;
         }
         case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: break;
@@ -681,17 +686,13 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
                                                         "memory only (no device addresses)");
       }
     }
-    std::array<size_t, 3> global{};
-    std::array<size_t, 3> local{};
     for (int d = 0; d < 3; ++d) {
-      global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
-      local[d] = launch->block[d];
+      copy->global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
+      copy->local[d] = launch->block[d];
     }
     Operation op;
     op.what = "kernel launch";
-    op.submit = [state = kernel->state, args = std::move(args), global, local](Submission& s, std::string* message) {
-      return SubmitLaunch(*state, args, global.data(), local.data(), s, message);
-    };
+    op.launch = std::move(copy);
     return EnqueueOperation(stream, std::move(op));
   });
 }

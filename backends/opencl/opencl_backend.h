@@ -283,7 +283,44 @@ struct Submission {
   std::vector<ClMem> temporaries;  // sub-buffers and bounce buffers the commands use, released once they completed
 };
 
-// One queued operation of a stream. Exactly one of `submit` (device work) and `host` (host work) is set.
+struct KernelState;  // a kernel handle's cl_kernel and what was last set on it (module.cc)
+
+// One argument of a launch, copied at enqueue. A scalar's bytes are in its Launch's `values`.
+struct BoundArgument {
+  accel_kernel_arg_kind_t kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  accel_access_t access = ACCEL_ACCESS_READ;
+  std::shared_ptr<Storage> storage;  // BUFFER
+  uint64_t offset = 0;               // BUFFER
+  uint64_t size = 0;                 // BUFFER: bytes bound; SCALAR: bytes at `value_offset`; LOCAL_MEMORY: bytes
+  size_t value_offset = 0;           // SCALAR: where its bytes start in `values`
+  cl_mem mem = nullptr;              // BUFFER: what SubmitLaunch passes (the buffer, a sub-buffer or a bounce buffer)
+};
+
+// A kernel launch copied at enqueue (module.cc's StreamLaunchKernel) and enqueued by SubmitLaunch. A stream recycles
+// its launches (TakeSpareLaunch; Release once the launch completed), so that a launch allocates nothing once the
+// vectors have grown to the kernel's arguments. Owned by one operation at a time.
+struct Launch {
+  std::shared_ptr<KernelState> kernel;
+  std::array<size_t, 3> global{};
+  std::array<size_t, 3> local{};
+  std::vector<BoundArgument> args;
+  std::vector<std::byte> values;  // every scalar's bytes
+
+  // Drops the references to the kernel and the buffers' storage, keeping the vectors' memory (and `args`' size, so
+  // that the next launch of as many arguments constructs none) for the next launch.
+  void Release() {
+    kernel.reset();
+    for (BoundArgument& a : args) a.storage.reset();
+    values.clear();
+  }
+};
+
+// Sets the launch's changed arguments and enqueues it on the submission's queue (module.cc).
+accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message);
+
+// One queued operation of a stream. Exactly one of `submit` (device work), `launch` (device work) and `host` (host
+// work) is set.
+//   - `launch` is a kernel launch, enqueued by SubmitLaunch as a `submit` would be (no std::function per launch).
 //   - `submit` enqueues OpenCL commands on the stream's in-order queue without waiting and without events (the
 //     stream learns that they completed when it waits for the queue); it runs on the calling thread, or on the
 //     stream's worker when host work is queued ahead of it, when the stream holds no error, else it is skipped.
@@ -300,6 +337,7 @@ struct Operation {
   const char* what = "";
   std::function<accel_status_t(Submission& submission, std::string* message)> submit;
   std::function<accel_status_t(accel_status_t prior, std::string* message)> host;
+  std::unique_ptr<Launch> launch;
   std::function<bool()> would_block;
   std::function<accel_status_t(accel_status_t status, const std::string& error, const Submission& submission,
                                std::string* message)>
@@ -310,7 +348,9 @@ struct Operation {
 
 class Stream;
 // Queues `op` on `stream`, in order (stream.cc says where it runs). Thread-safe.
-accel_status_t EnqueueOperation(Stream* stream, Operation op);
+accel_status_t EnqueueOperation(Stream* stream, Operation&& op);
+// A released launch of `stream`'s to fill (its vectors keep their memory), or a new one. Thread-safe.
+std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream);
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 

@@ -23,7 +23,6 @@
 #include <array>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +33,7 @@
 #include <vector>
 
 #include "common/recorded_events.h"
+#include "common/ring.h"
 #include "opencl_backend.h"
 
 namespace accel::opencl {
@@ -264,7 +264,7 @@ class Stream {
   Device* device() const { return device_; }
   bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
 
-  accel_status_t Enqueue(Operation op) {
+  accel_status_t Enqueue(Operation&& op) {
     std::unique_lock lock(mutex_);
     op.number = ++enqueued_;
     if (op.host || !fifo_.empty() || busy_ || (op.would_block && op.would_block())) {
@@ -273,9 +273,12 @@ class Stream {
       work_.notify_one();
       return ACCEL_SUCCESS;
     }
-    // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex.
+    // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex, straight into
+    // the submitted operations (no copy of the operation on the way).
     const auto [prior, prior_message] = ErrorLocked();
-    const bool wake = SubmitLocked(Prepare(std::move(op), prior, prior_message));
+    Pending& entry = submitted_.emplace_back(std::move(op));
+    Prepare(prior, prior_message, &entry);
+    const bool wake = SubmittedLocked(entry);
     lock.unlock();
     if (wake) work_.notify_one();
     return ACCEL_SUCCESS;
@@ -349,10 +352,26 @@ class Stream {
     return copies_;
   }
 
+  std::unique_ptr<Launch> TakeSpareLaunch() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!spare_launches_.empty()) {
+        std::unique_ptr<Launch> launch = std::move(spare_launches_.back());
+        spare_launches_.pop_back();
+        return launch;
+      }
+    }
+    return std::make_unique<Launch>();
+  }
+
  private:
+  static constexpr size_t kSpareLaunches = 64;  // completed launches kept for reuse; more are freed
   // A device operation taken in order, with its status so far: ACCEL_SUCCESS while its commands may still run, or
   // why it failed or was skipped (then `message` is the stream's error).
   struct Pending {
+    Pending() = default;
+    explicit Pending(Operation&& operation) : op(std::move(operation)) {}
+
     Operation op;
     Submission submission;
     accel_status_t status = ACCEL_SUCCESS;
@@ -376,34 +395,35 @@ class Stream {
     return {error_, error_ != ACCEL_SUCCESS ? error_message_ : std::string()};
   }
 
-  // Submits a device operation (enqueues its commands), or skips it when the stream held `prior`. Runs on the one
-  // thread allowed to submit; does not touch the stream's state.
-  Pending Prepare(Operation op, accel_status_t prior, std::string prior_message) {
-    Pending entry;
-    entry.op = std::move(op);
-    entry.submission.runtime = device_->runtime;
-    entry.submission.device = device_;
-    entry.submission.queue = queue_.get();
+  // Submits the device operation of `*entry` (a new Pending) (enqueues its commands), or skips it when the stream
+  // held `prior`. Runs on the one thread allowed to submit; does not touch the stream's state.
+  void Prepare(accel_status_t prior, const std::string& prior_message, Pending* entry) {
+    entry->submission.runtime = device_->runtime;
+    entry->submission.device = device_;
+    entry->submission.queue = queue_.get();
     if (prior != ACCEL_SUCCESS) {
-      entry.status = prior;
-      entry.message = std::move(prior_message);
-      entry.skipped = true;
-      return entry;
+      entry->status = prior;
+      entry->message = prior_message;
+      entry->skipped = true;
+      return;
     }
-    entry.status = Guarded([&] { return entry.op.submit(entry.submission, &entry.message); }, &entry.message);
-    return entry;
+    entry->status = Guarded(
+        [&] {
+          if (entry->op.launch) return SubmitLaunch(*entry->op.launch, entry->submission, &entry->message);
+          return entry->op.submit(entry->submission, &entry->message);
+        },
+        &entry->message);
   }
 
-  // Adds a prepared operation to the submitted ones; a failed or skipped one makes the stream's error (when it is
-  // the first) and asks the worker to drain, so that it completes (records, waiters) without anyone synchronizing.
-  // Returns whether the worker must be woken.
-  bool SubmitLocked(Pending entry) {
+  // Counts a prepared operation, the last of the submitted ones; a failed or skipped one makes the stream's error
+  // (when it is the first) and asks the worker to drain, so that it completes (records, waiters) without anyone
+  // synchronizing. Returns whether the worker must be woken.
+  bool SubmittedLocked(Pending& entry) {
     bool wake = false;
     if (entry.status != ACCEL_SUCCESS) {
       if (!entry.skipped) entry.message = SetErrorLocked(entry.status, entry.op, entry.message);
       if (!drain_requested_) wake = drain_requested_ = true;
     }
-    submitted_.push_back(std::move(entry));
     ++outstanding_;
     return wake;
   }
@@ -414,7 +434,7 @@ class Stream {
     changed_.wait(lock, [this] { return !draining_; });
     if (submitted_.empty()) return;
     draining_ = true;
-    std::deque<Pending> batch;
+    std::vector<Pending>& batch = batch_;  // empty; both vectors keep their memory, so a drain allocates nothing
     batch.swap(submitted_);
     const uint64_t count = batch.size();
     lock.unlock();
@@ -444,7 +464,8 @@ class Stream {
     changed_.notify_all();
   }
 
-  // Runs the operation's completion, counts its copies, and releases what it held. Not under the stream's mutex.
+  // Runs the operation's completion, counts its copies, and releases what it held (a launch goes back to the
+  // spares). Not under the stream's mutex.
   void Finish(Pending& entry) {
     accel_status_t status = entry.status;
     if (entry.op.complete) {
@@ -457,8 +478,12 @@ class Stream {
         SetErrorLocked(status, entry.op, message);
       }
     }
+    if (entry.op.launch) entry.op.launch->Release();  // here, not under the mutex: a Storage may go
     std::lock_guard lock(mutex_);
     if (status == ACCEL_SUCCESS && !entry.skipped) backend::AddCopyStatistics(entry.op.copies, &copies_);
+    if (entry.op.launch && spare_launches_.size() < kSpareLaunches) {
+      spare_launches_.push_back(std::move(entry.op.launch));
+    }
   }
 
   // The worker: takes each queued operation in order; drains when asked, and before host work and blocking waits.
@@ -466,8 +491,7 @@ class Stream {
     std::unique_lock lock(mutex_);
     for (;;) {
       if (!fifo_.empty()) {
-        Operation op = std::move(fifo_.front());
-        fifo_.pop_front();
+        Operation op = fifo_.pop_front();
         busy_ = true;
         if (op.host || (op.would_block && op.would_block())) DrainLocked(lock);  // everything before it completed
         if (op.host) {
@@ -478,9 +502,11 @@ class Stream {
         }
         const auto [prior, prior_message] = ErrorLocked();
         lock.unlock();
-        Pending entry = Prepare(std::move(op), prior, prior_message);  // may block: a wait on another stream
+        Pending entry(std::move(op));
+        Prepare(prior, prior_message, &entry);  // may block: a wait on another stream
         lock.lock();
-        SubmitLocked(std::move(entry));
+        submitted_.push_back(std::move(entry));
+        SubmittedLocked(submitted_.back());
         continue;
       }
       if (busy_) {
@@ -536,11 +562,13 @@ class Stream {
   std::mutex mutex_;
   std::condition_variable work_;     // the FIFO grew, a drain was asked for, or the stream is stopping
   std::condition_variable changed_;  // a drain ended, or the worker went idle
-  std::deque<Operation> fifo_;       // for the worker: host work, and everything queued behind it
-  std::deque<Pending> submitted_;    // enqueued (or skipped), not yet drained
-  bool busy_ = false;                // the worker holds an operation it took from the FIFO
-  bool draining_ = false;            // a thread is in DrainLocked with a batch
-  bool drain_requested_ = false;     // the worker should drain once its FIFO is empty
+  backend::Ring<Operation> fifo_;    // for the worker: host work, and everything queued behind it
+  std::vector<Pending> submitted_;   // enqueued (or skipped), not yet drained
+  std::vector<Pending> batch_;       // the batch DrainLocked completes (one drain at a time), empty otherwise
+  std::vector<std::unique_ptr<Launch>> spare_launches_;  // completed launches for reuse
+  bool busy_ = false;                                    // the worker holds an operation it took from the FIFO
+  bool draining_ = false;                                // a thread is in DrainLocked with a batch
+  bool drain_requested_ = false;                         // the worker should drain once its FIFO is empty
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
   uint64_t outstanding_ = 0;  // submitted_ plus the batch being drained
@@ -550,7 +578,9 @@ class Stream {
   std::thread worker_;  // last: started once everything above is constructed
 };
 
-accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
+accel_status_t EnqueueOperation(Stream* stream, Operation&& op) { return stream->Enqueue(std::move(op)); }
+
+std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream) { return stream->TakeSpareLaunch(); }
 
 // --- Stream slots ------------------------------------------------------------------------------------------------
 

@@ -103,15 +103,6 @@ struct Kernel {
   std::shared_ptr<KernelState> state;
 };
 
-struct PreparedLaunch {
-  std::shared_ptr<KernelState> kernel;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  std::vector<std::shared_ptr<Allocation>> buffers;  // one per BUFFER argument, in binding order
-  std::vector<VkDescriptorBufferInfo> ranges;        // the bound ranges, in binding order
-  std::vector<uint8_t> scalars;                      // the scalars' block, laid out as the kernel declares it
-  uint32_t grid[3] = {1, 1, 1};
-};
-
 VkDescriptorSetLayout LaunchSetLayout(const PreparedLaunch& launch) { return launch.kernel->set_layout; }
 uint32_t LaunchStorageBuffers(const PreparedLaunch& launch) { return launch.kernel->info.storage_buffer_count; }
 uint32_t LaunchUniformBytes(const PreparedLaunch& launch) {
@@ -119,12 +110,13 @@ uint32_t LaunchUniformBytes(const PreparedLaunch& launch) {
                                                                          : 0;
 }
 
-void RecordLaunch(const PreparedLaunch& launch, VkCommandBuffer commands, VkDescriptorSet descriptor_set,
+void RecordLaunch(PreparedLaunch& launch, VkCommandBuffer commands, VkDescriptorSet descriptor_set,
                   const Allocation* uniform) {
   const KernelState& k = *launch.kernel;
   const DeviceFunctions& vk = k.device->vk;
   if (descriptor_set != VK_NULL_HANDLE) {
-    std::vector<VkWriteDescriptorSet> writes;
+    std::vector<VkWriteDescriptorSet>& writes = launch.writes;  // keeps its memory from launch to launch
+    writes.clear();
     for (uint32_t b = 0; b < launch.ranges.size(); ++b) {
       VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       w.dstSet = descriptor_set;
@@ -505,11 +497,12 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
           ACCEL_ERROR_INVALID_ARGUMENT,
           "kernel arguments of " + std::to_string(launch->args[0].struct_size) + " bytes are too small for ABI 1.0");
     }
-    auto prepared = std::make_shared<PreparedLaunch>();
+    std::unique_ptr<PreparedLaunch> prepared = TakeSpareLaunch(Unwrap(stream_handle));
     prepared->kernel = kernel->state;
     std::memcpy(prepared->grid, launch->grid, sizeof(prepared->grid));
     prepared->scalars.assign(RoundUp4(k.scalar_block_size), 0);
-    std::vector<uint32_t> key = {launch->block[0], launch->block[1], launch->block[2]};
+    std::vector<uint32_t>& key = prepared->key;
+    key.assign(launch->block, launch->block + 3);
     prepared->buffers.resize(k.storage_buffer_count);
     prepared->ranges.resize(k.storage_buffer_count);
     for (uint32_t i = 0; i < launch->arg_count && i < k.arguments.size(); ++i) {

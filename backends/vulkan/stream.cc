@@ -15,7 +15,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -99,15 +98,17 @@ class Record {
 };
 
 // One queued operation. `run` does the work when the stream holds no error and returns its status, setting
-// `*message` when it fails; otherwise `skip`, when set, runs instead, told the stream's error. `copies` is added to
-// the stream's copy statistics when `run` succeeds. What the lambdas capture (allocations, records, launches) lives
-// as long as the operation.
+// `*message` when it fails; otherwise `skip`, when set, runs instead, told the stream's error. A kernel launch is
+// `launch` instead of `run` (Stream::RunLaunch records and submits it; no std::function per launch). `copies` is
+// added to the stream's copy statistics when `run` succeeds. What the lambdas capture (allocations, records) and the
+// launch live as long as the operation.
 struct Operation {
   const char* what = "";
   std::function<accel_status_t(std::string* message)> run;
   std::function<void(accel_status_t error, const std::string& message)> skip;
   accel_copy_statistics_t copies{};
   uint64_t number = 0;  // set by Enqueue: 1 for the stream's first operation
+  std::unique_ptr<PreparedLaunch> launch;
 };
 
 // Writes a Status into an operation's result.
@@ -256,7 +257,7 @@ class Stream {
   const Host& host() const { return *device_->host; }
   bool OnWorker() const { return std::this_thread::get_id() == worker_.get_id(); }
 
-  accel_status_t Enqueue(Operation op) {
+  accel_status_t Enqueue(Operation&& op) {
     {
       std::lock_guard lock(mutex_);
       op.number = ++enqueued_;
@@ -370,6 +371,18 @@ class Stream {
   accel_copy_statistics_t CopyStatistics() {
     std::lock_guard lock(mutex_);
     return copies_;
+  }
+
+  std::unique_ptr<PreparedLaunch> TakeSpareLaunch() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!spare_launches_.empty()) {
+        std::unique_ptr<PreparedLaunch> launch = std::move(spare_launches_.back());
+        spare_launches_.pop_back();
+        return launch;
+      }
+    }
+    return std::make_unique<PreparedLaunch>();
   }
 
   // --- The worker's Vulkan helpers: called from operations only, on the worker thread ---------------------------
@@ -610,10 +623,22 @@ class Stream {
     retired_.push_back({submitted_.load(), Operation{}, std::move(allocation)});
   }
 
+  // Releases what `op` holds; its launch, released, goes to the spares.
+  void ReleaseLocked(Operation& op) {
+    if (op.launch && spare_launches_.size() < kSpareLaunches) {
+      op.launch->Release();
+      spare_launches_.push_back(std::move(op.launch));
+    }
+    op = Operation{};
+  }
+
   // Releases what the device no longer uses, oldest first.
   void ReleaseRetiredLocked() {
     const uint64_t done = completed_.load();
-    while (!retired_.empty() && retired_.front().value <= done) retired_.pop_front();
+    while (!retired_.empty() && retired_.front().value <= done) {
+      Retired retired = retired_.pop_front();
+      ReleaseLocked(retired.op);
+    }
   }
 
   // The worker: pops each operation in order and runs it (or skips it) without holding the lock.
@@ -622,8 +647,7 @@ class Stream {
     for (;;) {
       work_.wait(lock, [this] { return (stopping_ && !inline_running_) || (!queue_.empty() && !inline_running_); });
       if (queue_.empty()) return;  // stopping, and drained
-      Operation op = std::move(queue_.front());
-      queue_.pop_front();
+      Operation op = queue_.pop_front();
       running_ = true;
       const accel_status_t prior = error_;
       const std::string prior_message = prior != ACCEL_SUCCESS ? error_message_ : std::string();
@@ -641,20 +665,37 @@ class Stream {
       // What the operation holds lives until the device has run it; release what it no longer uses.
       const uint64_t submitted = submitted_.load();
       if (completed_.load() < submitted) retired_.push_back({submitted, std::move(op), nullptr});
-      op = Operation{};
+      ReleaseLocked(op);
       ReleaseRetiredLocked();
       running_ = false;
       if (QueueIdleLocked()) idle_.notify_all();
     }
   }
 
-  static accel_status_t Execute(Operation& op, accel_status_t prior, const std::string& prior_message,
-                                std::string* message) {
+  // Records and submits a kernel launch (worker only).
+  accel_status_t RunLaunch(PreparedLaunch& launch, std::string* message) {
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    Allocation* uniform = nullptr;
+    Status s = Status::Ok();
+    const uint32_t uniform_bytes = LaunchUniformBytes(launch);
+    if (uniform_bytes != 0) s = Uniform(uniform_bytes, &uniform);
+    if (s.ok()) s = Begin();
+    // The set comes from the pool of the command buffer just begun (the worker abandons that command buffer when
+    // this fails).
+    const VkDescriptorSetLayout layout = LaunchSetLayout(launch);
+    if (s.ok() && layout != VK_NULL_HANDLE) s = DescriptorSet(layout, LaunchStorageBuffers(launch), &set);
+    if (!s.ok()) return Report(s, message);
+    RecordLaunch(launch, commands(), set, uniform);
+    return Report(Submit(), message);
+  }
+
+  accel_status_t Execute(Operation& op, accel_status_t prior, const std::string& prior_message, std::string* message) {
     try {
       if (prior != ACCEL_SUCCESS) {
         if (op.skip) op.skip(prior, prior_message);
         return ACCEL_SUCCESS;
       }
+      if (op.launch) return RunLaunch(*op.launch, message);
       return op.run(message);
     } catch (const std::bad_alloc&) {
       *message = "out of host memory";
@@ -671,7 +712,7 @@ class Stream {
   std::mutex mutex_;
   std::condition_variable work_;  // the queue grew, or the stream is stopping
   std::condition_variable idle_;  // the queue drained
-  std::deque<Operation> queue_;
+  backend::Ring<Operation> queue_;
   bool running_ = false;         // the worker is running an operation it popped
   bool inline_running_ = false;  // an enqueuing thread is running an operation (TryInline)
   bool stopping_ = false;
@@ -679,7 +720,9 @@ class Stream {
   accel_status_t error_ = ACCEL_SUCCESS;
   std::string error_message_;
   accel_copy_statistics_t copies_{};
-  std::deque<Retired> retired_;  // by value, ascending
+  backend::Ring<Retired> retired_;                               // by value, ascending
+  static constexpr size_t kSpareLaunches = 64;                   // released launches kept for reuse; more are freed
+  std::vector<std::unique_ptr<PreparedLaunch>> spare_launches_;  // under the mutex
 
   // The timeline: the last value submitted and the largest known reached.
   std::atomic<uint64_t> submitted_{0};
@@ -1103,24 +1146,13 @@ accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_stat
   return ACCEL_SUCCESS;
 }
 
-accel_status_t EnqueueLaunch(Stream* stream, std::shared_ptr<PreparedLaunch> launch) {
-  return stream->Enqueue({"kernel launch", [stream, launch = std::move(launch)](std::string* message) {
-                            VkDescriptorSet set = VK_NULL_HANDLE;
-                            Allocation* uniform = nullptr;
-                            Status s = Status::Ok();
-                            const uint32_t uniform_bytes = LaunchUniformBytes(*launch);
-                            if (uniform_bytes != 0) s = stream->Uniform(uniform_bytes, &uniform);
-                            if (s.ok()) s = stream->Begin();
-                            // The set comes from the pool of the command buffer just begun (the worker abandons
-                            // that command buffer when this fails).
-                            const VkDescriptorSetLayout layout = LaunchSetLayout(*launch);
-                            if (s.ok() && layout != VK_NULL_HANDLE) {
-                              s = stream->DescriptorSet(layout, LaunchStorageBuffers(*launch), &set);
-                            }
-                            if (!s.ok()) return Report(s, message);
-                            RecordLaunch(*launch, stream->commands(), set, uniform);
-                            return Report(stream->Submit(), message);
-                          }});
+std::unique_ptr<PreparedLaunch> TakeSpareLaunch(Stream* stream) { return stream->TakeSpareLaunch(); }
+
+accel_status_t EnqueueLaunch(Stream* stream, std::unique_ptr<PreparedLaunch> launch) {
+  Operation op;
+  op.what = "kernel launch";
+  op.launch = std::move(launch);
+  return stream->Enqueue(std::move(op));
 }
 
 // --- Event slots -------------------------------------------------------------------------------------------------

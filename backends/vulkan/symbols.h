@@ -406,19 +406,44 @@ void SavePipelineCache(Device* device);
 
 ACCEL_BACKEND_HANDLES(Context, Device, Buffer, Stream, Event, Module, Kernel)
 
+struct KernelState;  // a kernel's layouts and pipelines (module.cc)
+
 // A launch, checked and copied at enqueue, ready to record on a stream's worker (module.cc builds it, stream.cc
-// runs it). It holds what it uses: the pipeline's kernel state and every bound buffer.
-struct PreparedLaunch;
+// runs it). It holds what it uses: the pipeline's kernel state and every bound buffer. A stream recycles its launches
+// (TakeSpareLaunch; Release once the device ran the launch), so that a launch allocates nothing once the vectors have
+// grown to the kernel's. Owned by one operation at a time.
+struct PreparedLaunch {
+  std::shared_ptr<KernelState> kernel;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  std::vector<std::shared_ptr<Allocation>> buffers;  // one per BUFFER argument, in binding order
+  std::vector<VkDescriptorBufferInfo> ranges;        // the bound ranges, in binding order
+  std::vector<uint8_t> scalars;                      // the scalars' block, laid out as the kernel declares it
+  uint32_t grid[3] = {1, 1, 1};
+  std::vector<uint32_t> key;                 // the pipeline's key: block, then each LOCAL_MEMORY size in words
+  std::vector<VkWriteDescriptorSet> writes;  // RecordLaunch's scratch
+
+  // Drops the references to the kernel state and the buffers, keeping the vectors' memory for the next launch.
+  void Release() {
+    kernel.reset();
+    buffers.clear();
+    ranges.clear();
+    scalars.clear();
+    key.clear();
+    writes.clear();
+  }
+};
 // Records `launch` into `commands` with `descriptor_set` (allocated from the stream's pool, NULL when the kernel
 // binds nothing) and, for a uniform-buffer kernel, `uniform` (at least the block's size); module.cc.
-void RecordLaunch(const PreparedLaunch& launch, VkCommandBuffer commands, VkDescriptorSet descriptor_set,
+void RecordLaunch(PreparedLaunch& launch, VkCommandBuffer commands, VkDescriptorSet descriptor_set,
                   const Allocation* uniform);
 // The descriptor set layout a launch allocates from, its storage-buffer count and whether it needs a uniform buffer.
 VkDescriptorSetLayout LaunchSetLayout(const PreparedLaunch& launch);
 uint32_t LaunchStorageBuffers(const PreparedLaunch& launch);
 uint32_t LaunchUniformBytes(const PreparedLaunch& launch);
+// A released launch of `stream`'s to fill (its vectors keep their memory), or a new one (stream.cc). Thread-safe.
+std::unique_ptr<PreparedLaunch> TakeSpareLaunch(Stream* stream);
 // Enqueues a prepared launch on a stream (stream.cc).
-accel_status_t EnqueueLaunch(Stream* stream, std::shared_ptr<PreparedLaunch> launch);
+accel_status_t EnqueueLaunch(Stream* stream, std::unique_ptr<PreparedLaunch> launch);
 
 // --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
 

@@ -72,9 +72,10 @@ void FillOutStruct(T* out, const T& value) {
 }
 
 // Reads an optional input struct into `*value` (zero defaults for fields an
-// older caller did not have). NULL leaves `*value` as it is.
-template <typename T>
-Status ReadInStruct(const T* in, uint32_t stype, const char* argument, T* value) {
+// older caller did not have). NULL leaves `*value` as it is. `argument` is
+// anything fmt formats, formatted only into a failure's message.
+template <typename T, typename Name>
+Status ReadInStruct(const T* in, uint32_t stype, const Name& argument, T* value) {
   if (in == nullptr) return Status::Ok();
   if (in->stype != stype) {
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' has stype {}, expected {}", argument, in->stype, stype);

@@ -1,8 +1,31 @@
 // C entry point: kernel launches, with every argument checked against the
 // kernel's declaration before the backend sees it (docs/kernels.md).
+#include <array>
+#include <memory>
+
 #include "api_common.h"
 
 using namespace accel::core;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+// Names argument `index` of a launch in messages: "desc->args[2]", or with
+// `field` ".buffer", "desc->args[2].buffer". Formatted only when a message
+// is, so that a launch that passes formats nothing (docs/overhead.md).
+struct ArgName {
+  uint32_t index;
+  const char* field;
+};
+
+}  // namespace
+
+template <>
+struct fmt::formatter<ArgName> : fmt::formatter<fmt::string_view> {
+  template <typename Context>
+  auto format(const ArgName& name, Context& ctx) const {
+    return fmt::format_to(ctx.out(), "desc->args[{}]{}", name.index, name.field);
+  }
+};
 
 namespace {
 
@@ -70,37 +93,60 @@ Status CheckGeometry(const Device& dev, const Kernel& k, const accel_launch_desc
 }
 
 // The launch after checking, with references that keep its buffers alive
-// for the call.
-struct Checked {
-  std::vector<accel_bk_kernel_arg_t> args;
-  std::vector<std::shared_ptr<Buffer>> buffers;
-  uint64_t dynamic_local = 0;
-};
-
-// "desc->args[i]" and "desc->args[i].buffer" for the messages of argument i:
-// built once for the first kArgNames arguments, so a launch formats nothing
-// unless it fails (docs/overhead.md); formatted into `storage` past that.
-constexpr uint32_t kArgNames = 64;
-const char* ArgName(uint32_t i, bool buffer, std::string* storage) {
-  static const auto* const kTable = [] {
-    auto* t = new std::vector<std::string>();  // never freed: used during exit too
-    for (uint32_t j = 0; j < kArgNames; ++j) {
-      t->push_back(fmt::format("desc->args[{}]", j));
-      t->push_back(fmt::format("desc->args[{}].buffer", j));
+// for the call. The first kInlineArgs arguments live in the object itself (on
+// the caller's stack), so that a launch allocates nothing (docs/overhead.md);
+// a launch with more takes vectors.
+constexpr uint32_t kInlineArgs = 16;
+class Checked {
+ public:
+  explicit Checked(uint32_t count) : inline_(count <= kInlineArgs) {
+    if (!inline_) {
+      more_args_.resize(count);
+      more_buffers_.reserve(count);
+      args_ = more_args_.data();
     }
-    return t;
-  }();
-  if (i < kArgNames) return (*kTable)[2 * i + (buffer ? 1 : 0)].c_str();
-  *storage = buffer ? fmt::format("desc->args[{}].buffer", i) : fmt::format("desc->args[{}]", i);
-  return storage->c_str();
-}
+  }
+  ~Checked() {
+    for (uint32_t i = 0; i < held_; ++i) std::destroy_at(&inline_buffers_[i]);
+  }
+  Checked(const Checked&) = delete;
+  Checked& operator=(const Checked&) = delete;
+
+  // Argument i, checked (arguments are checked in order).
+  void Set(uint32_t i, const accel_bk_kernel_arg_t& arg) {
+    args_[i] = arg;
+    count_ = i + 1;
+  }
+  // Keeps a buffer alive for the call.
+  void Hold(std::shared_ptr<Buffer> buffer) {
+    if (inline_) {
+      std::construct_at(&inline_buffers_[held_++], std::move(buffer));
+    } else {
+      more_buffers_.push_back(std::move(buffer));
+    }
+  }
+
+  const accel_bk_kernel_arg_t* args() const { return args_; }
+  uint32_t count() const { return count_; }
+  uint64_t dynamic_local = 0;
+
+ private:
+  const bool inline_;
+  std::array<accel_bk_kernel_arg_t, kInlineArgs> inline_args_;  // written as checked
+  union {
+    std::shared_ptr<Buffer> inline_buffers_[kInlineArgs];  // the first `held_` constructed (no cost for the rest)
+  };
+  uint32_t held_ = 0;
+  std::vector<accel_bk_kernel_arg_t> more_args_;
+  std::vector<std::shared_ptr<Buffer>> more_buffers_;
+  accel_bk_kernel_arg_t* args_ = inline_args_.data();
+  uint32_t count_ = 0;
+};
 
 Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_t& a, uint32_t i, Checked* out) {
   const accel_kernel_argument_info_t& declared = k.arguments[i];
-  std::string arg_storage;
-  std::string buffer_storage;
-  const char* const arg = ArgName(i, false, &arg_storage);
-  const char* const buffer_arg = ArgName(i, true, &buffer_storage);
+  const ArgName arg{i, ""};
+  const ArgName buffer_arg{i, ".buffer"};
   if (KindName(a.kind) == nullptr) {
     return Error(ACCEL_ERROR_INVALID_ENUM, "'{}.kind' {} is not an accel_kernel_arg_kind_t", arg,
                  static_cast<int>(a.kind));
@@ -116,7 +162,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
   b.access = ACCEL_ACCESS_READ;
   switch (a.kind) {
     case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-      auto resolved = Resolve<Buffer>(a.buffer, buffer_arg);
+      auto resolved = ResolveNamed<Buffer>(a.buffer, buffer_arg);
       if (!resolved.ok()) return resolved.status();
       std::shared_ptr<Buffer> buffer = std::move(resolved.value());
       if (buffer->device.get() != &dev) {
@@ -144,11 +190,13 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
                                                     : "read-write",
                      k.name, Declared(k, i), declared.access == ACCEL_ACCESS_READ ? "read-only" : "write-only");
       }
-      if ((access & ACCEL_ACCESS_WRITE) != 0) ACCEL_TRY(CheckWritable(*buffer, buffer_arg));
+      if ((access & ACCEL_ACCESS_WRITE) != 0 && buffer->read_only) {
+        return CheckWritable(*buffer, fmt::format("{}", buffer_arg).c_str());
+      }
       b.access = static_cast<accel_access_t>(access);
       b.buffer = buffer->bk;
       b.offset = a.offset;
-      out->buffers.push_back(std::move(buffer));
+      out->Hold(std::move(buffer));
       break;
     }
     case ACCEL_KERNEL_ARG_KIND_SCALAR:
@@ -179,7 +227,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
       break;
     default: break;
   }
-  out->args.push_back(b);
+  out->Set(i, b);
   return Status::Ok();
 }
 
@@ -209,14 +257,12 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
     }
     ACCEL_REQUIRE(d.arg_count == 0 || d.args != nullptr, ACCEL_ERROR_INVALID_ARGUMENT,
                   "'desc->args' is NULL with 'desc->arg_count' {}", d.arg_count);
-    Checked checked;
-    checked.args.reserve(d.arg_count);
+    Checked checked(d.arg_count);
     for (uint32_t i = 0; i < d.arg_count; ++i) {
       const accel_kernel_arg_t* element = nullptr;
       ACCEL_TRY(ArrayElement(d.args, d.arg_count, i, "desc->args", &element));
       accel_kernel_arg_t a{};
-      std::string name_storage;
-      ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName(i, false, &name_storage), &a));
+      ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName{i, ""}, &a));
       ACCEL_TRY(CheckArgument(dev, *k, a, i, &checked));
     }
     const uint64_t local = k->properties.local_memory_size + checked.dynamic_local;
@@ -233,8 +279,8 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
       launch.grid[i] = d.grid[i];
       launch.block[i] = d.block[i];
     }
-    launch.args = checked.args.data();
-    launch.arg_count = static_cast<uint32_t>(checked.args.size());
+    launch.args = checked.args();
+    launch.arg_count = checked.count();
     launch.dynamic_local_memory_size = checked.dynamic_local;
     Status s = ACCEL_SLOT(*dev.backend, stream_launch_kernel, self->bk, k->bk, &launch);
     if (!s.ok())

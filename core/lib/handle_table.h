@@ -76,6 +76,17 @@ Expected<std::shared_ptr<T>> Resolve(H handle, const char* argument) {
   return std::static_pointer_cast<T>(std::move(found.value()));
 }
 
+// Resolve, for an argument whose name is anything fmt formats, formatted only
+// when the lookup fails (a launch's "desc->args[2].buffer"): a lookup that
+// succeeds formats nothing.
+template <typename T, typename H, typename Name>
+Expected<std::shared_ptr<T>> ResolveNamed(H handle, const Name& argument) {
+  auto found = Resolve<T>(handle, "");
+  if (found.ok()) return found;
+  const std::string name = fmt::format("{}", argument);
+  return Resolve<T>(handle, name.c_str());  // again, for the message (a handle made live meanwhile resolves)
+}
+
 template <typename H>
 H ToHandle(uint64_t value) {
   return reinterpret_cast<H>(value);

@@ -107,7 +107,7 @@ accel_status_t ReadTask(const char* function, const Runtime& rt, const accel_tas
                 fmt::format("'desc->dependencies' is NULL with 'desc->dependency_count' {}", d.dependency_count));
   }
   task->owner = &rt;
-  task->name = d.name != nullptr ? d.name : "";
+  if (d.name != nullptr && d.name[0] != '\0') task->name = d.name;  // a new task's is empty
   task->function = d.function;
   task->user_data = d.user_data;
   task->max_retries = d.max_retries;

@@ -89,6 +89,24 @@ bool Check(accel_status_t status, const char* what) {
   return false;
 }
 
+// Whether this thread is one of TimeClients' clients: a task that runs on it ran inline (the client waited for it and
+// ran it itself, or the contender had no worker free), not on a worker thread.
+thread_local bool t_client = false;
+
+// Tasks run, and of those the ones a client thread ran.
+struct Ran {
+  std::atomic<uint64_t> all{0};
+  std::atomic<uint64_t> on_client{0};
+  void Reset() {
+    all = 0;
+    on_client = 0;
+  }
+  void Count() {
+    all.fetch_add(1, std::memory_order_relaxed);
+    if (t_client) on_client.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
 // Runs `body(client)` on `clients` threads started together; returns the
 // seconds from the start to the last one's end (thread creation excluded).
 double TimeClients(uint32_t clients, const std::function<void(uint32_t)>& body) {
@@ -98,6 +116,7 @@ double TimeClients(uint32_t clients, const std::function<void(uint32_t)>& body) 
   threads.reserve(clients);
   for (uint32_t c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
+      t_client = true;
       ready.count_down();
       go.wait();
       body(c);
@@ -114,7 +133,7 @@ double TimeClients(uint32_t clients, const std::function<void(uint32_t)>& body) 
 uint64_t Part(uint64_t total, uint32_t clients, uint32_t c) { return total / clients + (c < total % clients ? 1 : 0); }
 
 accel_status_t CountTask(accel_task_context_t /*context*/, void* user_data) {
-  static_cast<std::atomic<uint64_t>*>(user_data)->fetch_add(1, std::memory_order_relaxed);
+  static_cast<Ran*>(user_data)->Count();
   return ACCEL_SUCCESS;
 }
 
@@ -124,7 +143,7 @@ class AccelTasks {
   explicit AccelTasks(accel_runtime_t runtime) : runtime_(runtime) {}
 
   double Batched(uint64_t tasks, uint32_t clients, uint32_t batch) {
-    ran_ = 0;
+    ran_.Reset();
     return TimeClients(clients, [&](uint32_t c) {
       std::vector<accel_future_t> futures;
       futures.reserve(batch);
@@ -146,7 +165,7 @@ class AccelTasks {
   }
 
   double RoundTrip(uint64_t tasks) {
-    ran_ = 0;
+    ran_.Reset();
     return TimeClients(1, [&](uint32_t) {
       for (uint64_t i = 0; i < tasks && !g_failure.failed(); ++i) {
         accel_future_t f = nullptr;
@@ -157,7 +176,8 @@ class AccelTasks {
     });
   }
 
-  uint64_t ran() const { return ran_.load(); }
+  uint64_t ran() const { return ran_.all.load(); }
+  uint64_t on_client() const { return ran_.on_client.load(); }
 
  private:
   accel_status_t Submit(accel_future_t* out) {
@@ -171,19 +191,19 @@ class AccelTasks {
   }
 
   accel_runtime_t runtime_;
-  std::atomic<uint64_t> ran_{0};
+  Ran ran_;
 };
 
 // The same work on tbb::task_group; returns the seconds taken.
 class TbbTasks {
  public:
   double Batched(uint64_t tasks, uint32_t clients, uint32_t batch) {
-    ran_ = 0;
+    ran_.Reset();
     return TimeClients(clients, [&](uint32_t c) {
       tbb::task_group group;
       for (uint64_t left = Part(tasks, clients, c); left > 0;) {
         const uint64_t n = std::min<uint64_t>(left, batch);
-        for (uint64_t i = 0; i < n; ++i) group.run([this] { ran_.fetch_add(1, std::memory_order_relaxed); });
+        for (uint64_t i = 0; i < n; ++i) group.run([this] { ran_.Count(); });
         group.wait();
         left -= n;
       }
@@ -191,20 +211,21 @@ class TbbTasks {
   }
 
   double RoundTrip(uint64_t tasks) {
-    ran_ = 0;
+    ran_.Reset();
     return TimeClients(1, [&](uint32_t) {
       tbb::task_group group;
       for (uint64_t i = 0; i < tasks; ++i) {
-        group.run([this] { ran_.fetch_add(1, std::memory_order_relaxed); });
+        group.run([this] { ran_.Count(); });
         group.wait();
       }
     });
   }
 
-  uint64_t ran() const { return ran_.load(); }
+  uint64_t ran() const { return ran_.all.load(); }
+  uint64_t on_client() const { return ran_.on_client.load(); }
 
  private:
-  std::atomic<uint64_t> ran_{0};
+  Ran ran_;
 };
 
 accel_placement_group_desc_t GroupDesc(const std::vector<accel_resource_request_t>& bundles) {
@@ -296,16 +317,19 @@ struct Row {
   double baseline = 0;  // per second
   std::string baseline_name;
   std::string goal;  // "" none
+  // Tasks rows: the share of the tasks a client thread ran itself, over every repeat; -1 unknown.
+  double accel_inline = -1;
+  double baseline_inline = -1;
 };
 
 void PrintTable(const std::vector<Row>& rows) {
   const auto ratio = [](const Row& r) { return r.baseline > 0 ? r.accel / r.baseline : 0.0; };
-  fmt::print("\nEmpty tasks (request NULL)                  {:>14} {:>14} {:>10}  {}\n", "Accel tasks/s",
-             "oneTBB tasks/s", "Accel/TBB", "goal");
+  fmt::print("\nEmpty tasks (request NULL)                  {:>14} {:>14} {:>10} {:>16}  {}\n", "Accel tasks/s",
+             "oneTBB tasks/s", "Accel/TBB", "on clients A/T", "goal");
   for (const Row& r : rows) {
     if (r.key.rfind("tasks.", 0) != 0) continue;
-    fmt::print("  {:<41} {:>14.0f} {:>14.0f} {:>9.3f}x  {}\n", r.label, r.accel, r.baseline, ratio(r),
-               r.goal.empty() ? "-" : r.goal);
+    fmt::print("  {:<41} {:>14.0f} {:>14.0f} {:>9.3f}x {:>7.0f}%/{:>3.0f}%  {}\n", r.label, r.accel, r.baseline,
+               ratio(r), 100 * r.accel_inline, 100 * r.baseline_inline, r.goal.empty() ? "-" : r.goal);
   }
   for (const Row& r : rows) {
     if (r.key != "tasks.round_trip") continue;
@@ -336,6 +360,8 @@ void PrintJson(const Options& o, const nlohmann::json& machine, const std::vecto
                            {"baseline", r.baseline_name},
                            {"baseline_per_s", r.baseline},
                            {"ratio", r.baseline > 0 ? r.accel / r.baseline : 0.0},
+                           {"accel_on_clients", r.accel_inline},
+                           {"baseline_on_clients", r.baseline_inline},
                            {"goal", r.goal}});
   }
   out["reference"] = {{"name", "Ray (published)"},
@@ -435,35 +461,68 @@ int main(int argc, char** argv) {
     accel_tasks.Batched(warm, 2, o.batch);
     tbb_tasks.Batched(warm, 2, o.batch);
     const std::string goal = fmt::format(">= {:.0f} tasks/s and >= {:.1f}x TBB", kGoalTasksPerSecond, kGoalRatioToTbb);
+    // The share of tasks the clients ran themselves, over all repeats of a row.
+    struct Inline {
+      uint64_t on_client = 0;
+      uint64_t all = 0;
+      double Share() const { return all > 0 ? static_cast<double>(on_client) / static_cast<double>(all) : -1; }
+    };
     for (uint32_t clients : {1U, 2U}) {
+      Inline ai;
+      Inline ti;
       const auto [a, t] = pair(
           [&] {
             const double s = accel_tasks.Batched(o.tasks, clients, o.batch);
             CheckRan("Accel", accel_tasks.ran(), o.tasks);
+            ai.on_client += accel_tasks.on_client();
+            ai.all += accel_tasks.ran();
             return s;
           },
           [&] {
             const double s = tbb_tasks.Batched(o.tasks, clients, o.batch);
             CheckRan("oneTBB", tbb_tasks.ran(), o.tasks);
+            ti.on_client += tbb_tasks.on_client();
+            ti.all += tbb_tasks.ran();
             return s;
           });
-      rows.push_back({fmt::format("tasks.batched.{}", clients),
-                      fmt::format("throughput, {} client{}, batches of {}", clients, clients > 1 ? "s" : "", o.batch),
-                      o.tasks, Rate(o.tasks, a), Rate(o.tasks, t), "oneTBB tbb::task_group", goal});
+      Row row{fmt::format("tasks.batched.{}", clients),
+              fmt::format("throughput, {} client{}, batches of {}", clients, clients > 1 ? "s" : "", o.batch),
+              o.tasks,
+              Rate(o.tasks, a),
+              Rate(o.tasks, t),
+              "oneTBB tbb::task_group",
+              goal};
+      row.accel_inline = ai.Share();
+      row.baseline_inline = ti.Share();
+      rows.push_back(std::move(row));
     }
+    Inline ai;
+    Inline ti;
     const auto [a, t] = pair(
         [&] {
           const double s = accel_tasks.RoundTrip(round_trips);
           CheckRan("Accel", accel_tasks.ran(), round_trips);
+          ai.on_client += accel_tasks.on_client();
+          ai.all += accel_tasks.ran();
           return s;
         },
         [&] {
           const double s = tbb_tasks.RoundTrip(round_trips);
           CheckRan("oneTBB", tbb_tasks.ran(), round_trips);
+          ti.on_client += tbb_tasks.on_client();
+          ti.all += tbb_tasks.ran();
           return s;
         });
-    rows.push_back({"tasks.round_trip", fmt::format("round trip (submit, wait, release) x{}", round_trips), round_trips,
-                    Rate(round_trips, a), Rate(round_trips, t), "oneTBB tbb::task_group", ""});
+    Row row{"tasks.round_trip",
+            fmt::format("round trip (submit, wait, release) x{}", round_trips),
+            round_trips,
+            Rate(round_trips, a),
+            Rate(round_trips, t),
+            "oneTBB tbb::task_group",
+            ""};
+    row.accel_inline = ai.Share();
+    row.baseline_inline = ti.Share();
+    rows.push_back(std::move(row));
   }
   if (!g_failure.failed()) {
     AccelGroups(runtime, std::min<uint64_t>(o.groups, 50));  // warm-up

@@ -10,9 +10,9 @@
 
 namespace accelpy {
 
-// The most dimensions an imported tensor may have. numpy 2 allows 64 (NPY_MAXDIMS), PyTorch and JAX fewer; past
-// 64 dimensions a tensor with any element is 64 dimensions of size 1 and more, so a larger `ndim` is garbage, and
-// trusting it would make the import read up to 2^31 shape and stride entries from the producer's memory.
+// The most dimensions an imported tensor may have: numpy 2's NPY_MAXDIMS. A tensor of at most INT64_MAX bytes has
+// at most 62 dimensions larger than 1, so more than 64 only add dimensions of size 1 or 0; a larger `ndim` is
+// garbage, and trusting it would make the import read up to 2^31 shape and stride entries from the producer's memory.
 constexpr int32_t kDLPackMaxDims = 64;
 
 // Where a valid tensor's bytes are: element i (indices i_0..i_n-1) starts at `element0 + sum i_k * strides[k] *

@@ -1,64 +1,17 @@
 // DLPack export (__dlpack__, __dlpack_device__) and import (from_dlpack) of
 // accel arrays: legacy "dltensor" capsules and DLPack 1.x
-// "dltensor_versioned" ones. The structs follow dlpack.h 1.0 (ABI-stable).
+// "dltensor_versioned" ones. The structs follow dlpack.h 1.0 (ABI-stable,
+// dlpack_types.h); an imported tensor is checked by dlpack_check.h first.
 #include <cstring>
 
 #include "common.h"
+#include "dlpack_check.h"
+#include "dlpack_types.h"
 #include "names.h"
 
 namespace accelpy {
 
 namespace {
-
-// ---- dlpack.h 1.0 -----------------------------------------------------------
-enum DLDeviceType : int32_t {
-  kDLCPU = 1,
-  kDLCUDA = 2,
-  kDLCUDAHost = 3,
-  kDLOpenCL = 4,
-  kDLVulkan = 7,
-  kDLROCM = 10,
-  kDLROCMHost = 11,
-  kDLExtDev = 12,
-  kDLCUDAManaged = 13,
-  kDLOneAPI = 14,
-};
-struct DLDevice {
-  int32_t device_type;
-  int32_t device_id;
-};
-struct DLDataType {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t* shape;
-  int64_t* strides;
-  uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
-struct DLPackVersion {
-  uint32_t major;
-  uint32_t minor;
-};
-constexpr uint64_t kReadOnly = 1;  // DLPACK_FLAG_BITMASK_READ_ONLY
-constexpr uint64_t kIsCopied = 2;  // DLPACK_FLAG_BITMASK_IS_COPIED
-struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensorVersioned* self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-};
 
 constexpr const char* kLegacy = "dltensor";
 constexpr const char* kLegacyUsed = "used_dltensor";
@@ -276,21 +229,27 @@ void release_tensor(void* user) {
   delete imported;
 }
 
-// An Array with the tensor's dtype, shape and strides (bytes), no device or
-// memory yet; raises for a dtype accel does not have.
-ArrayPtr array_from_tensor(const DLTensor& tensor, bool readonly) {
+// The accel dtype of the tensor's; raises for a dtype accel does not have.
+const DType& tensor_dtype(const DLTensor& tensor) {
   const DType* dtype = dtype_from_dlpack(tensor.dtype.code, tensor.dtype.bits);
   if (dtype == nullptr || tensor.dtype.lanes != 1)
     raise(ACCEL_ERROR_INVALID_ARGUMENT,
           "from_dlpack: unsupported DLPack dtype (code " + std::to_string(tensor.dtype.code) + ", bits " +
               std::to_string(tensor.dtype.bits) + ", lanes " + std::to_string(tensor.dtype.lanes) + ")");
+  return *dtype;
+}
+
+// An Array with the tensor's dtype, shape and strides (bytes), no device or
+// memory yet. The tensor passed check_dlpack_tensor: its fields are safe to
+// read and its strides in bytes fit in int64.
+ArrayPtr array_from_tensor(const DLTensor& tensor, const DType& dtype, bool readonly) {
   auto array = std::make_shared<Array>();
-  array->dtype = dtype;
+  array->dtype = &dtype;
   array->shape.assign(tensor.shape, tensor.shape + tensor.ndim);
   if (tensor.strides != nullptr) {
-    for (int32_t i = 0; i < tensor.ndim; ++i) array->strides.push_back(tensor.strides[i] * dtype->itemsize);
+    for (int32_t i = 0; i < tensor.ndim; ++i) array->strides.push_back(tensor.strides[i] * dtype.itemsize);
   } else {
-    array->strides = c_strides(array->shape, dtype->itemsize);
+    array->strides = c_strides(array->shape, dtype.itemsize);
   }
   array->readonly = readonly;
   return array;
@@ -298,8 +257,9 @@ ArrayPtr array_from_tensor(const DLTensor& tensor, bool readonly) {
 
 // A tensor in device memory (kDLCUDA, kDLROCM, kDLOneAPI): imported as that
 // vendor's device pointer onto the accel device of the same DLPack device.
-ArrayPtr import_device_tensor(const DLTensor& tensor, const Imported& imported, Imported*& owner, bool readonly,
-                              py::object device_obj, py::object copy_obj) {
+ArrayPtr import_device_tensor(const DLTensor& tensor, const DType& dtype, const DLPackExtent& extent,
+                              const Imported& imported, Imported*& owner, bool readonly, py::object device_obj,
+                              py::object copy_obj) {
   int32_t type = tensor.device.device_type;
   accel_external_memory_type_t memory_type{};
   switch (type) {
@@ -321,11 +281,10 @@ ArrayPtr import_device_tensor(const DLTensor& tensor, const Imported& imported, 
   if (!device_obj.is_none() && resolve_device(device_obj).handle != device->handle)
     throw py::buffer_error("from_dlpack: the tensor lives on accel device " + std::to_string(device->index) +
                            "; importing it onto another device is not supported");
-  auto array = array_from_tensor(tensor, readonly);
+  auto array = array_from_tensor(tensor, dtype, readonly);
   array->device = *device;
-  auto [lo, hi] = array->extent();
-  uint64_t element0 = reinterpret_cast<uint64_t>(tensor.data) + tensor.byte_offset;
-  if (hi == lo) {
+  auto [lo, hi, element0, empty] = extent;
+  if (empty) {
     array->empty_data = reinterpret_cast<void*>(element0);
     return array;
   }
@@ -369,6 +328,12 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
     }
   } owner{&imported};
 
+  // Nothing of the producer's tensor is used before it passed the checks (docs/interop.md, "DLPack"); a refusal
+  // runs its deleter (the Owner above).
+  const DType& dtype = tensor_dtype(*tensor);
+  DLPackExtent extent;
+  if (std::string why = check_dlpack_tensor(*tensor, dtype.itemsize, extent); !why.empty()) throw py::buffer_error(why);
+
   // One of this package's own exports: a view of the same buffer, on any device.
   void* ctx = imported.versioned ? static_cast<DLManagedTensorVersioned*>(imported.tensor)->manager_ctx
                                  : static_cast<DLManagedTensor*>(imported.tensor)->manager_ctx;
@@ -393,13 +358,14 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
   }
 
   int32_t type = tensor->device.device_type;
-  if (!host_type(type)) return import_device_tensor(*tensor, imported, owner.imported, readonly, device_obj, copy_obj);
-  auto array = array_from_tensor(*tensor, readonly);
+  if (!host_type(type))
+    return import_device_tensor(*tensor, dtype, extent, imported, owner.imported, readonly, device_obj, copy_obj);
+  auto array = array_from_tensor(*tensor, dtype, readonly);
   array->device = resolve_device(device_obj);
   const Device& device = array->device;
-  char* element0 = static_cast<char*>(tensor->data) + tensor->byte_offset;
-  auto [lo, hi] = array->extent();
-  if (hi == lo) {  // zero-size: nothing to import; the deleter runs now
+  char* element0 = reinterpret_cast<char*>(static_cast<uintptr_t>(extent.element0));
+  const int64_t lo = extent.lo, hi = extent.hi;
+  if (extent.empty) {  // zero-size: nothing to import; the deleter runs now
     array->empty_data = element0;
     return array;
   }

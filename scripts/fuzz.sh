@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for longer than the test suite does (docs/reliability.md, "Fuzzing"):
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [OUT_DIR]      (default 300 s, build/fuzz-runs/<date>)
+#   ACCEL_FUZZ_ONLY="dlpack selector" scripts/fuzz.sh 60  (only those targets; api_sequence is one of the names)
 # Needs the asan build (cmake --workflow --preset asan, or scripts/test.sh). Each libFuzzer target starts from its
 # seed corpus and a kept corpus in OUT_DIR/<target>/corpus (new inputs are added there; crashes go to
 # OUT_DIR/<target>/), and the API-sequence fuzzer runs random sequences for the same time. Prints a table: execs,
@@ -19,7 +20,10 @@ mkdir -p "$out"
 summary=$out/summary.txt
 printf '%-12s %12s %10s %8s %8s %8s %8s\n' target execs exec/s cov ft corpus crashes | tee "$summary"
 failed=0
+only=" ${ACCEL_FUZZ_ONLY:-} "
+wanted() { [[ $only == "  " || $only == *" $1 "* ]]; }
 while read -r name binary max_len seeds; do
+  wanted "$name" || continue
   dir=$out/$name
   mkdir -p "$dir/corpus"
   # shellcheck disable=SC2086  # the seed folders are separate arguments
@@ -38,6 +42,10 @@ while read -r name binary max_len seeds; do
 done <"$list"
 
 # The API-sequence fuzzer: random call sequences for the same time (its figures are inputs and API calls).
+if ! wanted api_sequence; then
+  echo "fuzz.sh: logs, corpora and crashes in $out"
+  exit $failed
+fi
 dir=$out/api_sequence
 mkdir -p "$dir"
 if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$build/bin/accel_api_fuzzer" --seed "$RANDOM" \

@@ -81,8 +81,8 @@ accel_numeric_formats_t NumericFormatsOf(std::string_view arch) {
   const std::string_view family = arch.substr(3, arch.size() - 5);  // "9", "10", "11", "12"
   const std::string_view model = arch.substr(arch.size() - 2);      // "42", "0a"
   const bool gfx9 = family == "9";
-  const bool cdna = gfx9 && (model == "08" || model == "0a" || model == "40" || model == "41" || model == "42" ||
-                             model == "50");
+  const bool cdna =
+      gfx9 && (model == "08" || model == "0a" || model == "40" || model == "41" || model == "42" || model == "50");
   const bool cdna3 = gfx9 && (model == "40" || model == "41" || model == "42");
   if (gfx9 || family == "10" || family == "11" || family == "12") formats |= ACCEL_NUMERIC_FORMAT_INT8;
   if (cdna || family == "11" || family == "12") formats |= ACCEL_NUMERIC_FORMAT_BF16;
@@ -167,8 +167,8 @@ accel_device_link_t XgmiLinkBetween(const LinkInfo& ab, const LinkInfo& ba, std:
   link.link_class = ACCEL_LINK_CLASS_UNKNOWN;
   link.peer_access = peer_access ? 1 : 0;
   // Either direction suffices (a runtime may answer one side only), but neither may contradict it.
-  const bool xgmi = (DirectXgmi(ab) || DirectXgmi(ba)) && !(ab.known && !DirectXgmi(ab)) &&
-                    !(ba.known && !DirectXgmi(ba));
+  const bool xgmi =
+      (DirectXgmi(ab) || DirectXgmi(ba)) && !(ab.known && !DirectXgmi(ab)) && !(ba.known && !DirectXgmi(ba));
   if (!xgmi) return link;
   link.link_class = ACCEL_LINK_CLASS_FABRIC;
   link.link_count = 1;

@@ -31,10 +31,10 @@ struct Context {
   Host host;
   std::unique_ptr<Runtime> runtime;
   std::vector<std::unique_ptr<Device>> devices;
-  std::vector<std::string> pci_bus_ids;        // per device
-  std::vector<std::vector<bool>> peer;         // peer[a][b]: hipDeviceCanAccessPeer(a, b) and enabled
-  std::vector<std::vector<LinkInfo>> links;    // links[a][b]: hipExtGetLinkTypeAndHopCount(a, b)
-  std::vector<std::string> cliques;            // per device; "" none
+  std::vector<std::string> pci_bus_ids;      // per device
+  std::vector<std::vector<bool>> peer;       // peer[a][b]: hipDeviceCanAccessPeer(a, b) and enabled
+  std::vector<std::vector<LinkInfo>> links;  // links[a][b]: hipExtGetLinkTypeAndHopCount(a, b)
+  std::vector<std::string> cliques;          // per device; "" none
 };
 
 // --- Shared helpers ----------------------------------------------------------------------------------------------
@@ -168,19 +168,20 @@ accel_status_t OpenRuntime(Context& context, std::string* reason) {
   const std::string& name = runtime->library_name;
   HipApi& hip = runtime->hip;
   hip.hipGetErrorName = reinterpret_cast<HipGetErrorNameFn>(dlsym(runtime->library, "hipGetErrorName"));
-#define ACCEL_HIP_RESOLVE(symbol, type)                                                                          \
-  hip.symbol = reinterpret_cast<type>(dlsym(runtime->library, #symbol));                                         \
-  if (hip.symbol == nullptr) {                                                                                   \
-    *reason = name + " does not export " #symbol ": it is not a HIP runtime of ROCm 5 or newer, which the backend " \
-                     "needs";                                                                                    \
-    dlclose(runtime->library);                                                                                   \
-    return ACCEL_ERROR_BACKEND_UNAVAILABLE;                                                                      \
+#define ACCEL_HIP_RESOLVE(symbol, type)                                                 \
+  hip.symbol = reinterpret_cast<type>(dlsym(runtime->library, #symbol));                \
+  if (hip.symbol == nullptr) {                                                          \
+    *reason = name + " does not export " #symbol                                        \
+                     ": it is not a HIP runtime of ROCm 5 or newer, which the backend " \
+                     "needs";                                                           \
+    dlclose(runtime->library);                                                          \
+    return ACCEL_ERROR_BACKEND_UNAVAILABLE;                                             \
   }
   ACCEL_HIP_ENTRY_POINTS(ACCEL_HIP_RESOLVE)
 #undef ACCEL_HIP_RESOLVE
-#define ACCEL_HIP_RESOLVE_OPTIONAL(symbol, type)                                                          \
-  hip.symbol = reinterpret_cast<type>(dlsym(runtime->library, #symbol));                                  \
-  if (hip.symbol == nullptr) {                                                                            \
+#define ACCEL_HIP_RESOLVE_OPTIONAL(symbol, type)                                                           \
+  hip.symbol = reinterpret_cast<type>(dlsym(runtime->library, #symbol));                                   \
+  if (hip.symbol == nullptr) {                                                                             \
     context.host.Log(ACCEL_LOG_LEVEL_DEBUG, name + " has no " #symbol ": the descriptor goes without it"); \
   }
   ACCEL_HIP_OPTIONAL_ENTRY_POINTS(ACCEL_HIP_RESOLVE_OPTIONAL)
@@ -197,8 +198,9 @@ accel_status_t OpenRuntime(Context& context, std::string* reason) {
   if (init != hipSuccess) {
     *reason = HipFailure(hip, "hipInit", init);
     if (init == hipErrorNoDevice) {
-      *reason += ": the HIP runtime sees no AMD GPU (none installed, the amdgpu kernel driver not loaded, no access to "
-                 "/dev/kfd, or HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES hides them all)";
+      *reason +=
+          ": the HIP runtime sees no AMD GPU (none installed, the amdgpu kernel driver not loaded, no access to "
+          "/dev/kfd, or HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES hides them all)";
     } else if (init == hipErrorInsufficientDriver) {
       *reason += ": the amdgpu kernel driver is older than this HIP runtime needs";
     }
@@ -388,11 +390,10 @@ accel_status_t OpenDevices(Context& context, std::string* reason) {
       if (b != device->index && context.peer[device->index][b]) a.can_access_a_peer = true;
     }
     device->capabilities = Describe(a);
-    context.host.Log(ACCEL_LOG_LEVEL_INFO, device->label + ": " + device->capabilities.architecture + ", " +
-                                               std::to_string(a.compute_units) + " CUs, " +
-                                               std::to_string(a.total_memory) + " bytes, PCI " +
-                                               context.pci_bus_ids[device->index] + ", HIP " +
-                                               RuntimeVersionString(a.runtime_version));
+    context.host.Log(ACCEL_LOG_LEVEL_INFO,
+                     device->label + ": " + device->capabilities.architecture + ", " + std::to_string(a.compute_units) +
+                         " CUs, " + std::to_string(a.total_memory) + " bytes, PCI " +
+                         context.pci_bus_ids[device->index] + ", HIP " + RuntimeVersionString(a.runtime_version));
   }
   return ACCEL_SUCCESS;
 }

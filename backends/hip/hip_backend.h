@@ -104,7 +104,7 @@ class Storage {
 
   Device* device() const { return device_; }
   DeviceAddress address() const { return address_; }  // the device address of byte 0
-  void* host() const { return host_; }              // pinned memory's host address; NULL for device memory
+  void* host() const { return host_; }                // pinned memory's host address; NULL for device memory
   uint64_t size() const { return size_; }
   // Pinned memory maps in place; device memory through a host copy, read at map and written back at unmap.
   accel_status_t Map(uint64_t offset, uint64_t size, uint64_t flags, void** out_ptr);

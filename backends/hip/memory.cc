@@ -31,8 +31,8 @@ accel_status_t Storage::Map(uint64_t offset, uint64_t size, uint64_t flags, void
     const HipApi& hip = device_->runtime->hip;
     ScopedDevice scope(device_);
     const hipError_t r = scope.result() != hipSuccess
-                           ? scope.result()
-                           : hip.hipMemcpyDtoH(shadow_.data(), Ptr(address_ + offset), shadow_.size());
+                             ? scope.result()
+                             : hip.hipMemcpyDtoH(shadow_.data(), Ptr(address_ + offset), shadow_.size());
     if (r != hipSuccess) {
       shadow_.clear();
       return device_->host->Fail(StatusFromHip(r), HipFailure(hip, "hipMemcpyDtoH", r) + " reading the mapped range");
@@ -56,10 +56,11 @@ accel_status_t Storage::Unmap() {
   const HipApi& hip = device_->runtime->hip;
   ScopedDevice scope(device_);
   const hipError_t r = scope.result() != hipSuccess
-                         ? scope.result()
-                         : hip.hipMemcpyHtoD(Ptr(address_ + map_offset_), shadow.data(), shadow.size());
+                           ? scope.result()
+                           : hip.hipMemcpyHtoD(Ptr(address_ + map_offset_), shadow.data(), shadow.size());
   if (r != hipSuccess) {
-    return device_->host->Fail(StatusFromHip(r), HipFailure(hip, "hipMemcpyHtoD", r) + " writing the mapped range back");
+    return device_->host->Fail(StatusFromHip(r),
+                               HipFailure(hip, "hipMemcpyHtoD", r) + " writing the mapped range back");
   }
   return ACCEL_SUCCESS;
 }
@@ -81,7 +82,7 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
       hipError_t r = hip.hipHostMalloc(&pinned, size, hipHostMallocPortable | hipHostMallocMapped);
       if (r != hipSuccess) {
         return host.Fail(StatusFromHip(r), HipFailure(hip, "hipHostMalloc", r) + ": the request was " +
-                                              std::to_string(desc->size) + " bytes of pinned host memory");
+                                               std::to_string(desc->size) + " bytes of pinned host memory");
       }
       r = hip.hipHostGetDevicePointer(&address, pinned, 0);
       if (r != hipSuccess) {
@@ -95,8 +96,8 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
         size_t total_bytes = 0;
         hip.hipMemGetInfo(&free_bytes, &total_bytes);
         return host.Fail(StatusFromHip(r), HipFailure(hip, "hipMalloc", r) + ": the request was " +
-                                              std::to_string(desc->size) + " bytes; " + std::to_string(free_bytes) +
-                                              " of " + std::to_string(total_bytes) + " bytes are free");
+                                               std::to_string(desc->size) + " bytes; " + std::to_string(free_bytes) +
+                                               " of " + std::to_string(total_bytes) + " bytes are free");
       }
     }
     auto buffer = std::make_unique<Buffer>();

@@ -179,11 +179,12 @@ bool ParseCodeObjectMetadata(std::string_view msgpack, std::vector<CodeObjectKer
           a.kind = ACCEL_KERNEL_ARG_KIND_BUFFER;
           const Value* is_const = arg.Find(".is_const");
           const std::string access = TextOf(arg.Find(".actual_access")).empty() ? TextOf(arg.Find(".access"))
-                                                                                  : TextOf(arg.Find(".actual_access"));
+                                                                                : TextOf(arg.Find(".actual_access"));
           const bool read_only = (is_const != nullptr && is_const->type == Value::Type::kBool && is_const->boolean) ||
                                  access == "read_only";
-          a.access = read_only ? ACCEL_ACCESS_READ : access == "write_only" ? ACCEL_ACCESS_WRITE
-                                                                            : ACCEL_ACCESS_READ_WRITE;
+          a.access = read_only                ? ACCEL_ACCESS_READ
+                     : access == "write_only" ? ACCEL_ACCESS_WRITE
+                                              : ACCEL_ACCESS_READ_WRITE;
         } else if (kind == "by_value") {
           a.kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
           a.size = UintOf(arg.Find(".size"));
@@ -210,7 +211,9 @@ bool ParseCodeObject(std::string_view image, std::vector<CodeObjectKernel>* out,
   constexpr uint16_t kEmAmdgpu = 224;
   constexpr uint32_t kShtNote = 7;
   constexpr uint32_t kNtAmdgpuMetadata = 32;
-  if (image.size() < 64 || image.substr(0, 4) != "\x7f" "ELF") {
+  if (image.size() < 64 || image.substr(0, 4) !=
+                               "\x7f"
+                               "ELF") {
     *why = image.substr(0, 24) == "__CLANG_OFFLOAD_BUNDLE__"
                ? "the image is a clang offload bundle: give the code object (hsaco) for the device's architecture"
                : "the image is not an ELF code object (hsaco)";
@@ -376,7 +379,8 @@ accel_status_t ModuleGetKernel(accel_bk_module_t handle, const char* name, accel
     if (r == hipSuccess) r = hip.hipFuncGetAttribute(&static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function);
     if (r != hipSuccess) {
       // The metadata says the same: the runtime's figures are preferred where it gives them.
-      host.Log(ACCEL_LOG_LEVEL_DEBUG, std::string("kernel '") + name + "': " + HipFailure(hip, "hipFuncGetAttribute", r));
+      host.Log(ACCEL_LOG_LEVEL_DEBUG,
+               std::string("kernel '") + name + "': " + HipFailure(hip, "hipFuncGetAttribute", r));
       max_threads = static_cast<int>(found->max_flat_workgroup_size);
       static_shared = static_cast<int>(found->group_segment_fixed_size);
     }
@@ -481,9 +485,9 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
       }
       for (size_t i = 0; i < parameters.offsets.size(); ++i)
         pointers[i] = parameters.blob.data() + parameters.offsets[i];
-      const hipError_t r = hip->hipModuleLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                                      shared, s, parameters.offsets.empty() ? nullptr : pointers,
-                                                      nullptr);
+      const hipError_t r =
+          hip->hipModuleLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, s,
+                                     parameters.offsets.empty() ? nullptr : pointers, nullptr);
       if (r == hipSuccess) return ACCEL_SUCCESS;
       *message = HipFailure(*hip, "hipModuleLaunchKernel", r);
       return StatusFromHip(r);

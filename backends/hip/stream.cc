@@ -66,8 +66,8 @@ class Record {
     const HipApi& hip = device_->runtime->hip;
     ScopedDevice scope(device_);
     const hipError_t r = scope.result() != hipSuccess
-                           ? scope.result()
-                           : hip.hipEventCreateWithFlags(&event_, timing ? 0u : hipEventDisableTiming);
+                             ? scope.result()
+                             : hip.hipEventCreateWithFlags(&event_, timing ? 0u : hipEventDisableTiming);
     if (r != hipSuccess) {
       event_ = nullptr;
       throw std::runtime_error(HipFailure(hip, "hipEventCreateWithFlags", r));
@@ -308,7 +308,8 @@ class Stream {
       }
       lock.lock();
       if (r == hipErrorNotReady) return TimedOutLocked(timeout_ns);
-      if (r != hipSuccess) SetErrorLocked(StatusFromHip(r), "device work", HipFailure(hip(), "hipStreamSynchronize", r));
+      if (r != hipSuccess)
+        SetErrorLocked(StatusFromHip(r), "device work", HipFailure(hip(), "hipStreamSynchronize", r));
       std::vector<Inflight> done = TakeCompletedLocked(target);
       lock.unlock();
       Release(std::move(done));
@@ -547,7 +548,8 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
     Operation op;
     op.what = "copy host to buffer";
     op.submit = [hip, address = to->address() + dst_offset, src, size](hipStream_t s, std::string* message) {
-      return Enqueued(*hip, "hipMemcpyHtoDAsync", hip->hipMemcpyHtoDAsync(Ptr(address), const_cast<void*>(src), static_cast<size_t>(size), s),
+      return Enqueued(*hip, "hipMemcpyHtoDAsync",
+                      hip->hipMemcpyHtoDAsync(Ptr(address), const_cast<void*>(src), static_cast<size_t>(size), s),
                       message);
     };
     op.keep.push_back(std::move(to));
@@ -566,8 +568,8 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
     Operation op;
     op.what = "copy buffer to host";
     op.submit = [hip, address = from->address() + src_offset, dst, size](hipStream_t s, std::string* message) {
-      return Enqueued(*hip, "hipMemcpyDtoHAsync", hip->hipMemcpyDtoHAsync(dst, Ptr(address), static_cast<size_t>(size), s),
-                      message);
+      return Enqueued(*hip, "hipMemcpyDtoHAsync",
+                      hip->hipMemcpyDtoHAsync(dst, Ptr(address), static_cast<size_t>(size), s), message);
     };
     op.keep.push_back(std::move(from));
     op.copies.device_to_host_copies = 1;
@@ -593,7 +595,8 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
     if (from->device() == to->device()) {
       op.submit = [hip, from_address, to_address, size](hipStream_t s, std::string* message) {
         return Enqueued(*hip, "hipMemcpyDtoDAsync",
-                        hip->hipMemcpyDtoDAsync(Ptr(to_address), Ptr(from_address), static_cast<size_t>(size), s), message);
+                        hip->hipMemcpyDtoDAsync(Ptr(to_address), Ptr(from_address), static_cast<size_t>(size), s),
+                        message);
       };
     } else {
       const int from_ordinal = from->device()->ordinal;
@@ -646,7 +649,9 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
           return Enqueued(*hip, "hipMemsetD16Async",
                           hip->hipMemsetD16Async(Ptr(address), static_cast<unsigned short>(value), count, s),  // NOLINT
                           message);
-        default: return Enqueued(*hip, "hipMemsetD32Async", hip->hipMemsetD32Async(Ptr(address), static_cast<int>(value), count, s), message);
+        default:
+          return Enqueued(*hip, "hipMemsetD32Async",
+                          hip->hipMemsetD32Async(Ptr(address), static_cast<int>(value), count, s), message);
       }
     };
     op.keep.push_back(std::move(to));

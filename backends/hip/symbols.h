@@ -165,7 +165,7 @@ using HipGetDevicePropertiesFn = hipError_t (*)(void* prop, int device);
 
 // Optional entry points, NULL when the library lacks them: the UUID (ROCm 5.2+) and the AMD extension that says
 // whether two GPUs are joined by xGMI (Infinity Fabric).
-#define ACCEL_HIP_OPTIONAL_ENTRY_POINTS(X)        \
+#define ACCEL_HIP_OPTIONAL_ENTRY_POINTS(X)                   \
   X(hipDeviceGetUuid, hipError_t (*)(hipUUID*, hipDevice_t)) \
   X(hipExtGetLinkTypeAndHopCount, hipError_t (*)(int, int, uint32_t*, uint32_t*))
 

@@ -83,12 +83,16 @@ accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_conte
       if (const char* faults = host.Setting("ACCEL_SIM_FAULTS")) {
         if (!ParseFaults(faults, &profile.faults, &error)) return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, error);
       }
-      for (const std::string& id : profile.faults.devices) {
-        bool known = false;
-        for (const auto& d : profile.devices) known = known || d.id == id;
-        if (!known) {
-          return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                           "ACCEL_SIM_FAULTS: devices: '" + id + "' is not a device of " + source);
+      for (const auto* ids : {&profile.faults.devices, &profile.faults.lost_devices}) {
+        for (const std::string& id : *ids) {
+          bool known = false;
+          for (const auto& d : profile.devices) known = known || d.id == id;
+          if (!known) {
+            return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                             std::string("ACCEL_SIM_FAULTS: ") +
+                                 (ids == &profile.faults.devices ? "devices" : "lost_devices") + ": '" + id +
+                                 "' is not a device of " + source);
+          }
         }
       }
     }

@@ -23,6 +23,9 @@ SimDevice::SimDevice(Context* context, size_t index) : context_(context), index_
   // One generator per device, seeded from the seed and the device's place: the same profile, seed and sequence of
   // calls per device give the same faults, whatever other devices do.
   rng_.seed(f.seed * 0x9E3779B97F4A7C15ULL + index + 1);
+  copy_rng_.seed((f.seed * 0x9E3779B97F4A7C15ULL + index + 1) ^ 0xC2B2AE3D27D4EB4FULL);
+  lossy_ = faulty_ && (f.lost_devices.empty() ||
+                       std::find(f.lost_devices.begin(), f.lost_devices.end(), s.id) != f.lost_devices.end());
 }
 
 const DeviceSpec& SimDevice::spec() const { return context_->profile().devices[index_]; }
@@ -46,7 +49,7 @@ accel_status_t SimDevice::Operate(const char* what) {
   if (accel_status_t s = CheckAlive(); s != ACCEL_SUCCESS) return s;
   const uint64_t n = operations_.fetch_add(1) + 1;
   const uint64_t limit = context_->profile().faults.device_lost_after;
-  if (faulty_ && limit > 0 && n > limit) {
+  if (lossy_ && limit > 0 && n > limit) {
     lost_.store(true);
     context_->host().Log(ACCEL_LOG_LEVEL_WARN, label_ + " lost at operation " + std::to_string(n) + " (" + what +
                                                    "): injected fault device_lost_after=" + std::to_string(limit));
@@ -62,6 +65,15 @@ bool SimDevice::DrawAllocationFailure(uint64_t* allocation_number) {
   if (!faulty_ || p <= 0.0) return false;
   // 53 random bits as a double in [0, 1).
   const double draw = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+  return draw < p;
+}
+
+bool SimDevice::DrawSlowCopy(uint64_t* copy_number) {
+  std::lock_guard lock(rng_mutex_);
+  *copy_number = ++copies_;
+  const double p = context_->profile().faults.slow_copy_probability;
+  if (!faulty_ || p <= 0.0) return false;
+  const double draw = static_cast<double>(copy_rng_() >> 11) * 0x1.0p-53;
   return draw < p;
 }
 

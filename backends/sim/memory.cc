@@ -59,10 +59,12 @@ accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t*
     uint64_t number = 0;
     if (device->DrawAllocationFailure(&number)) {
       const FaultSpec& f = device->context()->profile().faults;
-      return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED,
-                       device->label() + ": allocation #" + std::to_string(number) + " of " + Bytes(size) +
-                           " failed by injection (alloc_fail=" + std::to_string(f.allocation_failure_probability) +
-                           ", seed " + std::to_string(f.seed) + ")");
+      const std::string message =
+          device->label() + ": allocation #" + std::to_string(number) + " of " + Bytes(size) +
+          " failed by injection (alloc_fail=" + std::to_string(f.allocation_failure_probability) + ", seed " +
+          std::to_string(f.seed) + ")";
+      host.Log(ACCEL_LOG_LEVEL_INFO, message);
+      return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
     }
     if (!device->Reserve(size)) {
       const uint64_t used = device->used();

@@ -500,13 +500,18 @@ void ReadFaults(Object& top, const std::map<std::string, size_t>& device_index, 
   auto s = ErrorStatusNamed(status);
   if (!s) throw Invalid{o.Field("stream_error_status"), "unknown error '" + status + "'"};
   f->stream_error_status = *s;
-  const json& devices = o.Array("devices", false);
-  for (size_t i = 0; i < devices.size(); ++i) {
-    const std::string field = Index(o.Field("devices"), i);
-    if (!devices[i].is_string() || !device_index.contains(devices[i].get<std::string>())) {
-      throw Invalid{field, "expected the id of a device of the profile"};
+  f->slow_copy_probability = o.Probability("slow_copy_probability");
+  f->slow_copy_delay_us = o.Unsigned("slow_copy_delay_us", false, 1000);
+  for (const char* name : {"devices", "device_lost_devices"}) {
+    std::vector<std::string>* out = std::string_view(name) == "devices" ? &f->devices : &f->lost_devices;
+    const json& ids = o.Array(name, false);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const std::string field = Index(o.Field(name), i);
+      if (!ids[i].is_string() || !device_index.contains(ids[i].get<std::string>())) {
+        throw Invalid{field, "expected the id of a device of the profile"};
+      }
+      out->push_back(ids[i].get<std::string>());
     }
-    f->devices.push_back(devices[i].get<std::string>());
   }
   o.NoOthers({"comment"});
 }
@@ -638,14 +643,18 @@ bool ParseFaults(std::string_view text, FaultSpec* faults, std::string* error) {
       auto r = std::from_chars(value.data(), value.data() + value.size(), *out);
       return !value.empty() && r.ec == std::errc() && r.ptr == value.data() + value.size();
     };
+    auto probability = [&](double* out) {
+      char* tail = nullptr;
+      const double p = value.empty() ? -1.0 : std::strtod(value.c_str(), &tail);
+      const bool valid = tail != nullptr && *tail == '\0' && p >= 0.0 && p <= 1.0;
+      if (valid) *out = p;
+      return valid;
+    };
     bool ok = true;
     if (key == "seed") {
       ok = number(&faults->seed);
     } else if (key == "alloc_fail") {
-      char* tail = nullptr;
-      const double p = value.empty() ? -1.0 : std::strtod(value.c_str(), &tail);
-      ok = tail != nullptr && *tail == '\0' && p >= 0.0 && p <= 1.0;
-      if (ok) faults->allocation_failure_probability = p;
+      ok = probability(&faults->allocation_failure_probability);
     } else if (key == "device_lost_after") {
       ok = number(&faults->device_lost_after);
     } else if (key == "stream_error_after") {
@@ -654,19 +663,25 @@ bool ParseFaults(std::string_view text, FaultSpec* faults, std::string* error) {
       auto s = ErrorStatusNamed(value);
       ok = s.has_value();
       if (ok) faults->stream_error_status = *s;
-    } else if (key == "devices") {
-      faults->devices.clear();
+    } else if (key == "slow_copy") {
+      ok = probability(&faults->slow_copy_probability);
+    } else if (key == "slow_copy_us") {
+      ok = number(&faults->slow_copy_delay_us);
+    } else if (key == "devices" || key == "lost_devices") {
+      std::vector<std::string>* ids = key == "devices" ? &faults->devices : &faults->lost_devices;
+      ids->clear();
       size_t from = 0;
       while (from <= value.size()) {
         size_t plus = value.find('+', from);
         if (plus == std::string::npos) plus = value.size();
-        if (plus > from) faults->devices.push_back(value.substr(from, plus - from));
+        if (plus > from) ids->push_back(value.substr(from, plus - from));
         from = plus + 1;
       }
-      ok = !faults->devices.empty();
+      ok = !ids->empty();
     } else {
       *error = "ACCEL_SIM_FAULTS: unknown key '" + key +
-               "' (known: seed, alloc_fail, device_lost_after, stream_error_after, stream_error, devices)";
+               "' (known: seed, alloc_fail, device_lost_after, stream_error_after, stream_error, slow_copy, "
+               "slow_copy_us, devices, lost_devices)";
       return false;
     }
     if (!ok) {

@@ -60,8 +60,14 @@ struct FaultSpec {
   uint64_t device_lost_after = 0;               // 0: never; else the device is lost after this many operations
   uint64_t stream_error_after = 0;              // 0: never; else each stream fails its operation past this many
   accel_status_t stream_error_status = ACCEL_ERROR_INTERNAL;
-  std::vector<std::string> devices;  // device ids the faults apply to; empty: every device
-  bool Any() const { return allocation_failure_probability > 0.0 || device_lost_after > 0 || stream_error_after > 0; }
+  double slow_copy_probability = 0.0;  // each copy waits slow_copy_delay_us on its stream first with this probability
+  uint64_t slow_copy_delay_us = 1000;
+  std::vector<std::string> devices;       // device ids the faults apply to; empty: every device
+  std::vector<std::string> lost_devices;  // those of `devices` device_lost_after applies to; empty: all of them
+  bool Any() const {
+    return allocation_failure_probability > 0.0 || device_lost_after > 0 || stream_error_after > 0 ||
+           slow_copy_probability > 0.0;
+  }
 };
 
 // A whole simulated node. Plain value.
@@ -84,7 +90,8 @@ struct Profile {
 std::optional<Profile> ParseProfile(std::string_view text, const std::string& source, std::string* error);
 
 // Parses an ACCEL_SIM_FAULTS value ("seed=7,alloc_fail=0.25,device_lost_after=100,stream_error_after=20,
-// stream_error=internal,devices=gpu0+gpu3") over `faults`. On failure returns false and sets *error.
+// stream_error=internal,slow_copy=0.1,slow_copy_us=500,devices=gpu0+gpu3,lost_devices=gpu3") over `faults`. On failure
+// returns false and sets *error.
 bool ParseFaults(std::string_view text, FaultSpec* faults, std::string* error);
 
 }  // namespace accel::sim

@@ -41,6 +41,8 @@ class SimDevice final : public host::DeviceHooks {
   accel_status_t CheckAlive() const;
   // Whether this allocation is one the fault generator fails.
   bool DrawAllocationFailure(uint64_t* allocation_number);
+  // Whether this copy is one the fault generator slows down (slow_copy); sets the copy's number on the device.
+  bool DrawSlowCopy(uint64_t* copy_number);
   // Reserves `size` bytes of the device's capacity; false when they do not fit.
   bool Reserve(uint64_t size);
   void Unreserve(uint64_t size) { used_.fetch_sub(size); }
@@ -59,12 +61,15 @@ class SimDevice final : public host::DeviceHooks {
   size_t index_;
   std::string label_;
   bool faulty_ = false;  // the profile's or ACCEL_SIM_FAULTS' faults apply to this device
+  bool lossy_ = false;   // ... and device_lost_after too (lost_devices)
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> operations_{0};
   std::atomic<bool> lost_{false};
   std::mutex rng_mutex_;
   std::mt19937_64 rng_;
+  std::mt19937_64 copy_rng_;  // slow copies draw from their own generator: allocation failures stay as they were
   uint64_t allocations_ = 0;
+  uint64_t copies_ = 0;
 };
 
 // One opened instance of the backend: the profile, its devices and the thread pool that runs kernels. Immutable

@@ -1,8 +1,12 @@
 // Streams of simulated devices: the engine's streams, wrapped to count each
 // operation against the injected faults (a device lost after N operations, a
-// stream that fails the operation past N) before handing it to the engine.
+// stream that fails the operation past N, a copy slowed down) before handing
+// it to the engine.
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "sim_backend.h"
 
@@ -25,12 +29,43 @@ accel_status_t Enqueue(accel_bk_stream_t handle, const char* what, Forward&& for
                                   device->label() +
                                   " failed by injection (stream_error_after=" + std::to_string(f.stream_error_after) +
                                   ", seed " + std::to_string(f.seed) + ")";
+      device->context()->host().Log(ACCEL_LOG_LEVEL_INFO, message);
       if (accel_status_t s = host::StreamEnqueueFailure(stream->engine, f.stream_error_status, message);
           s != ACCEL_SUCCESS) {
         return s;
       }
     }
     return forward(stream->engine);
+  });
+}
+
+// The slow_copy fault's wait, run on the stream's worker before the copy: `user_data` is the delay in microseconds.
+accel_status_t SlowCopyWait(void* user_data, accel_status_t status) {
+  if (status == ACCEL_SUCCESS) {
+    std::this_thread::sleep_for(std::chrono::microseconds(reinterpret_cast<uintptr_t>(user_data)));
+  }
+  return ACCEL_SUCCESS;
+}
+
+// A copy: on the slow_copy fault the stream first waits (the copy itself, its result and its bytes are unchanged).
+template <typename Forward>
+accel_status_t EnqueueCopy(accel_bk_stream_t handle, const char* what, Forward&& forward) noexcept {
+  return Enqueue(handle, what, [&](accel_bk_stream_t engine) -> accel_status_t {
+    SimDevice* device = Unwrap(handle)->device;
+    uint64_t number = 0;
+    if (device->DrawSlowCopy(&number)) {
+      const FaultSpec& f = device->context()->profile().faults;
+      device->context()->host().Log(
+          ACCEL_LOG_LEVEL_INFO, device->label() + ": copy #" + std::to_string(number) + " (" + what + ") slowed by " +
+                                    std::to_string(f.slow_copy_delay_us) + " us by injection (slow_copy=" +
+                                    std::to_string(f.slow_copy_probability) + ", seed " + std::to_string(f.seed) + ")");
+      if (accel_status_t s = host::StreamEnqueueHostCallback(
+              engine, &SlowCopyWait, reinterpret_cast<void*>(static_cast<uintptr_t>(f.slow_copy_delay_us)));
+          s != ACCEL_SUCCESS) {
+        return s;
+      }
+    }
+    return forward(engine);
   });
 }
 
@@ -56,21 +91,21 @@ void StreamDestroy(accel_bk_stream_t handle) noexcept {
 
 accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst,
                                       uint64_t dst_offset, uint64_t size) noexcept {
-  return Enqueue(stream, "stream_copy_host_to_buffer", [&](accel_bk_stream_t engine) {
+  return EnqueueCopy(stream, "stream_copy_host_to_buffer", [&](accel_bk_stream_t engine) {
     return host::StreamCopyHostToBuffer(engine, src, dst, dst_offset, size);
   });
 }
 
 accel_status_t StreamCopyBufferToHost(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset, void* dst,
                                       uint64_t size) noexcept {
-  return Enqueue(stream, "stream_copy_buffer_to_host", [&](accel_bk_stream_t engine) {
+  return EnqueueCopy(stream, "stream_copy_buffer_to_host", [&](accel_bk_stream_t engine) {
     return host::StreamCopyBufferToHost(engine, src, src_offset, dst, size);
   });
 }
 
 accel_status_t StreamCopyBuffer(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset,
                                 accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept {
-  return Enqueue(stream, "stream_copy_buffer", [&](accel_bk_stream_t engine) {
+  return EnqueueCopy(stream, "stream_copy_buffer", [&](accel_bk_stream_t engine) {
     return host::StreamCopyBuffer(engine, src, src_offset, dst, dst_offset, size);
   });
 }

@@ -130,7 +130,25 @@ INSTANTIATE_TEST_SUITE_P(
             "unknown domain 'r7'"},
         Bad{"unknown top-level field", Minimal("", R"(, "devcies": [])"), "devcies", "unknown field"},
         Bad{"fault probability past 1", Minimal("", R"(, "faults": {"allocation_failure_probability": 1.5})"),
-            "faults.allocation_failure_probability", "must lie in 0..1"}));
+            "faults.allocation_failure_probability", "must lie in 0..1"},
+        Bad{"slow copy probability past 1", Minimal("", R"(, "faults": {"slow_copy_probability": 2})"),
+            "faults.slow_copy_probability", "must lie in 0..1"},
+        Bad{"lost device unknown", Minimal("", R"(, "faults": {"device_lost_devices": ["z"]})"),
+            "faults.device_lost_devices[0]", "expected the id of a device of the profile"}));
+
+TEST(Profile, FaultsReadEveryField) {
+  std::string error;
+  auto p = ParseProfile(Minimal("", R"(, "faults": {"seed": 4, "slow_copy_probability": 0.25,
+      "slow_copy_delay_us": 300, "device_lost_after": 9, "device_lost_devices": ["b"]})")
+                            .text,
+                        "f.json", &error);
+  ASSERT_TRUE(p.has_value()) << error;
+  EXPECT_DOUBLE_EQ(p->faults.slow_copy_probability, 0.25);
+  EXPECT_EQ(p->faults.slow_copy_delay_us, 300u);
+  EXPECT_EQ(p->faults.device_lost_after, 9u);
+  EXPECT_EQ(p->faults.lost_devices, (std::vector<std::string>{"b"}));
+  EXPECT_TRUE(p->faults.devices.empty());
+}
 
 TEST(Profile, MinimalParsesWithEveryPiece) {
   std::string error;
@@ -183,6 +201,17 @@ TEST(Faults, ParsesEveryKeyAndRejectsUnknownOnes) {
   EXPECT_EQ(f.stream_error_after, 3u);
   EXPECT_EQ(f.stream_error_status, ACCEL_ERROR_TIMEOUT);
   EXPECT_EQ(f.devices, (std::vector<std::string>{"a", "b"}));
+  EXPECT_DOUBLE_EQ(f.slow_copy_probability, 0.0);
+  EXPECT_EQ(f.slow_copy_delay_us, 1000u) << "the default wait";
+  ASSERT_TRUE(ParseFaults("slow_copy=0.5,slow_copy_us=250,lost_devices=b", &f, &error)) << error;
+  EXPECT_DOUBLE_EQ(f.slow_copy_probability, 0.5);
+  EXPECT_EQ(f.slow_copy_delay_us, 250u);
+  EXPECT_EQ(f.lost_devices, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(f.devices, (std::vector<std::string>{"a", "b"})) << "keys not given keep their values";
+  EXPECT_TRUE(f.Any());
+  EXPECT_FALSE(ParseFaults("slow_copy=1.5", &f, &error));
+  EXPECT_NE(error.find("'slow_copy=1.5' has a bad value"), std::string::npos) << error;
+  EXPECT_FALSE(ParseFaults("lost_devices=", &f, &error));
   EXPECT_FALSE(ParseFaults("sead=7", &f, &error));
   EXPECT_NE(error.find("unknown key 'sead'"), std::string::npos) << error;
   EXPECT_FALSE(ParseFaults("alloc_fail=2", &f, &error));

@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -618,6 +621,103 @@ TEST(SimFaults, AStreamReportsAnErrorAfterNOperationsThroughItsEvents) {
   EXPECT_EQ(accel_event_destroy(event), ACCEL_SUCCESS);
   EXPECT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+}
+
+// Log messages of an instance, collected by its log callback.
+struct LogLines {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  static void Collect(void* user_data, accel_log_level_t, const char* message) {
+    auto* self = static_cast<LogLines*>(user_data);
+    std::lock_guard lock(self->mutex);
+    self->lines.emplace_back(message);
+  }
+  size_t CountContaining(const std::string& part) {
+    std::lock_guard lock(mutex);
+    return static_cast<size_t>(std::count_if(lines.begin(), lines.end(),
+                                             [&](const std::string& l) { return l.find(part) != std::string::npos; }));
+  }
+};
+
+TEST(SimFaults, SlowCopiesWaitOnTheirStreamKeepTheirBytesAndAreLogged) {
+  TempDir dir;
+  setenv("ACCEL_SIM_PROFILE", SmallProfile(dir).c_str(), 1);
+  setenv("ACCEL_SIM_FAULTS", "seed=3,slow_copy=1,slow_copy_us=20000,devices=s1", 1);
+  LogLines log;
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
+  d.log_level = ACCEL_LOG_LEVEL_INFO;
+  d.log_callback = &LogLines::Collect;
+  d.log_user_data = &log;
+  ScopedInstance instance(&d);
+  unsetenv("ACCEL_SIM_FAULTS");
+  const auto devices = instance.Devices();
+  ASSERT_EQ(devices.size(), 2U);
+  std::vector<uint32_t> in(1024);
+  std::iota(in.begin(), in.end(), 7U);
+  std::vector<uint32_t> out(in.size());
+  for (size_t i = 0; i < 2; ++i) {
+    const accel_buffer_desc_t bd = BufferDesc(in.size() * 4);
+    accel_buffer_t b = nullptr;
+    ASSERT_EQ(accel_buffer_create(devices[i], &bd, &b), ACCEL_SUCCESS) << accel_last_error();
+    accel_stream_t stream = nullptr;
+    ASSERT_EQ(accel_stream_create(devices[i], nullptr, &stream), ACCEL_SUCCESS);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(accel_stream_copy_host_to_buffer(stream, in.data(), b, 0, bd.size), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_stream_copy_buffer_to_host(stream, b, 0, out.data(), bd.size), ACCEL_SUCCESS);
+    const auto enqueued = std::chrono::steady_clock::now() - start;
+    ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    const auto done = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(out, in) << "a slowed copy copies the same bytes";
+    if (i == 1) {
+      EXPECT_GE(done, std::chrono::milliseconds(40)) << "two copies, each 20 ms late";
+      EXPECT_LT(enqueued, std::chrono::milliseconds(20)) << "the wait is the stream's, not the caller's";
+    }
+    std::fill(out.begin(), out.end(), 0U);
+    EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+    EXPECT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
+  }
+  EXPECT_EQ(log.CountContaining("slowed by 20000 us by injection (slow_copy=1"), 2U) << "only s1's copies";
+  EXPECT_EQ(log.CountContaining("'s1' (Small NPU): copy #2 (stream_copy_buffer_to_host) slowed by"), 1U);
+}
+
+TEST(SimFaults, LostDevicesNarrowDeviceLossWhileOtherFaultsHitEveryDevice) {
+  TempDir dir;
+  LogLines log;
+  setenv("ACCEL_SIM_PROFILE", SmallProfile(dir).c_str(), 1);
+  setenv("ACCEL_SIM_FAULTS", "alloc_fail=1,device_lost_after=1,lost_devices=s1", 1);
+  accel_instance_desc_t d = ScopedInstance::Backends("sim");
+  d.log_level = ACCEL_LOG_LEVEL_INFO;
+  d.log_callback = &LogLines::Collect;
+  d.log_user_data = &log;
+  ScopedInstance instance(&d);
+  unsetenv("ACCEL_SIM_FAULTS");
+  const auto devices = instance.Devices();
+  ASSERT_EQ(devices.size(), 2U);
+  const accel_buffer_desc_t bd = BufferDesc(64);
+  for (int i = 0; i < 3; ++i) {
+    accel_buffer_t b = nullptr;
+    EXPECT_EQ(accel_buffer_create(devices[0], &bd, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED) << "s0 is never lost";
+    EXPECT_TRUE(Contains(accel_last_error(), "failed by injection (alloc_fail=1"));
+  }
+  accel_buffer_t b = nullptr;
+  EXPECT_EQ(accel_buffer_create(devices[1], &bd, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED);  // operation 1
+  EXPECT_EQ(accel_buffer_create(devices[1], &bd, &b), ACCEL_ERROR_DEVICE_LOST);         // 2: lost
+  uint64_t free = 0;
+  EXPECT_EQ(accel_device_get_memory_info(devices[0], &free, nullptr), ACCEL_SUCCESS);
+  EXPECT_EQ(log.CountContaining("failed by injection (alloc_fail="), 4U) << "each injected failure is logged";
+  EXPECT_EQ(log.CountContaining("'s1' (Small NPU) lost at operation 2"), 1U);
+
+  // An unknown id in lost_devices fails the backend, naming the key.
+  setenv("ACCEL_SIM_FAULTS", "device_lost_after=1,lost_devices=s7", 1);
+  accel_instance_desc_t plain = ScopedInstance::Backends("sim");
+  ScopedInstance refused(&plain);
+  unsetenv("ACCEL_SIM_FAULTS");
+  EXPECT_TRUE(refused.Devices().empty());
+  for (const auto& e : refused.Report()) {
+    if (std::string(e.backend_name) == "sim") {
+      EXPECT_TRUE(Contains(e.reason, "lost_devices: 's7' is not a device of"));
+    }
+  }
 }
 
 TEST(SimFaults, UnknownFaultDevicesAreRejected) {

@@ -232,11 +232,12 @@ void ObjectStore::FreeReplica(Object& object, int32_t location) {
     HostFree(r.host, object.size);
   }
   if (r.buffer != nullptr) accel_buffer_destroy(r.buffer);
+  Place& place = PlaceAt(location);
   if (r.charged) {
-    Place& place = PlaceAt(location);
     place.used -= object.size;
     --place.replicas;
   }
+  place.lru.erase({r.last_use, object.id});
   object.replicas.erase(it);
 }
 
@@ -322,6 +323,9 @@ void ObjectStore::EndRemake(const std::shared_ptr<Object>& target, const std::sh
   for (auto it = made->replicas.begin(); it != made->replicas.end();) {
     if (it->second.Usable() && it->second.pins == 0 && o.replicas.count(it->first) == 0) {
       o.replicas.emplace(it->first, it->second);
+      auto& lru = PlaceAt(it->first).lru;
+      lru.erase({it->second.last_use, made->id});
+      lru.emplace(it->second.last_use, o.id);
       it = made->replicas.erase(it);
     } else {
       ++it;
@@ -451,6 +455,13 @@ accel_status_t ObjectStore::ReadSpill(const Object& object, void* into, std::str
   return ACCEL_SUCCESS;
 }
 
+void ObjectStore::Touch(const Object& o, int32_t location, Replica& r, uint64_t when) {
+  auto& lru = PlaceAt(location).lru;
+  lru.erase({r.last_use, o.id});
+  r.last_use = when;
+  lru.emplace(when, o.id);
+}
+
 bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<std::mutex>& lock, std::string* why) {
   Place& place = PlaceAt(location);
   if (bytes > place.capacity) {
@@ -469,17 +480,25 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
   while (place.used + bytes > place.capacity) {
     // The least recently used replica here that nothing uses (not viewed, not being copied, not moving).
     std::shared_ptr<Object> victim;
-    uint64_t oldest = std::numeric_limits<uint64_t>::max();
-    for (auto& [id, weak] : objects_) {
-      auto object = weak.lock();
-      if (!object) continue;
-      auto it = object->replicas.find(location);
-      if (it == object->replicas.end() || !it->second.Usable() || it->second.pins > 0 || it->second.mapped) continue;
-      if (std::find(unmovable.begin(), unmovable.end(), object.get()) != unmovable.end()) continue;
-      if (it->second.last_use < oldest) {
-        oldest = it->second.last_use;
-        victim = object;
+    for (auto e = place.lru.begin(); e != place.lru.end();) {
+      const auto found = objects_.find(e->second);
+      std::shared_ptr<Object> object = found != objects_.end() ? found->second.lock() : nullptr;
+      const Replica* r = nullptr;
+      if (object) {
+        auto it = object->replicas.find(location);
+        if (it != object->replicas.end() && it->second.last_use == e->first) r = &it->second;
       }
+      if (r == nullptr) {
+        e = place.lru.erase(e);  // stale: gone, or used again since (a later entry stands for it)
+        continue;
+      }
+      if (!r->Usable() || r->pins > 0 || r->mapped ||
+          std::find(unmovable.begin(), unmovable.end(), object.get()) != unmovable.end()) {
+        ++e;
+        continue;
+      }
+      victim = std::move(object);
+      break;
     }
     if (!victim) {
       *why = !first_failure.empty()
@@ -529,7 +548,7 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
         continue;
       }
       host.ready = true;
-      host.last_use = src.last_use;
+      Touch(o, -1, host, src.last_use);
       FreeReplica(o, location);  // pinned by no one: `moving` kept gets and victims away
       ++place.moved_out;
       filled_.notify_all();
@@ -595,7 +614,7 @@ accel_status_t ObjectStore::Reserve(Object& object, int32_t location, std::uniqu
       return made == ACCEL_ERROR_DEVICE_LOST ? ACCEL_ERROR_DEVICE_LOST : ACCEL_ERROR_RESOURCE_EXHAUSTED;
     }
   }
-  r.last_use = ++clock_;
+  Touch(object, location, r, ++clock_);
   r.charged = true;
   Place& place = PlaceAt(location);
   place.used += object.size;
@@ -882,7 +901,7 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
       Replica& r = it->second;
       ++r.pins;
       ++o.views;
-      r.last_use = ++clock_;
+      Touch(o, location, r, ++clock_);
       out->object = object;
       out->location = location;
       out->host = r.host;
@@ -995,7 +1014,7 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
       ++place.transfers_in;
     }
     // The transfer's pin becomes the view's.
-    r.last_use = ++clock_;
+    Touch(o, location, r, ++clock_);
     ++o.views;
     out->object = object;
     out->location = location;
@@ -1180,6 +1199,7 @@ accel_status_t ObjectStore::Import(const std::string& token, std::shared_ptr<Obj
   object->name = fmt::format("object {} (imported '{}')", object->id, token);
   r.last_use = ++clock_;
   object->replicas[-1] = r;
+  PlaceAt(-1).lru.emplace(r.last_use, object->id);
   objects_[object->id] = object;
   *out = std::move(object);
   return ACCEL_SUCCESS;

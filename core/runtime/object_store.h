@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -165,12 +166,18 @@ class ObjectStore {
     uint64_t used = 0;
     uint64_t replicas = 0;
     uint64_t transfers_in = 0, evicted = 0, moved_out = 0, restored = 0;
+    // The replicas here by last use, oldest first: (last_use, object id), kept as replicas are used (Touch) and
+    // freed, so that finding a victim costs the entries skipped (in use), not a pass over every object. An entry
+    // whose replica is gone or was used since (a path that missed the index) is dropped when MakeRoom meets it.
+    std::set<std::pair<uint64_t, uint64_t>> lru;
   };
 
   ObjectStore(accel_instance_t instance, const Resources& resources);
   Place& PlaceAt(int32_t location) { return places_[static_cast<size_t>(location + 1)]; }
   const Place& PlaceAt(int32_t location) const { return places_[static_cast<size_t>(location + 1)]; }
   std::string PlaceName(int32_t location) const;
+  // Under the lock: `r` (`o`'s replica at `location`) was used at `when` (the store's clock).
+  void Touch(const Object& o, int32_t location, Replica& r, uint64_t when);
   // Under the lock: frees replicas at `location` until `bytes` more fit, or says why not.
   bool MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<std::mutex>& lock, std::string* why);
   // Under the lock: allocates an empty (filling, pinned) replica of `object` at `location`, or, with `adopted`,

@@ -153,6 +153,21 @@ Body Preemptible(std::atomic<bool>& done, std::atomic<int>& preempted_seen) {
   };
 }
 
+// Eight preemptible tasks of one whole device each in `queue`, filling the node; empty when a submission failed.
+std::vector<accel_future_t> FillWithPreemptible(RuntimeFixture& rt, accel_queue_t queue, std::atomic<bool>& done,
+                                                std::atomic<int>& preempted_seen) {
+  const accel_resource_request_t one = Request(1, 1.0, kGiB);
+  std::vector<accel_future_t> futures;
+  for (int i = 0; i < 8; ++i) {
+    accel_future_t f = nullptr;
+    EXPECT_EQ(rt.Submit(&one, Preemptible(done, preempted_seen), &f, {}, 0, "explore", queue, 0, 1), ACCEL_SUCCESS);
+    if (f == nullptr) return {};
+    futures.push_back(f);
+  }
+  EXPECT_TRUE(Eventually([&] { return Usage(queue).devices == 8.0; }));
+  return futures;
+}
+
 TEST(Queues, QuotaIsReclaimedByPreemption) {
   ASSERT_TRUE(kProfileSet);
   RuntimeFixture rt(nullptr, 16);
@@ -162,14 +177,8 @@ TEST(Queues, QuotaIsReclaimedByPreemption) {
   std::atomic<bool> prod_done{false};
   std::atomic<int> preempted_seen{0};
   const accel_resource_request_t one = Request(1, 1.0, kGiB);
-  std::vector<accel_future_t> research_futures;
-  for (int i = 0; i < 8; ++i) {
-    accel_future_t f = nullptr;
-    ASSERT_EQ(rt.Submit(&one, Preemptible(research_done, preempted_seen), &f, {}, 0, "explore", research, 0, 1),
-              ACCEL_SUCCESS);
-    research_futures.push_back(f);
-  }
-  ASSERT_TRUE(Eventually([&] { return Usage(research).devices == 8.0; }));
+  const std::vector<accel_future_t> research_futures = FillWithPreemptible(rt, research, research_done, preempted_seen);
+  ASSERT_EQ(research_futures.size(), 8U);
   EXPECT_EQ(Usage(research).over_quota, 1U);
   std::vector<accel_future_t> prod_futures;
   for (int i = 0; i < 4; ++i) {
@@ -220,15 +229,8 @@ TEST(Queues, APendingGroupUnderItsQuotaReclaimsFromQueuesOverTheirs) {
   accel_queue_t prod = MakeQueue(rt.get(), "prod", 4.0);
   std::atomic<bool> research_done{false};
   std::atomic<int> preempted_seen{0};
-  const accel_resource_request_t one = Request(1, 1.0, kGiB);
-  std::vector<accel_future_t> research_futures;
-  for (int i = 0; i < 8; ++i) {
-    accel_future_t f = nullptr;
-    ASSERT_EQ(rt.Submit(&one, Preemptible(research_done, preempted_seen), &f, {}, 0, "explore", research, 0, 1),
-              ACCEL_SUCCESS);
-    research_futures.push_back(f);
-  }
-  ASSERT_TRUE(Eventually([&] { return Usage(research).devices == 8.0; }));
+  const std::vector<accel_future_t> research_futures = FillWithPreemptible(rt, research, research_done, preempted_seen);
+  ASSERT_EQ(research_futures.size(), 8U);
 
   std::vector<accel_resource_request_t> bundles(3, Request(1, 1.0, kGiB));
   accel_placement_group_desc_t d{};

@@ -7,8 +7,8 @@
 // kernels are the core's handles; what queued work needs (buffer storage, modules, event records) is
 // reference-counted, so destroying a handle never cuts queued work short.
 //
-// Lock order, outermost first: Stream::mutex_ > Record::mutex_; Storage's map mutex is a leaf. No lock is held
-// while a host callback runs or while a thread waits for the device.
+// Lock order, outermost first: Stream::mutex_ > Record::mutex_ (common/gpu_stream.h); Storage's map mutex is a leaf. No
+// lock is held while a host callback runs or while a thread waits for the device.
 #ifndef ACCEL_CUDA_CUDA_BACKEND_H_
 #define ACCEL_CUDA_CUDA_BACKEND_H_
 
@@ -24,6 +24,7 @@
 
 #include "attributes.h"
 #include "common/backend_support.h"
+#include "common/gpu_stream.h"
 #include "symbols.h"
 
 namespace accel::cuda {
@@ -126,29 +127,50 @@ struct Buffer {
 
 // --- Stream operations (stream.cc) -------------------------------------------------------------------------------
 
-class Record;
-
-// One queued operation of a stream. Exactly one of `submit` (device work) and `host` (host work) is set.
-//   - `submit` enqueues CUDA work on the stream's CUstream without waiting, with the stream's device's context
-//     current; it runs on the calling thread when nothing is queued ahead of it on the stream's worker, else on
-//     the worker, in order; it is skipped (`skipped` called instead) when the stream holds an error.
-//   - `host` runs on the worker once every earlier operation completed, always: told `prior`, the stream's error
-//     (ACCEL_SUCCESS when none), it does its work or, given an error, only releases what it holds.
-//   - `after`, when set, is a record `submit` waits for: the operation goes to the worker while that record is not
-//     yet enqueued on its own stream.
-// What the functions capture, and `keep`, lives until the work completed on the device.
-struct Operation {
-  const char* what = "";
-  std::function<accel_status_t(CUstream stream, std::string* message)> submit;
-  std::function<accel_status_t(accel_status_t prior, std::string* message)> host;
-  std::function<void(accel_status_t status, const std::string& error)> skipped;
-  std::shared_ptr<Record> after;
-  bool drain_soon = false;  // the worker waits for the device soon after (a free: its memory comes back)
-  std::vector<std::shared_ptr<const void>> keep;
-  accel_copy_statistics_t copies{};  // added to the stream's statistics once the work completed
+// The vendor calls the shared streams and events (common/gpu_stream.h, which lists what each member is) make;
+// defined in stream.cc.
+struct GpuTraits {
+  using Device = cuda::Device;
+  using Buffer = cuda::Buffer;
+  using Result = CUresult;
+  using StreamHandle = CUstream;
+  using EventHandle = CUevent;
+  using Scope = ScopedContext;
+  static constexpr Result kSuccess = CUDA_SUCCESS;
+  static constexpr Result kNotReady = CUDA_ERROR_NOT_READY;
+  static constexpr Result kOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY;
+  static constexpr const char* kMakeCurrent = "cuCtxPushCurrent";
+  static constexpr const char* kEventCreate = "cuEventCreate";
+  static constexpr const char* kEventQuery = "cuEventQuery";
+  static constexpr const char* kEventSynchronize = "cuEventSynchronize";
+  static constexpr const char* kEventRecord = "cuEventRecord";
+  static constexpr const char* kEventElapsedTime = "cuEventElapsedTime";
+  static constexpr const char* kStreamCreate = "cuStreamCreate";
+  static constexpr const char* kStreamQuery = "cuStreamQuery";
+  static constexpr const char* kStreamSynchronize = "cuStreamSynchronize";
+  static constexpr const char* kStreamWaitEvent = "cuStreamWaitEvent";
+  static Result EventCreate(const Device* device, EventHandle* out, bool timing, bool blocking_sync);
+  static Result EventDestroy(const Device* device, EventHandle event);
+  static Result EventQuery(const Device* device, EventHandle event);
+  static Result EventSynchronize(const Device* device, EventHandle event);
+  static Result EventRecord(const Device* device, EventHandle event, StreamHandle stream);
+  static Result EventElapsedTime(const Device* device, float* out_ms, EventHandle start, EventHandle end);
+  static Result StreamCreate(const Device* device, StreamHandle* out);
+  static Result StreamDestroy(const Device* device, StreamHandle stream);
+  static Result StreamQuery(const Device* device, StreamHandle stream);
+  static Result StreamSynchronize(const Device* device, StreamHandle stream);
+  static Result StreamWaitEvent(const Device* device, StreamHandle stream, EventHandle event);
+  static accel_status_t StatusFrom(Result code);
+  static std::string Failure(const Device* device, const char* call, Result code);
+  static void DestroyBuffer(accel_bk_buffer_t buffer);
 };
 
-class Stream;
+// A stream, an event, one recording of an event, and one queued operation of a stream (common/gpu_stream.h).
+using Record = backend::GpuRecord<GpuTraits>;
+using Event = backend::GpuEvent<GpuTraits>;
+using Stream = backend::GpuStream<GpuTraits>;
+using Operation = backend::GpuOperation<CUstream, Record>;
+
 // Queues `op` on `stream`, in order. Thread-safe.
 accel_status_t EnqueueOperation(Stream* stream, Operation op);
 Device* StreamDevice(Stream* stream);
@@ -177,7 +199,6 @@ std::string LogGist(std::string_view log, size_t limit = 600);
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 
-class Event;
 struct Module;
 struct Kernel;
 

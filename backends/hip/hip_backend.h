@@ -8,8 +8,8 @@
 // needs (buffer storage, modules, event records) is reference-counted, so destroying a handle never cuts queued work
 // short.
 //
-// Lock order, outermost first: Stream::mutex_ > Record::mutex_; Storage's map mutex is a leaf. No lock is held
-// while a host callback runs or while a thread waits for the device.
+// Lock order, outermost first: Stream::mutex_ > Record::mutex_ (common/gpu_stream.h); Storage's map mutex is a leaf. No
+// lock is held while a host callback runs or while a thread waits for the device.
 #ifndef ACCEL_HIP_HIP_BACKEND_H_
 #define ACCEL_HIP_HIP_BACKEND_H_
 
@@ -25,6 +25,7 @@
 
 #include "attributes.h"
 #include "common/backend_support.h"
+#include "common/gpu_stream.h"
 #include "symbols.h"
 
 namespace accel::hip {
@@ -130,29 +131,50 @@ struct Buffer {
 
 // --- Stream operations (stream.cc) -------------------------------------------------------------------------------
 
-class Record;
-
-// One queued operation of a stream. Exactly one of `submit` (device work) and `host` (host work) is set.
-//   - `submit` enqueues HIP work on the stream's hipStream_t without waiting, with the stream's device
-//     current; it runs on the calling thread when nothing is queued ahead of it on the stream's worker, else on
-//     the worker, in order; it is skipped (`skipped` called instead) when the stream holds an error.
-//   - `host` runs on the worker once every earlier operation completed, always: told `prior`, the stream's error
-//     (ACCEL_SUCCESS when none), it does its work or, given an error, only releases what it holds.
-//   - `after`, when set, is a record `submit` waits for: the operation goes to the worker while that record is not
-//     yet enqueued on its own stream.
-// What the functions capture, and `keep`, lives until the work completed on the device.
-struct Operation {
-  const char* what = "";
-  std::function<accel_status_t(hipStream_t stream, std::string* message)> submit;
-  std::function<accel_status_t(accel_status_t prior, std::string* message)> host;
-  std::function<void(accel_status_t status, const std::string& error)> skipped;
-  std::shared_ptr<Record> after;
-  bool drain_soon = false;  // the worker waits for the device soon after (a free: its memory comes back)
-  std::vector<std::shared_ptr<const void>> keep;
-  accel_copy_statistics_t copies{};  // added to the stream's statistics once the work completed
+// The vendor calls the shared streams and events (common/gpu_stream.h, which lists what each member is) make;
+// defined in stream.cc.
+struct GpuTraits {
+  using Device = hip::Device;
+  using Buffer = hip::Buffer;
+  using Result = hipError_t;
+  using StreamHandle = hipStream_t;
+  using EventHandle = hipEvent_t;
+  using Scope = ScopedDevice;
+  static constexpr Result kSuccess = hipSuccess;
+  static constexpr Result kNotReady = hipErrorNotReady;
+  static constexpr Result kOutOfMemory = hipErrorOutOfMemory;
+  static constexpr const char* kMakeCurrent = "hipSetDevice";
+  static constexpr const char* kEventCreate = "hipEventCreateWithFlags";
+  static constexpr const char* kEventQuery = "hipEventQuery";
+  static constexpr const char* kEventSynchronize = "hipEventSynchronize";
+  static constexpr const char* kEventRecord = "hipEventRecord";
+  static constexpr const char* kEventElapsedTime = "hipEventElapsedTime";
+  static constexpr const char* kStreamCreate = "hipStreamCreateWithFlags";
+  static constexpr const char* kStreamQuery = "hipStreamQuery";
+  static constexpr const char* kStreamSynchronize = "hipStreamSynchronize";
+  static constexpr const char* kStreamWaitEvent = "hipStreamWaitEvent";
+  static Result EventCreate(const Device* device, EventHandle* out, bool timing, bool blocking_sync);
+  static Result EventDestroy(const Device* device, EventHandle event);
+  static Result EventQuery(const Device* device, EventHandle event);
+  static Result EventSynchronize(const Device* device, EventHandle event);
+  static Result EventRecord(const Device* device, EventHandle event, StreamHandle stream);
+  static Result EventElapsedTime(const Device* device, float* out_ms, EventHandle start, EventHandle end);
+  static Result StreamCreate(const Device* device, StreamHandle* out);
+  static Result StreamDestroy(const Device* device, StreamHandle stream);
+  static Result StreamQuery(const Device* device, StreamHandle stream);
+  static Result StreamSynchronize(const Device* device, StreamHandle stream);
+  static Result StreamWaitEvent(const Device* device, StreamHandle stream, EventHandle event);
+  static accel_status_t StatusFrom(Result code);
+  static std::string Failure(const Device* device, const char* call, Result code);
+  static void DestroyBuffer(accel_bk_buffer_t buffer);
 };
 
-class Stream;
+// A stream, an event, one recording of an event, and one queued operation of a stream (common/gpu_stream.h).
+using Record = backend::GpuRecord<GpuTraits>;
+using Event = backend::GpuEvent<GpuTraits>;
+using Stream = backend::GpuStream<GpuTraits>;
+using Operation = backend::GpuOperation<hipStream_t, Record>;
+
 // Queues `op` on `stream`, in order. Thread-safe.
 accel_status_t EnqueueOperation(Stream* stream, Operation op);
 Device* StreamDevice(Stream* stream);
@@ -185,7 +207,6 @@ bool ParseCodeObjectMetadata(std::string_view msgpack, std::vector<CodeObjectKer
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 
-class Event;
 struct Module;
 struct Kernel;
 

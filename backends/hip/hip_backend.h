@@ -25,6 +25,7 @@
 
 #include "attributes.h"
 #include "common/backend_support.h"
+#include "common/gpu_storage.h"
 #include "common/gpu_stream.h"
 #include "symbols.h"
 
@@ -92,50 +93,12 @@ class ScopedDevice {
   hipError_t result_ = hipSuccess;
 };
 
-// A buffer's memory: device memory (hipMalloc) or pinned host memory (hipHostMalloc, portable and mapped), freed
-// when the last reference goes. The handle and every queued operation that uses it hold a reference, which makes
-// freeing stream-ordered. Thread-safe: the mapping state is guarded by its own mutex.
-class Storage {
- public:
-  Storage(Device* device, DeviceAddress address, void* host, uint64_t size)
-      : device_(device), address_(address), host_(host), size_(size) {}
-  ~Storage();
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-
-  Device* device() const { return device_; }
-  DeviceAddress address() const { return address_; }  // the device address of byte 0
-  void* host() const { return host_; }                // pinned memory's host address; NULL for device memory
-  uint64_t size() const { return size_; }
-  // Pinned memory maps in place; device memory through a host copy, read at map and written back at unmap.
-  accel_status_t Map(uint64_t offset, uint64_t size, uint64_t flags, void** out_ptr);
-  accel_status_t Unmap();
-
- private:
-  Device* const device_;
-  const DeviceAddress address_;
-  void* const host_;
-  const uint64_t size_;
-  std::mutex mutex_;
-  bool mapped_ = false;
-  uint64_t map_offset_ = 0;
-  uint64_t map_flags_ = 0;
-  std::vector<unsigned char> shadow_;
-};
-
-// A buffer handle. Plain data; the core never uses a handle after destroying it.
-struct Buffer {
-  Device* device;
-  std::shared_ptr<Storage> storage;
-};
-
-// --- Stream operations (stream.cc) -------------------------------------------------------------------------------
-
-// The vendor calls the shared streams and events (common/gpu_stream.h, which lists what each member is) make;
-// defined in stream.cc.
+// The vendor calls the shared buffer storage, streams and events make (common/gpu_storage.h and gpu_stream.h list
+// what each member is); the storage's are defined in memory.cc, the others in stream.cc.
 struct GpuTraits {
   using Device = hip::Device;
-  using Buffer = hip::Buffer;
+  using Buffer = backend::GpuBuffer<GpuTraits>;
+  using Address = DeviceAddress;
   using Result = hipError_t;
   using StreamHandle = hipStream_t;
   using EventHandle = hipEvent_t;
@@ -153,6 +116,11 @@ struct GpuTraits {
   static constexpr const char* kStreamQuery = "hipStreamQuery";
   static constexpr const char* kStreamSynchronize = "hipStreamSynchronize";
   static constexpr const char* kStreamWaitEvent = "hipStreamWaitEvent";
+  static constexpr const char* kCopyToHost = "hipMemcpyDtoH";
+  static constexpr const char* kCopyFromHost = "hipMemcpyHtoD";
+  static Result FreeStorage(const Device* device, Address address, void* host, const char** out_call);
+  static Result CopyToHost(const Device* device, void* dst, Address src, size_t size);
+  static Result CopyFromHost(const Device* device, Address dst, const void* src, size_t size);
   static Result EventCreate(const Device* device, EventHandle* out, bool timing, bool blocking_sync);
   static Result EventDestroy(const Device* device, EventHandle event);
   static Result EventQuery(const Device* device, EventHandle event);
@@ -168,6 +136,12 @@ struct GpuTraits {
   static std::string Failure(const Device* device, const char* call, Result code);
   static void DestroyBuffer(accel_bk_buffer_t buffer);
 };
+
+// A buffer's memory, freed when the last reference goes, and a buffer handle (common/gpu_storage.h).
+using Storage = backend::GpuStorage<GpuTraits>;
+using Buffer = backend::GpuBuffer<GpuTraits>;
+
+// --- Stream operations (stream.cc) -------------------------------------------------------------------------------
 
 // A stream, an event, one recording of an event, and one queued operation of a stream (common/gpu_stream.h).
 using Record = backend::GpuRecord<GpuTraits>;

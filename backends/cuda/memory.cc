@@ -1,6 +1,7 @@
 // Buffers: device memory from cuMemAlloc, pinned host memory from cuMemHostAlloc (portable and mapped, so every
 // device of the backend reaches it at its device address), each in its device's primary context; maps of pinned
-// memory in place, of device memory through a host copy; the host and device addresses.
+// memory in place, of device memory through a host copy (common/gpu_storage.h, shared with the hip backend); the
+// host and device addresses.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -9,59 +10,22 @@
 
 namespace accel::cuda {
 
-Storage::~Storage() {
-  const CuApi& cu = device_->runtime->cu;
-  ScopedContext scope(device_);
-  const CUresult r = host_ != nullptr ? cu.cuMemFreeHost(host_) : cu.cuMemFree(address_);
-  if (r != CUDA_SUCCESS) {
-    device_->host->Log(ACCEL_LOG_LEVEL_WARN,
-                       device_->label + ": " + CuFailure(cu, host_ != nullptr ? "cuMemFreeHost" : "cuMemFree", r));
-  }
+using BufferSlots = backend::GpuBufferSlots<GpuTraits>;
+
+// --- The vendor calls of the shared buffer storage ----------------------------------------------------------------
+
+GpuTraits::Result GpuTraits::FreeStorage(const Device* device, Address address, void* host, const char** out_call) {
+  *out_call = host != nullptr ? "cuMemFreeHost" : "cuMemFree";
+  const CuApi& cu = device->runtime->cu;
+  return host != nullptr ? cu.cuMemFreeHost(host) : cu.cuMemFree(address);
 }
 
-accel_status_t Storage::Map(uint64_t offset, uint64_t size, uint64_t flags, void** out_ptr) {
-  std::lock_guard lock(mutex_);
-  if (mapped_) return device_->host->Fail(ACCEL_ERROR_FAILED_PRECONDITION, "the buffer is mapped already");
-  if (host_ != nullptr) {
-    *out_ptr = static_cast<unsigned char*>(host_) + offset;
-  } else {
-    // The application completed the buffer's work first (the slot's contract): a synchronous copy sees it all. The
-    // range is read whatever the flags, so that a write-only map that writes part of it writes back the rest as is.
-    shadow_.resize(static_cast<size_t>(size));
-    const CuApi& cu = device_->runtime->cu;
-    ScopedContext scope(device_);
-    const CUresult r = scope.result() != CUDA_SUCCESS
-                           ? scope.result()
-                           : cu.cuMemcpyDtoH(shadow_.data(), address_ + offset, shadow_.size());
-    if (r != CUDA_SUCCESS) {
-      shadow_.clear();
-      return device_->host->Fail(StatusFromCu(r), CuFailure(cu, "cuMemcpyDtoH", r) + " reading the mapped range");
-    }
-    *out_ptr = shadow_.data();
-  }
-  mapped_ = true;
-  map_offset_ = offset;
-  map_flags_ = flags;
-  return ACCEL_SUCCESS;
+GpuTraits::Result GpuTraits::CopyToHost(const Device* device, void* dst, Address src, size_t size) {
+  return device->runtime->cu.cuMemcpyDtoH(dst, src, size);
 }
 
-accel_status_t Storage::Unmap() {
-  std::lock_guard lock(mutex_);
-  if (!mapped_) return device_->host->Fail(ACCEL_ERROR_FAILED_PRECONDITION, "the buffer is not mapped");
-  mapped_ = false;
-  if (host_ != nullptr) return ACCEL_SUCCESS;
-  std::vector<unsigned char> shadow;
-  shadow.swap(shadow_);
-  if ((map_flags_ & ACCEL_MAP_WRITE) == 0) return ACCEL_SUCCESS;
-  const CuApi& cu = device_->runtime->cu;
-  ScopedContext scope(device_);
-  const CUresult r = scope.result() != CUDA_SUCCESS
-                         ? scope.result()
-                         : cu.cuMemcpyHtoD(address_ + map_offset_, shadow.data(), shadow.size());
-  if (r != CUDA_SUCCESS) {
-    return device_->host->Fail(StatusFromCu(r), CuFailure(cu, "cuMemcpyHtoD", r) + " writing the mapped range back");
-  }
-  return ACCEL_SUCCESS;
+GpuTraits::Result GpuTraits::CopyFromHost(const Device* device, Address dst, const void* src, size_t size) {
+  return device->runtime->cu.cuMemcpyHtoD(dst, src, size);
 }
 
 accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_desc_t* desc,
@@ -107,35 +71,21 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
   });
 }
 
-void BufferDestroy(accel_bk_buffer_t buffer) noexcept {
-  // Queued work holds its own references to the storage: the memory goes once that work completed.
-  std::unique_ptr<Buffer> owned(Unwrap(buffer));
-}
+void BufferDestroy(accel_bk_buffer_t buffer) noexcept { BufferSlots::BufferDestroy(buffer); }
 
-accel_status_t BufferMap(accel_bk_buffer_t handle, uint64_t offset, uint64_t size, uint64_t flags,
+accel_status_t BufferMap(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
                          void** out_ptr) noexcept {
-  Buffer* buffer = Unwrap(handle);
-  return Guard(*buffer->device->host, "buffer_map", [&] { return buffer->storage->Map(offset, size, flags, out_ptr); });
+  return BufferSlots::BufferMap(buffer, offset, size, flags, out_ptr);
 }
 
-accel_status_t BufferUnmap(accel_bk_buffer_t handle) noexcept {
-  Buffer* buffer = Unwrap(handle);
-  return Guard(*buffer->device->host, "buffer_unmap", [&] { return buffer->storage->Unmap(); });
+accel_status_t BufferUnmap(accel_bk_buffer_t buffer) noexcept { return BufferSlots::BufferUnmap(buffer); }
+
+accel_status_t BufferGetHostAddress(accel_bk_buffer_t buffer, void** out_address) noexcept {
+  return BufferSlots::BufferGetHostAddress(buffer, out_address);
 }
 
-accel_status_t BufferGetHostAddress(accel_bk_buffer_t handle, void** out_address) noexcept {
-  Buffer* buffer = Unwrap(handle);
-  if (buffer->storage->host() == nullptr) {
-    return buffer->device->host->Fail(ACCEL_ERROR_UNSUPPORTED,
-                                      "device memory has no host address (map it, or create it HOST_PINNED)");
-  }
-  *out_address = buffer->storage->host();
-  return ACCEL_SUCCESS;
-}
-
-accel_status_t BufferGetDeviceAddress(accel_bk_buffer_t handle, uint64_t* out_address) noexcept {
-  *out_address = Unwrap(handle)->storage->address();
-  return ACCEL_SUCCESS;
+accel_status_t BufferGetDeviceAddress(accel_bk_buffer_t buffer, uint64_t* out_address) noexcept {
+  return BufferSlots::BufferGetDeviceAddress(buffer, out_address);
 }
 
 }  // namespace accel::cuda

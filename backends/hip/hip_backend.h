@@ -8,8 +8,8 @@
 // needs (buffer storage, modules, event records) is reference-counted, so destroying a handle never cuts queued work
 // short.
 //
-// Lock order, outermost first: Stream::mutex_ > Record::mutex_; Storage's map mutex is a leaf. No lock is held
-// while a host callback runs or while a thread waits for the device.
+// Lock order, outermost first: Stream::mutex_ > Record::mutex_ (common/gpu_stream.h); Storage's map mutex is a leaf. No
+// lock is held while a host callback runs or while a thread waits for the device.
 #ifndef ACCEL_HIP_HIP_BACKEND_H_
 #define ACCEL_HIP_HIP_BACKEND_H_
 
@@ -25,6 +25,8 @@
 
 #include "attributes.h"
 #include "common/backend_support.h"
+#include "common/gpu_storage.h"
+#include "common/gpu_stream.h"
 #include "symbols.h"
 
 namespace accel::hip {
@@ -91,68 +93,62 @@ class ScopedDevice {
   hipError_t result_ = hipSuccess;
 };
 
-// A buffer's memory: device memory (hipMalloc) or pinned host memory (hipHostMalloc, portable and mapped), freed
-// when the last reference goes. The handle and every queued operation that uses it hold a reference, which makes
-// freeing stream-ordered. Thread-safe: the mapping state is guarded by its own mutex.
-class Storage {
- public:
-  Storage(Device* device, DeviceAddress address, void* host, uint64_t size)
-      : device_(device), address_(address), host_(host), size_(size) {}
-  ~Storage();
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-
-  Device* device() const { return device_; }
-  DeviceAddress address() const { return address_; }  // the device address of byte 0
-  void* host() const { return host_; }                // pinned memory's host address; NULL for device memory
-  uint64_t size() const { return size_; }
-  // Pinned memory maps in place; device memory through a host copy, read at map and written back at unmap.
-  accel_status_t Map(uint64_t offset, uint64_t size, uint64_t flags, void** out_ptr);
-  accel_status_t Unmap();
-
- private:
-  Device* const device_;
-  const DeviceAddress address_;
-  void* const host_;
-  const uint64_t size_;
-  std::mutex mutex_;
-  bool mapped_ = false;
-  uint64_t map_offset_ = 0;
-  uint64_t map_flags_ = 0;
-  std::vector<unsigned char> shadow_;
+// The vendor calls the shared buffer storage, streams and events make (common/gpu_storage.h and gpu_stream.h list
+// what each member is); the storage's are defined in memory.cc, the others in stream.cc.
+struct GpuTraits {
+  using Device = hip::Device;
+  using Buffer = backend::GpuBuffer<GpuTraits>;
+  using Address = DeviceAddress;
+  using Result = hipError_t;
+  using StreamHandle = hipStream_t;
+  using EventHandle = hipEvent_t;
+  using Scope = ScopedDevice;
+  static constexpr Result kSuccess = hipSuccess;
+  static constexpr Result kNotReady = hipErrorNotReady;
+  static constexpr Result kOutOfMemory = hipErrorOutOfMemory;
+  static constexpr const char* kMakeCurrent = "hipSetDevice";
+  static constexpr const char* kEventCreate = "hipEventCreateWithFlags";
+  static constexpr const char* kEventQuery = "hipEventQuery";
+  static constexpr const char* kEventSynchronize = "hipEventSynchronize";
+  static constexpr const char* kEventRecord = "hipEventRecord";
+  static constexpr const char* kEventElapsedTime = "hipEventElapsedTime";
+  static constexpr const char* kStreamCreate = "hipStreamCreateWithFlags";
+  static constexpr const char* kStreamQuery = "hipStreamQuery";
+  static constexpr const char* kStreamSynchronize = "hipStreamSynchronize";
+  static constexpr const char* kStreamWaitEvent = "hipStreamWaitEvent";
+  static constexpr const char* kCopyToHost = "hipMemcpyDtoH";
+  static constexpr const char* kCopyFromHost = "hipMemcpyHtoD";
+  static Result FreeStorage(const Device* device, Address address, void* host, const char** out_call);
+  static Result CopyToHost(const Device* device, void* dst, Address src, size_t size);
+  static Result CopyFromHost(const Device* device, Address dst, const void* src, size_t size);
+  static Result EventCreate(const Device* device, EventHandle* out, bool timing, bool blocking_sync);
+  static Result EventDestroy(const Device* device, EventHandle event);
+  static Result EventQuery(const Device* device, EventHandle event);
+  static Result EventSynchronize(const Device* device, EventHandle event);
+  static Result EventRecord(const Device* device, EventHandle event, StreamHandle stream);
+  static Result EventElapsedTime(const Device* device, float* out_ms, EventHandle start, EventHandle end);
+  static Result StreamCreate(const Device* device, StreamHandle* out);
+  static Result StreamDestroy(const Device* device, StreamHandle stream);
+  static Result StreamQuery(const Device* device, StreamHandle stream);
+  static Result StreamSynchronize(const Device* device, StreamHandle stream);
+  static Result StreamWaitEvent(const Device* device, StreamHandle stream, EventHandle event);
+  static accel_status_t StatusFrom(Result code);
+  static std::string Failure(const Device* device, const char* call, Result code);
+  static void DestroyBuffer(accel_bk_buffer_t buffer);
 };
 
-// A buffer handle. Plain data; the core never uses a handle after destroying it.
-struct Buffer {
-  Device* device;
-  std::shared_ptr<Storage> storage;
-};
+// A buffer's memory, freed when the last reference goes, and a buffer handle (common/gpu_storage.h).
+using Storage = backend::GpuStorage<GpuTraits>;
+using Buffer = backend::GpuBuffer<GpuTraits>;
 
 // --- Stream operations (stream.cc) -------------------------------------------------------------------------------
 
-class Record;
+// A stream, an event, one recording of an event, and one queued operation of a stream (common/gpu_stream.h).
+using Record = backend::GpuRecord<GpuTraits>;
+using Event = backend::GpuEvent<GpuTraits>;
+using Stream = backend::GpuStream<GpuTraits>;
+using Operation = backend::GpuOperation<hipStream_t, Record>;
 
-// One queued operation of a stream. Exactly one of `submit` (device work) and `host` (host work) is set.
-//   - `submit` enqueues HIP work on the stream's hipStream_t without waiting, with the stream's device
-//     current; it runs on the calling thread when nothing is queued ahead of it on the stream's worker, else on
-//     the worker, in order; it is skipped (`skipped` called instead) when the stream holds an error.
-//   - `host` runs on the worker once every earlier operation completed, always: told `prior`, the stream's error
-//     (ACCEL_SUCCESS when none), it does its work or, given an error, only releases what it holds.
-//   - `after`, when set, is a record `submit` waits for: the operation goes to the worker while that record is not
-//     yet enqueued on its own stream.
-// What the functions capture, and `keep`, lives until the work completed on the device.
-struct Operation {
-  const char* what = "";
-  std::function<accel_status_t(hipStream_t stream, std::string* message)> submit;
-  std::function<accel_status_t(accel_status_t prior, std::string* message)> host;
-  std::function<void(accel_status_t status, const std::string& error)> skipped;
-  std::shared_ptr<Record> after;
-  bool drain_soon = false;  // the worker waits for the device soon after (a free: its memory comes back)
-  std::vector<std::shared_ptr<const void>> keep;
-  accel_copy_statistics_t copies{};  // added to the stream's statistics once the work completed
-};
-
-class Stream;
 // Queues `op` on `stream`, in order. Thread-safe.
 accel_status_t EnqueueOperation(Stream* stream, Operation op);
 Device* StreamDevice(Stream* stream);
@@ -185,7 +181,6 @@ bool ParseCodeObjectMetadata(std::string_view msgpack, std::vector<CodeObjectKer
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 
-class Event;
 struct Module;
 struct Kernel;
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gpu_kernels.h"
 #include "hip_backend.h"
 
 namespace accel::hip {
@@ -340,22 +341,9 @@ void ModuleDestroy(accel_bk_module_t module) noexcept {
   std::unique_ptr<Module> owned(Unwrap(module));
 }
 
-accel_status_t ModuleEnumerateKernels(accel_bk_module_t handle, uint32_t* inout_count,
+accel_status_t ModuleEnumerateKernels(accel_bk_module_t module, uint32_t* inout_count,
                                       const char** out_names) noexcept {
-  Module* module = Unwrap(handle);
-  const auto count = static_cast<uint32_t>(module->names.size());
-  if (out_names == nullptr) {
-    *inout_count = count;
-    return ACCEL_SUCCESS;
-  }
-  if (*inout_count < count) {
-    *inout_count = count;
-    return module->device->host->Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                                      "the name array holds fewer than " + std::to_string(count) + " kernels");
-  }
-  std::copy(module->names.begin(), module->names.end(), out_names);
-  *inout_count = count;
-  return ACCEL_SUCCESS;
+  return backend::EnumerateModuleKernels(Unwrap(module), inout_count, out_names);
 }
 
 accel_status_t ModuleGetKernel(accel_bk_module_t handle, const char* name, accel_bk_kernel_t* out_kernel) noexcept {
@@ -398,29 +386,13 @@ accel_status_t ModuleGetKernel(accel_bk_module_t handle, const char* name, accel
 
 void KernelDestroy(accel_bk_kernel_t kernel) noexcept { std::unique_ptr<Kernel> owned(Unwrap(kernel)); }
 
-accel_status_t KernelGetProperties(accel_bk_kernel_t handle, accel_kernel_properties_t* out) noexcept {
-  // Everything but `name` and `module`, the core's; only the fields the core's struct has.
-  const Kernel* kernel = Unwrap(handle);
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, argument_count)) {
-    out->argument_count = static_cast<uint32_t>(kernel->info->arguments.size());
-  }
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, max_work_group_size)) {
-    out->max_work_group_size = kernel->max_threads;
-  }
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, local_memory_size)) {
-    out->local_memory_size = kernel->static_shared;
-  }
-  return ACCEL_SUCCESS;
+accel_status_t KernelGetProperties(accel_bk_kernel_t kernel, accel_kernel_properties_t* out) noexcept {
+  return backend::WriteKernelProperties(*Unwrap(kernel), out);
 }
 
-accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t handle, uint32_t index,
+accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t kernel, uint32_t index,
                                      accel_kernel_argument_info_t* out) noexcept {
-  const ArgumentDeclaration& a = Unwrap(handle)->info->arguments[index];  // the core checked the index
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, kind)) out->kind = a.kind;
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, access)) out->access = a.access;
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, size)) out->size = a.size;
-  if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_argument_info_t, name)) out->name = a.name.c_str();
-  return ACCEL_SUCCESS;
+  return backend::WriteKernelArgumentInfo(*Unwrap(kernel), index, out);
 }
 
 accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kernel_t kernel_handle,
@@ -430,64 +402,21 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
   const Host& host = *kernel->device->host;
   return Guard(host, "stream_launch_kernel", [&] {
     // The core checked the launch against the kernel's declaration and limits; everything is copied now.
-    const size_t stride = launch->arg_count > 0 ? launch->args[0].struct_size : 0;
-    if (launch->arg_count > 0 && stride < offsetof(accel_bk_kernel_arg_t, device_address) + sizeof(uint64_t)) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                       "kernel arguments of " + std::to_string(stride) + " bytes are too small for ABI 1.0");
-    }
     Operation op;
     op.what = "launch kernel";
-    // The parameter values, each at an offset aligned to its size (at most 8), in one blob; the pointers
-    // hipModuleLaunchKernel takes are made from the blob when the launch is enqueued.
-    struct Parameters {
-      std::vector<unsigned char> blob;
-      std::vector<size_t> offsets;
-    } parameters;
-    const auto append = [&](const void* bytes, size_t size) {
-      const size_t align = std::min<size_t>(std::bit_floor(std::max<size_t>(size, 1)), 8);
-      const size_t at = (parameters.blob.size() + align - 1) / align * align;
-      parameters.blob.resize(at + size);
-      std::memcpy(parameters.blob.data() + at, bytes, size);
-      parameters.offsets.push_back(at);
-    };
-    const auto* base = reinterpret_cast<const unsigned char*>(launch->args);
-    for (uint32_t i = 0; i < launch->arg_count; ++i) {
-      const auto arg = backend::ReadPrefix<accel_bk_kernel_arg_t>(base + i * stride, static_cast<uint32_t>(stride));
-      switch (arg.kind) {
-        case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-          std::shared_ptr<Storage> storage = Unwrap(arg.buffer)->storage;
-          const DeviceAddress address = storage->address() + arg.offset;
-          append(&address, sizeof(address));
-          op.keep.push_back(std::move(storage));
-          break;
-        }
-        case ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS: {
-          const DeviceAddress address = arg.device_address;
-          append(&address, sizeof(address));
-          break;
-        }
-        case ACCEL_KERNEL_ARG_KIND_SCALAR: append(arg.value, static_cast<size_t>(arg.size)); break;
-        default: break;  // LOCAL_MEMORY: part of the dynamic shared memory, no parameter
-      }
-    }
+    backend::GpuKernelParameters parameters;
+    const accel_status_t packed = backend::PackKernelArguments<GpuTraits>(host, launch, &parameters, &op.keep);
+    if (packed != ACCEL_SUCCESS) return packed;
     const HipApi* hip = &kernel->device->runtime->hip;
     op.submit = [hip, function = kernel->function, grid = std::to_array(launch->grid),
                  block = std::to_array(launch->block),
                  shared = static_cast<unsigned int>(launch->dynamic_local_memory_size),
                  parameters = std::move(parameters)](hipStream_t s, std::string* message) mutable {
-      constexpr size_t kInline = 16;
-      void* inline_pointers[kInline];
+      void* inline_pointers[16];
       std::vector<void*> more;
-      void** pointers = inline_pointers;
-      if (parameters.offsets.size() > kInline) {
-        more.resize(parameters.offsets.size());
-        pointers = more.data();
-      }
-      for (size_t i = 0; i < parameters.offsets.size(); ++i)
-        pointers[i] = parameters.blob.data() + parameters.offsets[i];
-      const hipError_t r =
-          hip->hipModuleLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, s,
-                                     parameters.offsets.empty() ? nullptr : pointers, nullptr);
+      void** pointers = parameters.Pointers(inline_pointers, &more);
+      const hipError_t r = hip->hipModuleLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                                      shared, s, pointers, nullptr);
       if (r == hipSuccess) return ACCEL_SUCCESS;
       *message = HipFailure(*hip, "hipModuleLaunchKernel", r);
       return StatusFromHip(r);

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 
 #include "agent/protocol.h"
 #include "handles.h"
@@ -1197,9 +1196,8 @@ accel_status_t ObjectStore::Import(const std::string& token, std::shared_ptr<Obj
   std::lock_guard lock(mutex_);
   object->id = next_id_++;
   object->name = fmt::format("object {} (imported '{}')", object->id, token);
-  r.last_use = ++clock_;
-  object->replicas[-1] = r;
-  PlaceAt(-1).lru.emplace(r.last_use, object->id);
+  Replica& host = object->replicas[-1] = r;
+  Touch(*object, -1, host, ++clock_);
   objects_[object->id] = object;
   *out = std::move(object);
   return ACCEL_SUCCESS;

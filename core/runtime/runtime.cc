@@ -995,7 +995,6 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
 }
 
 void Runtime::HoldForPendingGroup() {
-  ReleaseHold();
   for (const auto& g : pending_groups_) {
     if (g->destroyed || !g->pending) continue;
     // The devices it gets once the work already asked to stop (preempted for it, or cancelled) ends; else those it
@@ -1642,12 +1641,7 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
     if (!ever) {
       never = fmt::format("no devices of the runtime could ever hold it, even all free: {}", ever.error().message);
     } else if (group->queue) {
-      int64_t share = 0;
-      uint64_t memory = 0;
-      for (const auto& a : ever->assignments) {
-        share += a.share;
-        memory += a.memory;
-      }
+      const auto [share, memory] = GangNeed(group->gang);
       never = BeyondLimits(group->queue.get(), share, memory);
     }
     if (never.empty()) {

@@ -325,7 +325,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Sets the devices the oldest pending placement group waits for aside from
   // the placements of this scheduling pass (tasks, and groups made after it),
   // so that a stream of smaller work cannot keep it waiting forever
-  // (docs/scheduler.md, "Placement groups"); ReleaseHold gives them back.
+  // (docs/scheduler.md, "Placement groups"); ReleaseHold gives them back. Called with no hold in
+  // place, and paired with ReleaseHold before the runtime's lock is let go.
   void HoldForPendingGroup();
   void ReleaseHold();
   // "; device(s) 0, 1 are held for placement group 'g', which waits for them", or "" with no hold.

@@ -839,6 +839,12 @@ PYBIND11_MODULE(_accel, m) {
     }
   });
 
+  // Whether this process has made its instance yet: ACCEL_* variables are read then, so accel.ray's worker setup
+  // must run before it.
+  m.def("_has_instance", [] {
+    std::lock_guard lock(g_instance_mutex);
+    return static_cast<bool>(*g_instance);
+  });
   m.def("status_name", [](int status) { return std::string(accel_status_name(static_cast<accel_status_t>(status))); });
   m.def("version", [] {
     auto info = accel::detail::sized<accel_version_info_t>(ACCEL_STRUCTURE_TYPE_VERSION_INFO);

@@ -283,6 +283,17 @@ def check_ray(tool, args):
         check(isinstance(value, str) and LABEL_PART.match(value), f"Ray label value {key}={value!r}")
     check(labels.get("accel.dev/slice") == "slice-a" and labels.get("accel.dev/zone") == "z1", f"labels {labels}")
     check(labels.get("accel.dev/node") == "sim-tpu-host-0", f"labels {labels}")
+    # Ray's instance k of accel_tpu is the k-th TPU: its label names that physical device (python/accel/ray).
+    report = json.loads(run(tool, "--sim-profile", "tpu-2x2", "--json"))
+    tpus = [p["stable_id"] for p in report["physical_devices"] if p["kind"] == "tpu"]
+    check([labels.get(f"accel.dev/tpu-{k}") for k in range(len(tpus))] == tpus, f"instance labels {labels} vs {tpus}")
+    # --json: the same resources, labels and environment, and the command line; --node-name sets the node label.
+    doc = json.loads(run(tool, "--sim-profile", "tpu-2x2", "export", "--format", "ray", "--json", "--node-name", "n7",
+                         env={"ACCEL_TOPOLOGY_DOMAINS": "zone=z1"}))
+    check(doc["resources"] == resources, f"--json resources {doc['resources']} vs {resources}")
+    check(doc["labels"] == dict(labels, **{"accel.dev/node": "n7"}), f"--json labels {doc['labels']}")
+    check(doc["env"] == {"RAY_custom_unit_instance_resources": "accel_tpu"}, f"--json env {doc['env']}")
+    check(doc["command"].startswith("RAY_custom_unit_instance_resources=accel_tpu ray start "), doc["command"])
 
 
 CHECKS = {"profiles": check_profiles, "schema": check_schema, "topo": check_topo, "round-trip": check_round_trip,

@@ -224,40 +224,54 @@ void PrintDra(const Report& report, const TopoReport& topo, const std::string& n
 
 // --- Ray -------------------------------------------------------------------------------------------------------------
 
-void PrintRay(const Report& report, const TopoReport& topo) {
+void PrintRay(const Report& report, const TopoReport& topo, const std::string& node_name, bool as_json) {
   json resources = json::object();
-  std::set<std::string> unit;
-  for (const PhysicalDevice* d : Devices(report)) {
-    if (d->props.kind == ACCEL_DEVICE_KIND_CPU) continue;  // Ray counts CPUs itself
-    const std::string name = "accel_" + std::string(KindName(d->props.kind));
-    unit.insert(name);
-    resources[name] = resources.value(name, 0) + 1;
-    resources["accelerator_type:" + LabelValue(FixedString(Caps(*d).sku))] = 1;
-  }
   json labels = json::object();
   const NodeView node = NodeOf(topo);
-  if (!node.node.empty()) labels["accel.dev/node"] = LabelValue(node.node);
+  const std::string node_id = node_name.empty() ? node.node : node_name;
+  if (!node_id.empty()) labels["accel.dev/node"] = LabelValue(node_id);
   for (const auto& [level, id] : node.above) labels["accel.dev/" + level] = LabelValue(id);
+  std::set<std::string> unit;
   bool simulated = false;
-  for (const PhysicalDevice* d : Devices(report)) simulated = simulated || Simulated(*d);
+  for (const PhysicalDevice* d : Devices(report)) {
+    simulated = simulated || Simulated(*d);
+    if (d->props.kind == ACCEL_DEVICE_KIND_CPU) continue;  // Ray counts CPUs itself
+    const std::string kind = KindName(d->props.kind);
+    const std::string name = "accel_" + kind;
+    unit.insert(name);
+    // Ray's unit instance k of accel_<kind> is this node's k-th device of that kind: the label names its physical
+    // id, which the worker puts in ACCEL_VISIBLE_DEVICES (python/accel/ray).
+    const int k = resources.value(name, 0);
+    labels[fmt::format("accel.dev/{}-{}", kind, k)] = LabelValue(FixedString(d->props.stable_id));
+    resources[name] = k + 1;
+    resources["accelerator_type:" + LabelValue(FixedString(Caps(*d).sku))] = 1;
+  }
   if (simulated) labels["accel.dev/simulated"] = "true";
   std::string units;
   for (const auto& u : unit) units += (units.empty() ? "" : ",") + u;
+  json env = json::object();
+  if (!units.empty()) env["RAY_custom_unit_instance_resources"] = units;
+  const std::string command = fmt::format("{}ray start --resources='{}' --labels='{}'",
+                                          units.empty() ? "" : "RAY_custom_unit_instance_resources=" + units + " ",
+                                          resources.dump(), labels.dump());
+  if (as_json) {
+    fmt::print("{}\n", json{{"resources", resources}, {"labels", labels}, {"env", env}, {"command", command}}.dump(2));
+    return;
+  }
   fmt::print("# `ray start` options for this node (docs/exports.md). The unit-instance variable makes Ray hand out\n");
   fmt::print("# device indices for the accel_* resources, as it does for GPU.\n");
-  fmt::print("{}ray start --resources='{}' --labels='{}'\n",
-             units.empty() ? "" : "RAY_custom_unit_instance_resources=" + units + " ", resources.dump(), labels.dump());
+  fmt::print("{}\n", command);
 }
 
 }  // namespace
 
-int PrintExport(const std::string& format, const Report& report, const TopoReport& topo, const std::string& node_name) {
-  if (format == "nfd") {
+int PrintExport(const ExportOptions& options, const Report& report, const TopoReport& topo) {
+  if (options.format == "nfd") {
     PrintNfd(report, topo);
-  } else if (format == "dra") {
-    PrintDra(report, topo, node_name);
-  } else if (format == "ray") {
-    PrintRay(report, topo);
+  } else if (options.format == "dra") {
+    PrintDra(report, topo, options.node_name.empty() ? options.host_name : options.node_name);
+  } else if (options.format == "ray") {
+    PrintRay(report, topo, options.node_name, options.json);
   } else {
     return 1;
   }

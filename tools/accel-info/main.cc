@@ -43,6 +43,7 @@ struct Options {
   bool exporting = false;  // the `export` subcommand
   std::string export_format;
   std::string node_name;
+  bool export_json = false;
   bool profiles = false;  // the `profiles` subcommand
   std::string sim_profile;
 };
@@ -114,7 +115,7 @@ int Run(const Options& options) {
   const Report report = Collect(instance.get());
   if (options.exporting) {
     const TopoReport topo = CollectTopology(instance.get());
-    PrintExport(options.export_format, report, topo, options.node_name.empty() ? HostName() : options.node_name);
+    PrintExport({options.export_format, options.node_name, HostName(), options.export_json}, report, topo);
   } else if (options.json) {
     // The loader report is its "loader" array; the node's description its "topology" member.
     PrintJson(report, TopologyDescription(report, CollectTopology(instance.get())));
@@ -174,7 +175,13 @@ int main(int argc, char** argv) {
   exporter->add_option("--format", options.export_format, "nfd, dra or ray")
       ->required()
       ->check(CLI::IsMember({"nfd", "dra", "ray"}));
-  exporter->add_option("--node-name", options.node_name, "The Kubernetes node name for dra (default: the host name)");
+  exporter->add_option(
+      "--node-name", options.node_name,
+      "The node's name: the Kubernetes node for dra (default: the host name), the accel.dev/node label "
+      "for ray (default: the topology's node id)");
+  exporter->add_flag(
+      "--json", options.export_json,
+      "ray: print the resources, labels and environment as one JSON document (python/accel/ray reads it)");
   exporter->fallthrough();
   CLI::App* profiles =
       app.add_subcommand("profiles",

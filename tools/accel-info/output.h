@@ -33,9 +33,16 @@ void PrintJson(const Report& report, const nlohmann::ordered_json& topology);
 // profile format, so that it can be read back as ACCEL_SIM_PROFILE.
 nlohmann::ordered_json TopologyDescription(const Report& report, const TopoReport& topo);
 
-// `export --format nfd|dra|ray` (docs/exports.md); `node_name` names the
-// Kubernetes node in the DRA ResourceSlice. Returns 1 for an unknown format.
-int PrintExport(const std::string& format, const Report& report, const TopoReport& topo, const std::string& node_name);
+// `accel-info export`'s options (docs/exports.md).
+struct ExportOptions {
+  std::string format;     // nfd, dra or ray
+  std::string node_name;  // --node-name; empty: the host name (dra), the topology's node (ray)
+  std::string host_name;  // this machine's name
+  bool json = false;      // --json (ray): the resources, labels and environment as one JSON document
+};
+
+// `export --format nfd|dra|ray`. Returns 1 for an unknown format.
+int PrintExport(const ExportOptions& options, const Report& report, const TopoReport& topo);
 
 // `profiles`: the sim backend's shipped profiles found under `dir`, one per
 // line with its description. Returns how many.

@@ -997,37 +997,46 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
 void Runtime::HoldForPendingGroup() {
   for (const auto& g : pending_groups_) {
     if (g->destroyed || !g->pending) continue;
-    // The devices it gets once the work already asked to stop (preempted for it, or cancelled) ends; else those it
-    // would get were every device free, a plan that stays valid however the running work ends.
-    planner::Planner scratch = planner_;
-    for (auto& [id, t] : preemptible_) {
-      if ((t->preempt_requested || t->cancel_requested) && t->placement != 0) (void)scratch.Release(t->placement);
-    }
-    auto plan = scratch.Place(g->gang);
-    if (!plan) plan = PlaceAllFree(g->gang);
-    if (!plan) return;  // it could not be placed even so (a device was lost since): hold nothing
-    for (const auto& a : plan->assignments) {
-      if (std::find(held_ranks_.begin(), held_ranks_.end(), a.device) != held_ranks_.end()) continue;
-      held_ranks_.push_back(a.device);
-      planner_.Reserve(a.device);
-    }
-    std::sort(held_ranks_.begin(), held_ranks_.end());
-    holding_ = g.get();
+    Hold(g->gang, fmt::format("placement group '{}'", g->name));
     return;  // the oldest only: a later one waits behind it
   }
+}
+
+void Runtime::HoldForTask(const Task& task) {
+  if (!holding_.empty() || task.request.device_count < 2) return;
+  Hold(GangOf(task.request), task.Name());
+}
+
+void Runtime::Hold(const planner::Gang& gang, std::string what) {
+  // The devices it gets once the work already asked to stop (preempted for it, or cancelled) ends; else those it
+  // would get were every device free, a plan that stays valid however the running work ends.
+  planner::Planner scratch = planner_;
+  for (auto& [id, t] : preemptible_) {
+    if ((t->preempt_requested || t->cancel_requested) && t->placement != 0) (void)scratch.Release(t->placement);
+  }
+  auto plan = scratch.Place(gang);
+  if (!plan) plan = PlaceAllFree(gang);
+  if (!plan) return;  // it could not be placed even so (a device was lost since): hold nothing
+  for (const auto& a : plan->assignments) {
+    if (std::find(held_ranks_.begin(), held_ranks_.end(), a.device) != held_ranks_.end()) continue;
+    held_ranks_.push_back(a.device);
+    planner_.Reserve(a.device);
+  }
+  std::sort(held_ranks_.begin(), held_ranks_.end());
+  holding_ = std::move(what);
 }
 
 void Runtime::ReleaseHold() {
   for (uint32_t rank : held_ranks_) planner_.Unreserve(rank);
   held_ranks_.clear();
-  holding_ = nullptr;
+  holding_.clear();
 }
 
 std::string Runtime::HoldNote() const {
-  if (holding_ == nullptr) return "";
+  if (holding_.empty()) return "";
   std::string ranks;
   for (uint32_t rank : held_ranks_) ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", rank);
-  return fmt::format("; device(s) {} are held for placement group '{}', which waits for them", ranks, holding_->name);
+  return fmt::format("; device(s) {} are held for {}, which waits for them", ranks, holding_);
 }
 
 bool Runtime::UnderQuota(const Queue& q) const {
@@ -1164,6 +1173,8 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
       continue;
     }
     if (known == no_room.end()) no_room.emplace(shape, t->message);
+    // The first large task without room holds its devices from the smaller ones after it (this pass only).
+    if (known == no_room.end()) HoldForTask(*t);
     if (under) {
       const std::string capacity = t->message;
       if (Reclaim(GangOf(t->request), t->queue.get())) {

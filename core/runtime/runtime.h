@@ -328,6 +328,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // (docs/scheduler.md, "Placement groups"); ReleaseHold gives them back. Called with no hold in
   // place, and paired with ReleaseHold before the runtime's lock is let go.
   void HoldForPendingGroup();
+  // Sets aside, the same way, the devices of a waiting task of two or more devices that found no room in this
+  // pass (the first such task in the pass's fair-share order, when nothing is held yet), so that smaller tasks
+  // after it cannot keep taking them (docs/scheduler.md, "Large tasks").
+  void HoldForTask(const Task& task);
+  void Hold(const planner::Gang& gang, std::string what);
   void ReleaseHold();
   // "; device(s) 0, 1 are held for placement group 'g', which waits for them", or "" with no hold.
   std::string HoldNote() const;
@@ -450,8 +455,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;
   std::deque<std::shared_ptr<PlacementGroup>> pending_groups_;  // ACCEL_PLACEMENT_GROUP_WAIT, oldest first
-  const PlacementGroup* holding_ = nullptr;                     // HoldForPendingGroup's group, while it holds
-  std::vector<uint32_t> held_ranks_;                            // and the devices it holds
+  std::string holding_;            // what the held devices wait for ("placement group 'g'"), while held
+  std::vector<uint32_t> held_ranks_;  // and the devices held
   // Placed preemptible tasks, by id: the candidates of Reclaim.
   std::unordered_map<uint64_t, std::shared_ptr<Task>> preemptible_;
   uint64_t next_actor_ = 1;

@@ -186,6 +186,69 @@ TEST(GroupWait, APendingGroupHoldsItsDevicesFromLaterWork) {
   EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
 }
 
+// A task of several devices that waits holds them, as a pending group does: smaller tasks after it do not
+// keep taking the devices it waits for (docs/scheduler.md, "Large tasks").
+TEST(GroupWait, AWaitingLargeTaskHoldsItsDevicesFromSmallerTasks) {
+  RuntimeFixture rt;
+  Gate gate;
+  accel_future_t busy = nullptr;
+  const accel_resource_request_t one = Request(1);
+  ASSERT_EQ(rt.Submit(
+                &one,
+                [&](accel_task_context_t) {
+                  gate.Wait();
+                  return ACCEL_SUCCESS;
+                },
+                &busy),
+            ACCEL_SUCCESS);
+  ASSERT_TRUE(Eventually([&] { return FreeShare(rt) == 7.0; }));
+
+  std::atomic<int> order{0};
+  std::atomic<int> large_at{-1};
+  const accel_resource_request_t eight = Request(8);
+  accel_future_t large = nullptr;
+  ASSERT_EQ(rt.Submit(
+                &eight,
+                [&](accel_task_context_t) {
+                  large_at = order++;
+                  return ACCEL_SUCCESS;
+                },
+                &large),
+            ACCEL_SUCCESS);
+  std::vector<accel_future_t> small;
+  std::atomic<int> small_first{-1};
+  for (int i = 0; i < 3; ++i) {
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(
+                  &one,
+                  [&](accel_task_context_t) {
+                    int expected = -1;
+                    const int at = order++;
+                    small_first.compare_exchange_strong(expected, at);
+                    return ACCEL_SUCCESS;
+                  },
+                  &f),
+              ACCEL_SUCCESS);
+    small.push_back(f);
+  }
+  // Seven devices are free, but every one is held for the large task.
+  EXPECT_EQ(accel_future_query(large), ACCEL_NOT_READY);
+  for (accel_future_t f : small) {
+    EXPECT_EQ(accel_future_query(f), ACCEL_NOT_READY);
+    EXPECT_NE(Message(f).find("are held for task "), std::string::npos) << Message(f);
+  }
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 7.0) << "the hold lasts a scheduling pass: nothing is taken between passes";
+
+  // The busy task ends: the large one runs first, then the small ones.
+  gate.Open();
+  EXPECT_EQ(accel_future_wait(busy, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(large, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(large);
+  for (accel_future_t f : small) EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  EXPECT_EQ(large_at.load(), 0);
+  EXPECT_GE(small_first.load(), 1);
+  EXPECT_DOUBLE_EQ(FreeShare(rt), 8.0);
+}
+
 TEST(GroupWait, AGroupThatCouldNeverFitIsRefusedAtOnce) {
   RuntimeFixture rt;
   accel_placement_group_t g = nullptr;

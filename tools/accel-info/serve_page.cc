@@ -18,44 +18,43 @@ const char* PageHtml() {
 body { font-family: sans-serif; margin: 16px; color: #222; background: #fafafa; }
 h1 { font-size: 20px; margin: 0 0 4px 0; }
 h2 { font-size: 15px; margin: 18px 0 6px 0; }
-#status { color: #666; font-size: 12px; }
+#status, #legend { color: #666; font-size: 12px; }
 table { border-collapse: collapse; font-size: 12px; background: #fff; }
-th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: left; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .row { display: flex; gap: 24px; align-items: flex-start; flex-wrap: wrap; }
 svg { background: #fff; border: 1px solid #ccc; }
-.bar { display: inline-block; height: 8px; background: #4a7; vertical-align: middle; }
 .error { color: #b00; }
 </style>
 </head>
 <body>
 <h1>Accel dashboard</h1>
 <div id="status">loading...</div>
-<div class="row">
-<div>
 <h2>Devices</h2>
 <table id="devices"><thead><tr><th>#</th><th>stable id</th><th>kind</th><th>name</th><th>memory</th>
 <th>in use</th><th>peak</th><th>buffers</th><th>share free</th><th>backends</th></tr></thead><tbody></tbody></table>
+<div class="row">
+<div>
+<h2>Topology</h2>
+<svg id="topology" width="360" height="360" viewBox="0 0 420 420"></svg>
+<div id="legend"></div>
+</div>
+<div>
+<h2>Tenants</h2>
+<table id="tenants"><thead><tr><th>tenant</th><th>device</th><th>in use</th><th>limit</th><th>peak</th>
+<th>buffers</th><th>refused</th></tr></thead><tbody></tbody></table>
+<h2>Queues</h2>
+<table id="queues"><thead><tr><th>queue</th><th>devices</th><th>memory</th><th>pending</th><th>running</th>
+<th>finished</th><th>dominant share</th></tr></thead><tbody></tbody></table>
+<h2>Streams</h2>
+<table id="streams"><thead><tr><th>stream</th><th>state</th><th>copies</th><th>bytes copied</th></tr></thead>
+<tbody></tbody></table>
+</div>
+<div>
 <h2>Scheduler</h2>
 <table id="scheduler"><tbody></tbody></table>
 </div>
-<div>
-<h2>Topology</h2>
-<svg id="topology" width="420" height="420" viewBox="0 0 420 420"></svg>
-<div id="legend"></div>
-</div>
-</div>
-<div class="row">
-<div><h2>Tenants</h2>
-<table id="tenants"><thead><tr><th>tenant</th><th>device</th><th>in use</th><th>limit</th><th>peak</th>
-<th>buffers</th><th>refused</th></tr></thead><tbody></tbody></table></div>
-<div><h2>Queues</h2>
-<table id="queues"><thead><tr><th>queue</th><th>devices</th><th>memory</th><th>pending</th><th>running</th>
-<th>finished</th><th>dominant share</th></tr></thead><tbody></tbody></table></div>
-<div><h2>Streams</h2>
-<table id="streams"><thead><tr><th>stream</th><th>state</th><th>copies</th><th>bytes copied</th></tr></thead>
-<tbody></tbody></table></div>
 </div>
 <div id="errors" class="error"></div>
 <script>

@@ -212,7 +212,8 @@ def check_prometheus(args):
         check(name.startswith("accel_"), f"metric {name} is not named accel_...")
         check(name.endswith("_total") == (kind == "counter"), f"{name} is a {kind}: only counters end in _total")
         check(f"# HELP {name} " in text, f"{name} has no HELP line")
-    totals = {labels["stable_id"]: value for name, labels, value in samples if name == "accel_device_memory_total_bytes"}
+    totals = {labels["stable_id"]: value
+              for name, labels, value in samples if name == "accel_device_memory_total_bytes"}
     check(totals == {d["stable_id"]: float(d["memory_total"]) for d in report["physical_devices"]},
           f"accel_device_memory_total_bytes {totals} differs from `accel-info --json`")
     used = {(l["tenant"], l["device"]) for n, l, v in samples if n == "accel_tenant_memory_used_bytes" and v > 0}
@@ -339,7 +340,8 @@ def check_browser(args):
     check([n.get("data-stable-id") for n in nodes] == [d["stable_id"] for d in topo["devices"]],
           f"topology nodes {nodes} differ from `accel-info topo --json`")
     n = len(topo["devices"])
-    expected = {(i, j) for i in range(n) for j in range(i + 1, n) if topo["links"][i][j]["short"] not in ("X", "-", "?")}
+    expected = {(i, j) for i in range(n) for j in range(i + 1, n)
+                if topo["links"][i][j]["short"] not in ("X", "-", "?")}
     edges = {(int(e["data-a"]), int(e["data-b"])) for e in parsed.find("line", "edge")}
     check(len(parsed.find("line", "edge")) == len(expected) and edges == expected,
           f"topology edges {sorted(edges)}, expected {sorted(expected)}")

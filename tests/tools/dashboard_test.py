@@ -276,6 +276,12 @@ def check_bind(args):
                              capture_output=True, text=True, timeout=60)
         check(out.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in out.stderr,
               f"a port in use: {out.returncode} {out.stderr!r}")
+    env = dict(os.environ, ACCEL_VISIBLE_DEVICES="99")
+    out = subprocess.run([args.accel_info, "serve", "--port", "0", "--demo"], capture_output=True, text=True,
+                         timeout=60, env=env)
+    check(out.returncode == 2 and "--demo needs at least one device; none is visible" in out.stderr
+          and "ACCEL_VISIBLE_DEVICES" in out.stderr and out.stdout == "",
+          f"--demo without devices: {out.returncode} {out.stderr!r}")
     out = subprocess.run([args.accel_info, "serve", "--port", "70000"], capture_output=True, text=True, timeout=60)
     check(out.returncode == 1 and "70000" in out.stderr, f"--port 70000: {out.returncode} {out.stderr!r}")
     print("PASS: bind")

@@ -15,7 +15,6 @@
 #include <accel/accel.h>
 #include <accel/runtime.h>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>

@@ -11,12 +11,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "output.h"
+#include "report.h"
 #include "serve.h"
 
 namespace accel::info::serve {
@@ -38,7 +41,7 @@ std::string UrlHost(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
-const char* SignalName(int signal) { return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal"; }
+const char* SignalName(int number) { return number == SIGINT ? "SIGINT" : number == SIGTERM ? "SIGTERM" : "signal"; }
 
 }  // namespace
 
@@ -76,6 +79,8 @@ int RunServe(const ServeOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A client that goes away mid-response must not end the server.
+  std::signal(SIGPIPE, SIG_IGN);
 
   accel_instance_t raw_instance = nullptr;
   const accel_status_t created = accel_instance_create(nullptr, &raw_instance);
@@ -86,6 +91,7 @@ int RunServe(const ServeOptions& options) {
     return kExitFailed;
   }
   const std::unique_ptr<accel_instance_s, InstanceDeleter> instance(raw_instance);
+  PrintSettingWarnings(CollectWarnings(instance.get()));
   accel_runtime_t raw_runtime = nullptr;
   const accel_status_t runtime_created = accel_runtime_create(instance.get(), nullptr, &raw_runtime);
   if (runtime_created != ACCEL_SUCCESS) {
@@ -119,18 +125,18 @@ int RunServe(const ServeOptions& options) {
   fmt::print("http://{}:{}/\n", UrlHost(options.bind), *port);
   std::fflush(stdout);
 
-  int signal = 0;
+  int received = 0;
   if (options.duration > 0) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.duration);
-    while (signal <= 0) {
+    while (received <= 0) {
       const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) break;
       timespec wait{static_cast<time_t>(left), static_cast<long>((left - std::floor(left)) * 1e9)};
-      signal = sigtimedwait(&signals, nullptr, &wait);
-      if (signal < 0 && errno != EAGAIN && errno != EINTR) break;
+      received = sigtimedwait(&signals, nullptr, &wait);
+      if (received < 0 && errno != EAGAIN && errno != EINTR) break;
     }
   } else {
-    while (sigwait(&signals, &signal) != 0) {
+    while (sigwait(&signals, &received) != 0) {
     }
   }
   stopping = true;
@@ -138,7 +144,7 @@ int RunServe(const ServeOptions& options) {
   while (!server.Running() && !returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   server.Stop();
   serving.join();
-  if (signal > 0) fmt::print(stderr, "accel-info serve: {}: stopped\n", SignalName(signal));
+  if (received > 0) fmt::print(stderr, "accel-info serve: {}: stopped\n", SignalName(received));
   if (!served_ok) {
     fmt::print(stderr, "accel-info serve: the server failed while listening on {}:{}\n", options.bind, *port);
     return kExitFailed;

@@ -33,6 +33,9 @@ packages=(
   libtbb-dev
   # libaccel-runtime's object store: crc32 of spill files
   zlib1g-dev
+  # `accel-info serve` (docs/dashboard.md): its HTTP server (cpp-httplib), and
+  # its tests: promtool (prometheus) checks /metrics, headless chromium loads the page
+  libcpp-httplib-dev prometheus chromium
   # the Python package (python/): its extension and python.pytest
   python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
   # ... and the virtual environment for its PyPI test dependencies (below)

@@ -82,7 +82,7 @@ json LoaderEntryJson(const LoaderEntry& e) {
 
 }  // namespace
 
-void PrintJson(const Report& report, const json& topology) {
+json ReportJson(const Report& report, const json& topology) {
   json backends = json::array();
   for (const Backend& b : report.backends) {
     backends.push_back({
@@ -102,7 +102,7 @@ void PrintJson(const Report& report, const json& topology) {
     warnings.push_back({{"setting", w.setting}, {"value", w.value}, {"item", w.item}, {"message", w.message}});
   }
 
-  const json doc = {
+  return {
       {"schema_version", kSchemaVersion},
       {"accel",
        {
@@ -118,8 +118,11 @@ void PrintJson(const Report& report, const json& topology) {
       {"loader_warnings", std::move(warnings)},
       {"topology", topology},
   };
+}
+
+void PrintJson(const Report& report, const json& topology) {
   // Names come from drivers: replace invalid UTF-8 rather than fail.
-  fmt::print("{}\n", doc.dump(2, ' ', false, json::error_handler_t::replace));
+  fmt::print("{}\n", ReportJson(report, topology).dump(2, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace accel::info

@@ -24,6 +24,7 @@
 #include "names.h"
 #include "output.h"
 #include "report.h"
+#include "serve.h"
 
 namespace accel::info {
 namespace {
@@ -183,6 +184,23 @@ int main(int argc, char** argv) {
       "--json", options.export_json,
       "ray: print the resources, labels and environment as one JSON document (python/accel/ray reads it)");
   exporter->fallthrough();
+  serve::ServeOptions serve_options;
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "Serve a read-only dashboard over HTTP: devices, topology, live memory, streams and scheduler figures, a "
+      "JSON API and Prometheus /metrics (docs/dashboard.md)");
+  serve->add_option("--bind", serve_options.bind, "The address to listen on; a non-loopback one needs --allow-remote")
+      ->capture_default_str();
+  serve->add_option("--port", serve_options.port, "The port; 0 picks a free one (the URL bound is printed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  serve->add_flag("--allow-remote", serve_options.allow_remote,
+                  "Allow a non-loopback --bind (the dashboard has no authentication)");
+  serve->add_flag("--demo", serve_options.demo,
+                  "Run a small continuous workload (two queues, tenants and streams) so the figures move");
+  serve->add_option("--duration", serve_options.duration, "Stop after this many seconds (default: at SIGINT/SIGTERM)")
+      ->check(CLI::NonNegativeNumber);
+  serve->fallthrough();
   CLI::App* profiles =
       app.add_subcommand("profiles",
                          "List the sim backend's shipped profiles (h100-sxm-8, mi300x-8, a100-pcie-4, tpu-2x2, "
@@ -197,6 +215,11 @@ int main(int argc, char** argv) {
   options.exporting = exporter->parsed();
   options.profiles = profiles->parsed();
   try {
+    if (serve->parsed()) {
+      // --sim-profile is ACCEL_SIM_PROFILE for this run, as in Run().
+      if (!options.sim_profile.empty()) setenv("ACCEL_SIM_PROFILE", options.sim_profile.c_str(), 1);
+      return serve::RunServe(serve_options);
+    }
     return Run(options);
   } catch (const QueryError& e) {
     fmt::print(stderr, "accel-info: {}\n", e.what());

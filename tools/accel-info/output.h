@@ -26,7 +26,9 @@ void PrintSettingWarnings(const std::vector<LoaderWarning>& warnings);
 void PrintLoaderReport(const Report& report);
 
 // --json: one JSON document (docs/accel-info.schema.json), with `topology`
-// (TopologyDescription) as its "topology" member.
+// (TopologyDescription) as its "topology" member. ReportJson builds it,
+// PrintJson prints it.
+nlohmann::ordered_json ReportJson(const Report& report, const nlohmann::ordered_json& topology);
 void PrintJson(const Report& report, const nlohmann::ordered_json& topology);
 
 // The node's topology description (docs/topology.md): the sim backend's
@@ -64,7 +66,9 @@ void PrintHiddenDevices(const Report& report);
 // NUMA affinity, the legends and each device's domains (docs/topology.md).
 void PrintTopo(const TopoReport& report, bool hint_loader_debug);
 
-// `topo --json`: one JSON document (docs/accel-info-topo.schema.json).
+// `topo --json`: one JSON document (docs/accel-info-topo.schema.json);
+// TopoJson builds it, PrintTopoJson prints it.
+nlohmann::ordered_json TopoJson(const TopoReport& report);
 void PrintTopoJson(const TopoReport& report);
 
 // The short form of a link class in the matrix: X, NVLINK12 (FABRIC: the

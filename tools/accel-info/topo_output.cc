@@ -170,7 +170,7 @@ void PrintTopo(const TopoReport& report, bool hint_loader_debug) {
   for (size_t i = 0; i < n; ++i) fmt::print("  {}: {}\n", DeviceLabel(i), DomainList(report.devices[i]));
 }
 
-void PrintTopoJson(const TopoReport& report) {
+json TopoJson(const TopoReport& report) {
   json devices = json::array();
   for (const TopoDevice& d : report.devices) {
     const accel_device_topology_t& t = d.topology;
@@ -216,14 +216,17 @@ void PrintTopoJson(const TopoReport& report) {
     for (const accel_device_link_t& link : row) cells.push_back(LinkJson(link));
     nic_links.push_back(std::move(cells));
   }
-  const json doc = {
+  return {
       {"schema_version", kTopoSchemaVersion},
       {"devices", std::move(devices)},
       {"links", std::move(links)},
       {"nics", std::move(nics)},
       {"nic_links", std::move(nic_links)},
   };
-  fmt::print("{}\n", doc.dump(2, ' ', false, json::error_handler_t::replace));
+}
+
+void PrintTopoJson(const TopoReport& report) {
+  fmt::print("{}\n", TopoJson(report).dump(2, ' ', false, json::error_handler_t::replace));
 }
 
 }  // namespace accel::info

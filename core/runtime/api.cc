@@ -248,6 +248,50 @@ ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime, acc
   });
 }
 
+ACCEL_API accel_status_t accel_runtime_set_event_log(accel_runtime_t runtime, uint32_t capacity) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (capacity > ACCEL_RUNTIME_EVENT_LOG_MAX) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                  fmt::format("'capacity' {} is past the maximum, ACCEL_RUNTIME_EVENT_LOG_MAX ({})", capacity,
+                              ACCEL_RUNTIME_EVENT_LOG_MAX));
+    }
+    rt->events().SetCapacity(capacity);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_runtime_get_events(accel_runtime_t runtime, uint64_t after, uint32_t capacity,
+                                                  accel_runtime_event_t* out_events, uint32_t* out_count,
+                                                  uint64_t* out_dropped) {
+  if (out_count != nullptr) *out_count = 0;
+  if (out_dropped != nullptr) *out_dropped = 0;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    if (!rt) return status;
+    if (out_count == nullptr) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_count' is NULL");
+    }
+    uint32_t stride = sizeof(accel_runtime_event_t);
+    if (capacity > 0) {
+      if (!CheckHeader(fn, out_events, ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT, "out_events", &status)) return status;
+      if (out_events->struct_size < sizeof(accel_runtime_event_t)) {
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("'out_events' has struct_size {}, smaller than the 1.3 accel_runtime_event_t ({})",
+                                out_events->struct_size, sizeof(accel_runtime_event_t)));
+      }
+      stride = out_events->struct_size;
+    }
+    rt->events().Read(after, capacity, out_events, stride, out_count, out_dropped);
+    return ACCEL_SUCCESS;
+  });
+}
+
 ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, const accel_placement_group_desc_t* desc,
                                                       accel_placement_group_t* out_group) {
   if (out_group != nullptr) *out_group = nullptr;

@@ -502,6 +502,10 @@ void Runtime::Publish(Task& task, accel_status_t result) {
   } else {
     shard.failed.fetch_add(1, std::memory_order_relaxed);
   }
+  LogTask(result == ACCEL_SUCCESS           ? ACCEL_RUNTIME_EVENT_FINISHED
+          : result == ACCEL_ERROR_CANCELLED ? ACCEL_RUNTIME_EVENT_CANCELLED
+                                            : ACCEL_RUNTIME_EVENT_FAILED,
+          task, result);
   task.final_result = result;
   if (!task.message.empty()) task.final_message = task.message;  // a success's is empty: no store to its line
   task.done.store(true, std::memory_order_seq_cst);
@@ -512,9 +516,17 @@ void Runtime::Publish(Task& task, accel_status_t result) {
   }
 }
 
+void Runtime::LogTaskOn(accel_runtime_event_kind_t kind, const Task& task, accel_status_t status) {
+  const uint32_t device = task.ranks.empty() ? EventLog::kNoDevice : task.ranks.front();
+  events_.Record(kind, task.id, task.Name(), device, static_cast<uint32_t>(task.ranks.size()), status);
+}
+
 void Runtime::Start(const std::shared_ptr<Task>& task) {
   task->state = TaskState::kRunning;
-  if (Counted(*task)) Shard().placed.fetch_add(1, std::memory_order_relaxed);
+  if (Counted(*task)) {
+    Shard().placed.fetch_add(1, std::memory_order_relaxed);
+    LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
+  }
   if (task->kind == TaskKind::kActorInit) task->actor->busy = true;
   MakeReady(task);
 }
@@ -735,6 +747,8 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   shard.submitted.fetch_add(1, std::memory_order_relaxed);
   shard.placed.fetch_add(1, std::memory_order_relaxed);
   shard.run_in.fetch_add(1, std::memory_order_relaxed);
+  LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *task);
+  LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
   task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
   DirectShard& ds = direct_[task->shard];
   task->queued = task;
@@ -791,6 +805,7 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     task->name =
         task->name.empty() ? fmt::format("task {}", task->id) : fmt::format("task {} ('{}')", task->id, task->name);
     Shard().submitted.fetch_add(1, std::memory_order_relaxed);
+    LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *task);
     WatchDependencies(*task);
     queue_.push_back(task);
     Schedule(lock);
@@ -1265,6 +1280,7 @@ bool Runtime::Reclaim(const planner::Gang& gang, const Queue* queue) {
   for (Task* v : chosen) {
     v->preempt_requested = true;
     ++counters_.preempted;
+    LogTask(ACCEL_RUNTIME_EVENT_PREEMPTED, *v);
     for (Queue* q = v->queue.get(); q != nullptr; q = q->parent.get()) ++q->preempted;
   }
   return true;
@@ -1475,6 +1491,7 @@ bool Runtime::ProbeLost(const std::vector<uint32_t>& ranks) {
     if (accel_device_get_memory_info(resources_.devices[rank].path, &free_bytes, nullptr) == ACCEL_ERROR_DEVICE_LOST) {
       planner_.Disable(rank);
       ++counters_.devices_lost;
+      events_.Record(ACCEL_RUNTIME_EVENT_DEVICE_LOST, 0, "", rank, 1, ACCEL_ERROR_DEVICE_LOST);
       lost = true;
     }
   }
@@ -1482,6 +1499,7 @@ bool Runtime::ProbeLost(const std::vector<uint32_t>& ranks) {
 }
 
 accel_status_t Runtime::Execute(const std::shared_ptr<Task>& task, std::string* message_out) {
+  LogTask(ACCEL_RUNTIME_EVENT_STARTED, *task);
   if (task->kind != TaskKind::kTask) return ExecuteActorWork(task, message_out);
   accel_status_t result = ACCEL_SUCCESS;
   std::string& message = *message_out;
@@ -1537,6 +1555,7 @@ void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result,
         task->drop_later.push_back(std::exchange(task->result_object, {}));  // that attempt's
       ++task->attempt;
       ++counters_.retried;
+      LogTask(ACCEL_RUNTIME_EVENT_RETRIED, *task);
       task->state = TaskState::kPending;
       task->message = fmt::format("retry {} of {} after: {}", task->attempt, task->max_retries, message);
       queue_.push_front(task);
@@ -1668,10 +1687,14 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
       return ACCEL_SUCCESS;
     }
     ++counters_.placement_groups_refused;
+    events_.Record(ACCEL_RUNTIME_EVENT_GROUP_REFUSED, 0, group->name, EventLog::kNoDevice, 0,
+                   ACCEL_ERROR_RESOURCE_EXHAUSTED);
     *why = fmt::format("{}nothing is held: {}", group->label, never);
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
   }
   ++counters_.placement_groups_refused;
+  events_.Record(ACCEL_RUNTIME_EVENT_GROUP_REFUSED, 0, group->name, EventLog::kNoDevice, 0,
+                 ACCEL_ERROR_RESOURCE_EXHAUSTED);
   *why = fmt::format("{}nothing is held: {}", group->label, placed_why);
   return ACCEL_ERROR_RESOURCE_EXHAUSTED;
 }
@@ -1706,6 +1729,12 @@ accel_status_t Runtime::PlaceGroup(PlacementGroup& group, std::string* why) {
   if (group.name.empty()) group.name = fmt::format("group {}", placed->id);
   for (const auto& a : placed->assignments) {
     group.slots.push_back({a.bundle, a.device, a.share, a.memory, a.share, a.memory});
+  }
+  if (events_.enabled()) {
+    uint32_t first = EventLog::kNoDevice;
+    for (const auto& slot : group.slots) first = std::min(first, slot.rank);
+    events_.Record(ACCEL_RUNTIME_EVENT_GROUP_CREATED, placed->id, group.name, first,
+                   static_cast<uint32_t>(group.slots.size()), ACCEL_SUCCESS);
   }
   return ACCEL_SUCCESS;
 }
@@ -1822,6 +1851,7 @@ accel_status_t Runtime::CreateActor(const std::shared_ptr<Actor>& actor, const s
     holder->state = TaskState::kPending;
     ++holder->queue->open_work;
     ++counters_.actors_created;
+    LogTask(ACCEL_RUNTIME_EVENT_ACTOR_CREATED, *holder);
     actors_.push_back(actor);
     queue_.push_back(holder);
     Schedule(lock);
@@ -1848,6 +1878,7 @@ accel_status_t Runtime::Call(const std::shared_ptr<Task>& call, std::string* why
                                     : fmt::format("call {} ('{}') of {}", call->id, call->name, a.name);
     ++a.calls_pending;
     Shard().submitted.fetch_add(1, std::memory_order_relaxed);
+    LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *call);
     WatchDependencies(*call);
     queue_.push_back(call);
     Schedule(lock);
@@ -1897,7 +1928,10 @@ void Runtime::KillActor(Actor& actor, std::string message) {
   if (actor.state == ACCEL_ACTOR_STATE_DEAD) return;
   actor.state = ACCEL_ACTOR_STATE_DEAD;
   actor.message = std::move(message);
-  if (!actor.destroyed) ++counters_.actors_died;
+  if (!actor.destroyed) {
+    ++counters_.actors_died;
+    if (actor.holder) LogTask(ACCEL_RUNTIME_EVENT_ACTOR_DIED, *actor.holder);
+  }
 }
 
 bool Runtime::RestartOrKill(const std::shared_ptr<Actor>& actor, const std::string& why) {
@@ -1918,6 +1952,7 @@ bool Runtime::RestartOrKill(const std::shared_ptr<Actor>& actor, const std::stri
   } else {
     ++a.restarts;
     ++counters_.actors_restarted;
+    LogTask(ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED, holder);
     a.state = ACCEL_ACTOR_STATE_RESTARTING;
     a.message = why;
     holder.attempt = a.restarts;
@@ -1964,6 +1999,7 @@ void Runtime::AfterActorWork(const std::shared_ptr<Task>& task, accel_status_t r
     if (restarting && task->attempt < task->max_retries) {
       ++task->attempt;
       ++counters_.retried;
+      LogTask(ACCEL_RUNTIME_EVENT_RETRIED, *task);
       task->state = TaskState::kPending;
       task->message = fmt::format("retry {} of {} after: {}", task->attempt, task->max_retries, message);
       queue_.push_front(task);

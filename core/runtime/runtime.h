@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "block_cache.h"
+#include "event_log.h"
 #include "object_store.h"
 #include "planner.h"
 #include "pointer_ring.h"
@@ -259,6 +260,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Why `task` waits ("capacity: ...", "waiting for dependency 0 (...)"), "" when it does not.
   std::string Explain(const Task& task) const;
   accel_runtime_counters_t Counters() const;
+  // The decision log (docs/scheduler.md, "Events").
+  EventLog& events() { return events_; }
   size_t device_count() const { return resources_.devices.size(); }
   accel_runtime_device_t Device(uint32_t rank) const;
   const Resources& resources() const { return resources_; }
@@ -412,7 +415,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::deque<std::shared_ptr<Task>> schedule_keep_;         // Schedule's, reused
   std::vector<std::shared_ptr<Task>> schedule_candidates_;  // Schedule's, reused
   accel_tenant_t no_device_tenant_ = nullptr;               // shared by tasks without devices: may allocate nothing
-  accel_runtime_counters_t counters_{};                     // the counters not in shards_, under mutex_
+  // Records a decision about a task in the event log when it is on (one relaxed load when off).
+  void LogTask(accel_runtime_event_kind_t kind, const Task& task, accel_status_t status = ACCEL_SUCCESS) {
+    if (events_.enabled()) LogTaskOn(kind, task, status);
+  }
+  void LogTaskOn(accel_runtime_event_kind_t kind, const Task& task, accel_status_t status);
+  EventLog events_;
+  accel_runtime_counters_t counters_{};  // the counters not in shards_, under mutex_
   std::array<CounterShard, kCounterShards> shards_;
 
   // Work for the workers: placed tasks and actor work in ready_ (its lock
@@ -455,7 +464,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;
   std::deque<std::shared_ptr<PlacementGroup>> pending_groups_;  // ACCEL_PLACEMENT_GROUP_WAIT, oldest first
-  std::string holding_;            // what the held devices wait for ("placement group 'g'"), while held
+  std::string holding_;               // what the held devices wait for ("placement group 'g'"), while held
   std::vector<uint32_t> held_ranks_;  // and the devices held
   // Placed preemptible tasks, by id: the candidates of Reclaim.
   std::unordered_map<uint64_t, std::shared_ptr<Task>> preemptible_;

@@ -9,8 +9,8 @@
  *
  * Versioned on its own: ACCEL_RUNTIME_VERSION, libaccel-runtime.so.1, symbol
  * versions ACCEL_RUNTIME_1.0, ACCEL_RUNTIME_1.1 (queues, preemption,
- * actors) and ACCEL_RUNTIME_1.2 (the object store, accel/object_store.h;
- * docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
+ * actors), ACCEL_RUNTIME_1.2 (the object store, accel/object_store.h) and
+ * ACCEL_RUNTIME_1.3 (the decision log; docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
  * start with the header (stype 2000..2999 are this library's), errors are
  * accel_status_t with the message in accel_last_error()'s thread-local slot
  * (docs/errors.md), handles are validated on every call.
@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define ACCEL_RUNTIME_VERSION_MAJOR 1
-#define ACCEL_RUNTIME_VERSION_MINOR 2
+#define ACCEL_RUNTIME_VERSION_MINOR 3
 #define ACCEL_RUNTIME_VERSION ACCEL_MAKE_VERSION(ACCEL_RUNTIME_VERSION_MAJOR, ACCEL_RUNTIME_VERSION_MINOR, 0)
 
 typedef struct accel_runtime_s* accel_runtime_t;
@@ -69,6 +69,7 @@ typedef enum accel_runtime_structure_type_t {
   ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE = 2016,
   ACCEL_STRUCTURE_TYPE_OBJECT_FILE_DESC = 2017,
   ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN = 2018,
+  ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT = 2019, /* 1.3 */
   ACCEL_RUNTIME_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_runtime_structure_type_t;
 
@@ -151,6 +152,65 @@ typedef struct accel_runtime_counters_t {
 /* Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT. */
 ACCEL_API accel_status_t accel_runtime_get_counters(accel_runtime_t runtime,
                                                     accel_runtime_counters_t* out_counters); /* [out] */
+
+/* 1.3: the decision log (docs/scheduler.md, "Events"). Off until
+ * accel_runtime_set_event_log gives it a capacity; then every decision that a
+ * counter counts is also recorded, in order, in a ring of that many events. */
+typedef enum accel_runtime_event_kind_t {
+  ACCEL_RUNTIME_EVENT_SUBMITTED = 1,      /* a task or actor call was accepted */
+  ACCEL_RUNTIME_EVENT_PLACED = 2,         /* it got its devices (`device`, `device_count`; none for a task without) */
+  ACCEL_RUNTIME_EVENT_STARTED = 3,        /* its function was called (an attempt) */
+  ACCEL_RUNTIME_EVENT_FINISHED = 4,       /* it ended with ACCEL_SUCCESS */
+  ACCEL_RUNTIME_EVENT_FAILED = 5,         /* it ended with `status`, an error other than cancellation */
+  ACCEL_RUNTIME_EVENT_CANCELLED = 6,      /* it ended cancelled */
+  ACCEL_RUNTIME_EVENT_RETRIED = 7,        /* an attempt ended by a device loss is tried again */
+  ACCEL_RUNTIME_EVENT_PREEMPTED = 8,      /* it was asked to stop so that a queue under its quota gets its devices */
+  ACCEL_RUNTIME_EVENT_DEVICE_LOST = 9,    /* runtime device `device` was found lost */
+  ACCEL_RUNTIME_EVENT_GROUP_CREATED = 10, /* a placement group was placed (`device`: its first device) */
+  ACCEL_RUNTIME_EVENT_GROUP_REFUSED = 11, /* a placement group could not be placed (`status`) */
+  ACCEL_RUNTIME_EVENT_ACTOR_CREATED = 12,
+  ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED = 13,
+  ACCEL_RUNTIME_EVENT_ACTOR_DIED = 14,
+  ACCEL_RUNTIME_EVENT_KIND_FORCE32 = 0x7FFFFFFF
+} accel_runtime_event_kind_t;
+
+typedef struct accel_runtime_event_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT */
+  uint32_t struct_size;
+  const void* next;
+  uint64_t sequence;     /* 1, 2, ...: the order of the decisions */
+  uint64_t time_ns;      /* when, in nanoseconds since the runtime was created (a steady clock) */
+  uint32_t kind;         /* accel_runtime_event_kind_t */
+  int32_t status;        /* FAILED, GROUP_REFUSED: the error; else ACCEL_SUCCESS */
+  uint64_t id;           /* the task's or call's id, the group's or actor's serial; 0 for DEVICE_LOST */
+  uint32_t device;       /* the first device (an index of accel_runtime_get_device); UINT32_MAX: none */
+  uint32_t device_count; /* how many devices */
+  char name[64];         /* the task's, call's, group's or actor's name, cut to 63 bytes; "" for DEVICE_LOST */
+} accel_runtime_event_t;
+
+#define ACCEL_RUNTIME_EVENT_LOG_MAX (1u << 20)
+
+/* Keeps the last `capacity` decisions from now on (0 turns the log off and
+ * drops what it holds; at most ACCEL_RUNTIME_EVENT_LOG_MAX). Changing the
+ * capacity keeps the newest events that fit; sequence numbers go on.
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (past the
+ * maximum). */
+ACCEL_API accel_status_t accel_runtime_set_event_log(accel_runtime_t runtime, uint32_t capacity);
+
+/* Copies the events with a sequence number above `after`, oldest first, at
+ * most `capacity` of them, into `out_events`, and their number into
+ * `out_count`. `out_events[0]`'s header gives the element size (its
+ * struct_size, at least the 1.3 size); each element is written at that
+ * stride with its header set.
+ * `out_dropped` [optional]: how many events after `after` the ring no longer
+ * holds (it wrapped): a reader that polls with the last sequence it saw knows
+ * what it missed. Returns ACCEL_ERROR_INVALID_HANDLE,
+ * ACCEL_ERROR_INVALID_ARGUMENT (`out_count` NULL, `out_events` NULL with a
+ * non-zero capacity, a wrong header). */
+ACCEL_API accel_status_t accel_runtime_get_events(accel_runtime_t runtime, uint64_t after, uint32_t capacity,
+                                                  accel_runtime_event_t* out_events, /* [out] */
+                                                  uint32_t* out_count,               /* [out] */
+                                                  uint64_t* out_dropped);            /* [out, optional] */
 
 /*===----------------------------------------------------------------------===*/
 /* Resource requests and placement groups                                     */

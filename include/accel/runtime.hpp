@@ -439,6 +439,19 @@ class Runtime : public detail::Owner<accel_runtime_t, accel_runtime_destroy> {
     return counters;
   }
 
+  // 1.3: keeps the last `capacity` decisions (0: off), and reads those after sequence `after`, oldest first
+  // (docs/scheduler.md, "Events"). `dropped` [optional]: how many after `after` the log no longer holds.
+  void set_event_log(uint32_t capacity) { check(accel_runtime_set_event_log(handle(), capacity)); }
+  std::vector<accel_runtime_event_t> events(uint64_t after = 0, uint32_t max = 4096,
+                                            uint64_t* dropped = nullptr) const {
+    std::vector<accel_runtime_event_t> out(max,
+                                           detail::sized<accel_runtime_event_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT));
+    uint32_t count = 0;
+    check(accel_runtime_get_events(handle(), after, max, out.empty() ? nullptr : out.data(), &count, dropped));
+    out.resize(count);
+    return out;
+  }
+
   // Submits a copy of `task`, called on a worker thread as
   // `accel_status_t(TaskContext&)` or `void(TaskContext&)` (success), once per
   // attempt, and destroyed when the runtime no longer needs it. An exception

@@ -477,6 +477,11 @@ class Runtime:
     def counters(self) -> dict[str, int]:
         """submitted, placed, started, finished, failed, cancelled, retried, devices_lost, pending, running,
         placement_groups_created, placement_groups_refused, preempted, actors_created, actors_restarted, actors_died."""
+    def set_event_log(self, capacity: int) -> None:
+        """Keeps the last `capacity` decisions (0: off); docs/scheduler.md, "Events"."""
+    def events(self, after: int = 0, max: int = 4096) -> list[dict[str, Any]]:
+        """The decisions after sequence `after`, oldest first: sequence, time_ns, kind ("submitted", "placed",
+        "started", "finished", "failed", ...), status, id, device (None: none), device_count, name."""
     def submit(
         self,
         function: Callable[..., Any],

@@ -691,6 +691,48 @@ py::dict counters_dict(const accel_runtime_counters_t& c) {
   return d;
 }
 
+const char* event_kind_name(uint32_t kind) {
+  switch (kind) {
+    case ACCEL_RUNTIME_EVENT_SUBMITTED: return "submitted";
+    case ACCEL_RUNTIME_EVENT_PLACED: return "placed";
+    case ACCEL_RUNTIME_EVENT_STARTED: return "started";
+    case ACCEL_RUNTIME_EVENT_FINISHED: return "finished";
+    case ACCEL_RUNTIME_EVENT_FAILED: return "failed";
+    case ACCEL_RUNTIME_EVENT_CANCELLED: return "cancelled";
+    case ACCEL_RUNTIME_EVENT_RETRIED: return "retried";
+    case ACCEL_RUNTIME_EVENT_PREEMPTED: return "preempted";
+    case ACCEL_RUNTIME_EVENT_DEVICE_LOST: return "device_lost";
+    case ACCEL_RUNTIME_EVENT_GROUP_CREATED: return "group_created";
+    case ACCEL_RUNTIME_EVENT_GROUP_REFUSED: return "group_refused";
+    case ACCEL_RUNTIME_EVENT_ACTOR_CREATED: return "actor_created";
+    case ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED: return "actor_restarted";
+    case ACCEL_RUNTIME_EVENT_ACTOR_DIED: return "actor_died";
+    default: return "unknown";
+  }
+}
+
+py::list events_list(accel_runtime_t rt, uint64_t after, uint32_t max) {
+  std::vector<accel_runtime_event_t> out(std::max<uint32_t>(max, 1),
+                                         sized<accel_runtime_event_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT));
+  uint32_t count = 0;
+  check(accel_runtime_get_events(rt, after, max, out.data(), &count, nullptr));
+  py::list list;
+  for (uint32_t i = 0; i < count; ++i) {
+    const accel_runtime_event_t& e = out[i];
+    py::dict d;
+    d["sequence"] = e.sequence;
+    d["time_ns"] = e.time_ns;
+    d["kind"] = event_kind_name(e.kind);
+    d["status"] = std::string(accel_status_name(static_cast<accel_status_t>(e.status)));
+    d["id"] = e.id;
+    d["device"] = e.device == UINT32_MAX ? py::object(py::none()) : py::object(py::int_(e.device));
+    d["device_count"] = e.device_count;
+    d["name"] = std::string(e.name);
+    list.append(std::move(d));
+  }
+  return list;
+}
+
 accel_placement_strategy_t strategy_from(std::string name) {
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
   if (name == "PACK") return ACCEL_PLACEMENT_STRATEGY_PACK;
@@ -1515,6 +1557,13 @@ void init_runtime(py::module_& m) {
              check(accel_runtime_get_counters(rt.live(), &c));
              return counters_dict(c);
            })
+      .def("set_event_log",
+           [](const RuntimeCore& rt, uint32_t capacity) { check(accel_runtime_set_event_log(rt.live(), capacity)); },
+           py::arg("capacity"))
+      .def(
+          "events",
+          [](const RuntimeCore& rt, uint64_t after, uint32_t max) { return events_list(rt.live(), after, max); },
+          py::arg("after") = 0, py::arg("max") = 4096)
       .def("_submit", &submit, py::arg("runner"), py::arg("name"), py::arg("devices"), py::arg("share"),
            py::arg("memory"), py::arg("selector"), py::arg("placement_group"), py::arg("bundle"), py::arg("after"),
            py::arg("max_retries"), py::arg("queue"), py::arg("priority"), py::arg("preemptible"),

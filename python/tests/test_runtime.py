@@ -43,6 +43,23 @@ def test_task_returns_its_value(rt):
     assert counters["submitted"] == 3 and counters["finished"] == 3 and counters["failed"] == 0
 
 
+def test_the_event_log_records_each_decision(rt):
+    assert rt.events() == []  # off until given a capacity
+    rt.set_event_log(64)
+    rt.submit(lambda: None, name="one").result()
+    with pytest.raises(accel.TaskError):
+        rt.submit(lambda: 1 / 0).result()
+    events = rt.events()
+    assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
+    kinds = [e["kind"] for e in events if "'one'" in e["name"]]
+    assert kinds == ["submitted", "placed", "started", "finished"]
+    (failed,) = [e for e in events if e["kind"] == "failed"]
+    assert failed["status"].startswith("ACCEL_ERROR_") and failed["device"] is None
+    assert rt.events(after=events[-1]["sequence"]) == []
+    with pytest.raises(accel.AccelError, match="past the maximum"):
+        rt.set_event_log(1 << 21)
+
+
 def test_quarter_share_sees_its_memory_limit(rt, node):
     @accel.task(devices=1, share=0.25, selector="kind == gpu && mem >= 40GiB")
     def probe(ctx):

@@ -481,4 +481,18 @@ TEST(RuntimeHppRaw, ARuntimeOverARawInstanceCountsWhatItDid) {
   EXPECT_EQ(survivor.query(), ACCEL_SUCCESS) << "a future stays readable after its runtime";
 }
 
+// 1.3: the decision log through the wrapper.
+TEST_F(RuntimeHpp, TheEventLogReadsBackInOrder) {
+  EXPECT_TRUE(runtime_.events().empty());
+  runtime_.set_event_log(16);
+  runtime_.submit([](accel::TaskContext&) {}).get();
+  const std::vector<accel_runtime_event_t> events = runtime_.events();
+  ASSERT_EQ(events.size(), 4U);
+  EXPECT_EQ(events.front().kind, static_cast<uint32_t>(ACCEL_RUNTIME_EVENT_SUBMITTED));
+  EXPECT_EQ(events.back().kind, static_cast<uint32_t>(ACCEL_RUNTIME_EVENT_FINISHED));
+  EXPECT_EQ(runtime_.events(events[1].sequence).size(), 2U);
+  EXPECT_EQ(Thrown([&] { runtime_.set_event_log(ACCEL_RUNTIME_EVENT_LOG_MAX + 1); }).status(),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+}
+
 }  // namespace

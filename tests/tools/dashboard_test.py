@@ -155,6 +155,17 @@ def check_api(args):
         check(s["error"] == "" and s["copies"]["device_to_host"]["copies"] > 0, f"stream: {s}")
     sched = metrics["scheduler"]
     check(sched["submitted"] >= sched["placed"] >= sched["finished"] > 0 and sched["failed"] == 0, f"{sched}")
+    # The runtime's last decisions (its event log): in order, of known kinds, and the demo's tasks among them.
+    decisions = metrics["decisions"]
+    check(0 < len(decisions) <= 20, f"decisions: {len(decisions)}")
+    seqs = [e["sequence"] for e in decisions]
+    check(seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"decision sequence numbers {seqs}")
+    kinds = {"submitted", "placed", "started", "finished", "failed", "cancelled", "retried", "preempted",
+             "device_lost", "group_created", "group_refused", "actor_created", "actor_restarted", "actor_died"}
+    check(all(e["kind"] in kinds for e in decisions), f"decision kinds {[e['kind'] for e in decisions]}")
+    check(all(e["device"] is None or 0 <= e["device"] < 8 for e in decisions), f"decision devices {decisions}")
+    check(any(e["kind"] == "placed" and e["device"] is not None for e in decisions)
+          or any(e["kind"] == "finished" for e in decisions), f"no demo task among the decisions: {decisions}")
     check(metrics["errors"] == [], f"errors: {metrics['errors']}")
     server.stop()
     print("PASS: api")
@@ -165,7 +176,7 @@ def check_idle(args):
     metrics = server.get_json("/api/metrics")
     check(metrics["tenants"] == [] and metrics["queues"] == [] and metrics["streams"] == [], f"{metrics}")
     check(all(d["memory"]["used_bytes"] == 0 for d in metrics["devices"]), f"an idle server holds memory: {metrics}")
-    check(metrics["scheduler"]["submitted"] == 0, f"{metrics['scheduler']}")
+    check(metrics["scheduler"]["submitted"] == 0 and metrics["decisions"] == [], f"{metrics['scheduler']}")
     try:
         _, err = server.proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
@@ -354,6 +365,7 @@ def check_browser(args):
     body = [a for t, a in parsed.elements if t == "body"]
     check(body and int(body[0].get("data-metrics-updates", "0")) >= 1, "the page never drew /api/metrics")
     check("demo-a" in dom.stdout and "demo-b" in dom.stdout, "the tenants' rows are missing from the page")
+    check(len(parsed.find("tr", "decision")) >= 1, "the page shows no recent decision")
     server.stop()
     print(f"PASS: browser ({len(rows)} device rows, {len(nodes)} nodes, {len(edges)} edges; {screenshot})")
 

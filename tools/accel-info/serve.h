@@ -107,7 +107,12 @@ struct Metrics {
   std::vector<std::string> errors;  // watched objects that could not be read, with why
   bool has_runtime = false;
   accel_runtime_counters_t counters{};
+  std::vector<accel_runtime_event_t> decisions;  // the runtime's last decisions, oldest first (its event log)
 };
+
+// How many decisions the dashboard keeps in the runtime's event log, and how many it shows.
+constexpr uint32_t kDecisionLog = 256;
+constexpr uint32_t kDecisionsShown = 20;
 
 // Reads the figures now. `runtime` may be NULL. Throws QueryError when a
 // device of the instance cannot be read (watched objects' failures go to

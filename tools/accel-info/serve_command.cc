@@ -100,6 +100,10 @@ int RunServe(const ServeOptions& options) {
     return kExitFailed;
   }
   const std::unique_ptr<accel_runtime_s, RuntimeDeleter> runtime(raw_runtime);
+  if (accel_runtime_set_event_log(runtime.get(), kDecisionLog) != ACCEL_SUCCESS) {  // the page's recent decisions
+    fmt::print(stderr, "accel-info serve: accel_runtime_set_event_log failed: {}\n", accel_last_error());
+    return kExitFailed;
+  }
 
   Watch watch;
   std::unique_ptr<Demo> demo;

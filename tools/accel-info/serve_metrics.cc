@@ -12,6 +12,27 @@
 namespace accel::info::serve {
 namespace {
 
+// accel_runtime_event_kind_t as the JSON names it ("group_created").
+const char* EventKindName(uint32_t kind) {
+  switch (kind) {
+    case ACCEL_RUNTIME_EVENT_SUBMITTED: return "submitted";
+    case ACCEL_RUNTIME_EVENT_PLACED: return "placed";
+    case ACCEL_RUNTIME_EVENT_STARTED: return "started";
+    case ACCEL_RUNTIME_EVENT_FINISHED: return "finished";
+    case ACCEL_RUNTIME_EVENT_FAILED: return "failed";
+    case ACCEL_RUNTIME_EVENT_CANCELLED: return "cancelled";
+    case ACCEL_RUNTIME_EVENT_RETRIED: return "retried";
+    case ACCEL_RUNTIME_EVENT_PREEMPTED: return "preempted";
+    case ACCEL_RUNTIME_EVENT_DEVICE_LOST: return "device_lost";
+    case ACCEL_RUNTIME_EVENT_GROUP_CREATED: return "group_created";
+    case ACCEL_RUNTIME_EVENT_GROUP_REFUSED: return "group_refused";
+    case ACCEL_RUNTIME_EVENT_ACTOR_CREATED: return "actor_created";
+    case ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED: return "actor_restarted";
+    case ACCEL_RUNTIME_EVENT_ACTOR_DIED: return "actor_died";
+    default: return "unknown";
+  }
+}
+
 using json = nlohmann::ordered_json;
 
 template <typename T>
@@ -74,6 +95,13 @@ Metrics CollectMetrics(accel_instance_t instance, accel_runtime_t runtime, const
     m.has_runtime = true;
     m.counters = Header<accel_runtime_counters_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS);
     Check(accel_runtime_get_counters(runtime, &m.counters), "accel_runtime_get_counters");
+    // The log holds at most kDecisionLog (the server turns it on); keep the newest kDecisionsShown.
+    std::vector<accel_runtime_event_t> log(kDecisionLog,
+                                           Header<accel_runtime_event_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT));
+    uint32_t logged = 0;
+    Check(accel_runtime_get_events(runtime, 0, kDecisionLog, log.data(), &logged, nullptr), "accel_runtime_get_events");
+    const uint32_t first = logged > kDecisionsShown ? logged - kDecisionsShown : 0;
+    m.decisions.assign(log.begin() + first, log.begin() + logged);
     uint32_t count = 0;
     Check(accel_runtime_get_device_count(runtime, &count), "accel_runtime_get_device_count");
     for (uint32_t i = 0; i < count; ++i) {
@@ -206,12 +234,23 @@ json MetricsJson(const Metrics& m) {
                  {"actors_restarted", c.actors_restarted},
                  {"actors_died", c.actors_died}};
   }
+  json decisions = json::array();
+  for (const accel_runtime_event_t& e : m.decisions) {
+    decisions.push_back({{"sequence", e.sequence},
+                         {"time_seconds", static_cast<double>(e.time_ns) / 1e9},
+                         {"kind", EventKindName(e.kind)},
+                         {"name", std::string(e.name)},
+                         {"device", e.device == UINT32_MAX ? json(nullptr) : json(e.device)},
+                         {"device_count", e.device_count},
+                         {"status", accel_status_name(static_cast<accel_status_t>(e.status))}});
+  }
   return {{"uptime_seconds", m.uptime_seconds},
           {"devices", std::move(devices)},
           {"tenants", std::move(tenants)},
           {"queues", std::move(queues)},
           {"streams", std::move(streams)},
           {"scheduler", std::move(scheduler)},
+          {"decisions", std::move(decisions)},
           {"errors", m.errors}};
 }
 

@@ -54,6 +54,9 @@ svg { background: #fff; border: 1px solid #ccc; }
 <div>
 <h2>Scheduler</h2>
 <table id="scheduler"><tbody></tbody></table>
+<h2>Recent decisions</h2>
+<table id="decisions"><thead><tr><th>#</th><th>at</th><th>decision</th><th>what</th><th>devices</th></tr></thead>
+<tbody></tbody></table>
 </div>
 </div>
 <div id="errors" class="error"></div>
@@ -192,6 +195,14 @@ function drawMetrics(m) {
   const s = m.scheduler;
   fillRows("scheduler", s ? Object.entries(s) : [["runtime", "none"]], (tr, [k, v]) => {
     cell(tr, k); cell(tr, v, true);
+  });
+  fillRows("decisions", m.decisions.slice().reverse(), (tr, e) => {
+    tr.className = "decision";
+    cell(tr, e.sequence, true);
+    cell(tr, e.time_seconds.toFixed(3) + " s", true);
+    cell(tr, e.kind + (e.status !== "ACCEL_SUCCESS" ? " (" + e.status + ")" : ""));
+    cell(tr, e.name);
+    cell(tr, e.device === null ? "-" : e.device_count > 1 ? e.device + " +" + (e.device_count - 1) : e.device);
   });
   document.getElementById("errors").textContent = m.errors.join("\n");
   document.getElementById("status").textContent =

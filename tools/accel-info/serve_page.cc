@@ -50,13 +50,13 @@ svg { background: #fff; border: 1px solid #ccc; }
 <h2>Streams</h2>
 <table id="streams"><thead><tr><th>stream</th><th>state</th><th>copies</th><th>bytes copied</th></tr></thead>
 <tbody></tbody></table>
+<h2>Recent decisions</h2>
+<table id="decisions"><thead><tr><th>#</th><th>at</th><th>decision</th><th>what</th><th>devices</th></tr></thead>
+<tbody></tbody></table>
 </div>
 <div>
 <h2>Scheduler</h2>
 <table id="scheduler"><tbody></tbody></table>
-<h2>Recent decisions</h2>
-<table id="decisions"><thead><tr><th>#</th><th>at</th><th>decision</th><th>what</th><th>devices</th></tr></thead>
-<tbody></tbody></table>
 </div>
 </div>
 <div id="errors" class="error"></div>

@@ -248,11 +248,14 @@ std::vector<accel_domain_t> ParseDomainFile(std::string_view text, const std::st
     const nlohmann::json& id = item.value();
     const auto* known =
         std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return level == l.first; });
+    // A NUL ("\u0000") would cut the id short in accel_domain_t: "r\u0000x" read as "r", "\u0000" as no id at all
+    // (seen reading the parser for its fuzz target, whose id check catches it).
     if (known == std::end(kLevels) || !id.is_string() || id.get<std::string>().empty() ||
-        id.get<std::string>().size() >= ACCEL_SHORT_STRING_SIZE) {
+        id.get<std::string>().size() >= ACCEL_SHORT_STRING_SIZE ||
+        id.get<std::string>().find('\0') != std::string::npos) {
       warnings->push_back(
           fmt::format("topology: {}: domains.{} ignored: expected level rack, block, slice or zone with an id of 1 to "
-                      "{} characters",
+                      "{} characters, none of them NUL",
                       file, level, ACCEL_SHORT_STRING_SIZE - 1));
       continue;
     }

@@ -80,7 +80,8 @@ void FuzzFile(const std::string& text) {
   }
   for (const auto& [level, id] : doc["domains"].items()) {
     const bool valid = (level == "rack" || level == "block" || level == "slice" || level == "zone") && id.is_string() &&
-                       !id.get<std::string>().empty() && id.get<std::string>().size() <= 63;
+                       !id.get<std::string>().empty() && id.get<std::string>().size() <= 63 &&
+                       id.get<std::string>().find('\0') == std::string::npos;
     if (valid != written.contains(level)) __builtin_trap();
   }
   // Written back as a file, it reads the same, with no warning.

@@ -1,6 +1,6 @@
 // What the files of the CUDA backend share: the driver's entry points and their error names, the device, buffer
-// storage and stream-operation types, the PTX reflection (pure functions, unit-tested in tests/cuda), and the slot
-// functions backend.cc puts into its table. attributes.h holds the attribute-to-descriptor mapping.
+// storage and stream-operation types, the PTX reflection (ptx.h: pure functions, unit-tested in tests/cuda), and the
+// slot functions backend.cc puts into its table. attributes.h holds the attribute-to-descriptor mapping.
 //
 // Objects and their owners: a Context (backend.cc) owns the Runtime (libcuda and its entry points, NVML's link
 // table) and the Devices, each holding its device's retained primary context. Buffers, streams, events, modules and
@@ -26,6 +26,7 @@
 #include "common/backend_support.h"
 #include "common/gpu_storage.h"
 #include "common/gpu_stream.h"
+#include "ptx.h"
 #include "symbols.h"
 
 namespace accel::cuda {
@@ -149,25 +150,8 @@ using Operation = backend::GpuOperation<CUstream, Record>;
 accel_status_t EnqueueOperation(Stream* stream, Operation op);
 Device* StreamDevice(Stream* stream);
 
-// --- PTX reflection (module.cc; pure functions) --------------------------------------------------------------------
+// --- Modules (module.cc) -------------------------------------------------------------------------------------------
 
-// One kernel argument as the backend declares it (docs/kernels.md), and the kernel parameter it fills.
-struct ArgumentDeclaration {
-  accel_kernel_arg_kind_t kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
-  accel_access_t access = ACCEL_ACCESS_READ;
-  uint32_t size = 0;  // SCALAR: bytes of the parameter
-  std::string name;
-};
-
-// A kernel of a PTX module: its `.entry` name and its arguments. A `.u64` parameter is a BUFFER when the kernel
-// uses it as an address (cvta.to.global, or an address operand) or never loads it, else an 8-byte SCALAR; every
-// other parameter is a SCALAR of its size; a kernel that uses the module's dynamic shared memory (`.extern
-// .shared`) gets one LOCAL_MEMORY argument last, which has no parameter (the launch's dynamic shared memory).
-struct PtxEntry {
-  std::string name;
-  std::vector<ArgumentDeclaration> arguments;
-};
-std::vector<PtxEntry> ParsePtxEntries(std::string_view ptx);
 // The lines of a JIT log that say what failed, shortened to at most `limit` characters.
 std::string LogGist(std::string_view log, size_t limit = 600);
 

@@ -2,10 +2,9 @@
 // several grid and block shapes, results checked element by element; the
 // runner picks, per device, the corpus formats the device executes.
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
+#include "corpus_file.h"
 #include "harness.h"
 #include "names.h"
 
@@ -29,30 +28,19 @@ const Shape kShapes[] = {
 class CorpusKernel {
  public:
   CorpusKernel(const DeviceUnderTest& dut, const char* name) {
-    const std::filesystem::path manifest = TheTarget().corpus_dir / "corpus.json";
-    std::ifstream in(manifest);
-    if (!in) {
-      error_ = "the kernel corpus " + manifest.string() + " cannot be read (pass --corpus <dir>)";
+    const auto corpus = ReadKernelCorpus(TheTarget().corpus_dir, &error_);
+    if (!corpus) return;
+    const auto files = corpus->kernels.find(name);
+    if (files == corpus->kernels.end()) {
+      error_ = (TheTarget().corpus_dir / "corpus.json").string() + " has no kernel '" + std::string(name) + "'";
       return;
     }
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      error_ = manifest.string() + ": " + e.what();
-      return;
-    }
-    if (!doc.contains("kernels") || !doc["kernels"].contains(name)) {
-      error_ = manifest.string() + " has no kernel '" + std::string(name) + "'";
-      return;
-    }
-    const auto& files = doc["kernels"][name];
     std::string has;
     for (const auto& f : accel::info::KernelFormatNames()) {
-      if (!files.contains(f.name)) continue;
+      if (!files->second.contains(f.name)) continue;
       has += std::string(has.empty() ? "" : ", ") + f.name;
       if ((dut.caps.kernel_formats & f.bit) == 0) continue;
-      paths_.push_back((TheTarget().corpus_dir / files[f.name].get<std::string>()).string());
+      paths_.push_back(corpus->File(name, f.name)->string());
       accel_module_source_t s{};
       s.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
       s.struct_size = sizeof(s);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -227,6 +228,42 @@ std::vector<accel_domain_t> MergeDomains(const std::vector<accel_domain_t>& base
   return out;
 }
 
+std::vector<accel_domain_t> ParseDomainFile(std::string_view text, const std::string& file,
+                                            std::vector<std::string>* warnings) {
+  // allow_exceptions=false still throws out_of_range for a number too large for any type.
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text, nullptr, false);
+  } catch (const nlohmann::json::exception&) {
+    doc = nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("domains") || !doc["domains"].is_object()) {
+    warnings->push_back(
+        fmt::format("topology: {} ignored: expected a JSON object {{\"domains\": {{\"rack\": \"r12\"}}}}", file));
+    return {};
+  }
+  std::vector<accel_domain_t> levels;
+  for (const auto& item : doc["domains"].items()) {
+    const std::string& level = item.key();  // not a structured binding: clang 14 (the fuzz build) cannot capture one
+    const nlohmann::json& id = item.value();
+    const auto* known =
+        std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return level == l.first; });
+    // A NUL ("\u0000") would cut the id short in accel_domain_t: "r\u0000x" read as "r", "\u0000" as no id at all
+    // (seen reading the parser for its fuzz target, whose id check catches it).
+    if (known == std::end(kLevels) || !id.is_string() || id.get<std::string>().empty() ||
+        id.get<std::string>().size() >= ACCEL_SHORT_STRING_SIZE ||
+        id.get<std::string>().find('\0') != std::string::npos) {
+      warnings->push_back(
+          fmt::format("topology: {}: domains.{} ignored: expected level rack, block, slice or zone with an id of 1 to "
+                      "{} characters, none of them NUL",
+                      file, level, ACCEL_SHORT_STRING_SIZE - 1));
+      continue;
+    }
+    levels.push_back(Domain(known->second, id.get<std::string>()));
+  }
+  return MergeDomains({}, levels);
+}
+
 std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger& log) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
@@ -237,32 +274,10 @@ std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger
   std::vector<accel_domain_t> out;
   for (const auto& file : files) {
     std::ifstream in(file);
-    // allow_exceptions=false still throws out_of_range for a number too large for any type.
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in, nullptr, false);
-    } catch (const nlohmann::json::exception&) {
-      doc = nlohmann::json(nlohmann::json::value_t::discarded);
-    }
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("domains") || !doc["domains"].is_object()) {
-      log.Log(ACCEL_LOG_LEVEL_WARN,
-              "topology: {} ignored: expected a JSON object {{\"domains\": {{\"rack\": \"r12\"}}}}", file.string());
-      continue;
-    }
-    std::vector<accel_domain_t> levels;
-    for (const auto& [level, id] : doc["domains"].items()) {
-      const auto* known =
-          std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return level == l.first; });
-      if (known == std::end(kLevels) || !id.is_string() || id.get<std::string>().empty() ||
-          id.get<std::string>().size() >= ACCEL_SHORT_STRING_SIZE) {
-        log.Log(ACCEL_LOG_LEVEL_WARN,
-                "topology: {}: domains.{} ignored: expected level rack, block, slice or zone with an id of 1 to {} "
-                "characters",
-                file.string(), level, ACCEL_SHORT_STRING_SIZE - 1);
-        continue;
-      }
-      levels.push_back(Domain(known->second, id.get<std::string>()));
-    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> warnings;
+    const std::vector<accel_domain_t> levels = ParseDomainFile(text, file.string(), &warnings);
+    for (const std::string& w : warnings) log.Log(ACCEL_LOG_LEVEL_WARN, "{}", w);
     out = MergeDomains(out, levels);
   }
   return out;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accel/accel.h"
@@ -75,6 +76,12 @@ std::vector<accel_domain_t> ParseDomains(const std::string& text,
 // not parse, or an entry with an unknown level or a bad id, is logged with the
 // file and the reason and skipped. A missing folder gives none.
 std::vector<accel_domain_t> ReadDomainFiles(const std::string& dir, const Logger& log);
+
+// The domains of one such file's `text` (`file` names it in the warnings),
+// innermost level first, a repeated level keeping its last id. A text that
+// does not parse gives none; it and each entry skipped append a warning.
+std::vector<accel_domain_t> ParseDomainFile(std::string_view text, const std::string& file,
+                                            std::vector<std::string>* warnings);
 
 // `base` with each level of `over` replacing or added to it, innermost first.
 std::vector<accel_domain_t> MergeDomains(const std::vector<accel_domain_t>& base,

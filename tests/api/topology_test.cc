@@ -225,6 +225,7 @@ TEST(Topology, DomainsComeFromTopologyFilesInNameOrderWithTheEnvironmentOnTop) {
   dir.Write("10-site.json", R"({"domains": {"zone": "z-east", "block": "b1"}})");
   dir.Write("20-rack.json", R"({"domains": {"rack": "r7", "block": "b3", "aisle": "a1"}})");
   dir.Write("30-broken.json", "{not json");
+  dir.Write("40-nul.json", R"({"domains": {"slice": "s\u0000x"}})");
   dir.Write("README.txt", R"({"domains": {"rack": "ignored"}})");
   ASSERT_EQ(setenv("ACCEL_TOPOLOGY_CONFIG_DIR", dir.path().c_str(), 1), 0);
   ASSERT_EQ(setenv("ACCEL_TOPOLOGY_DOMAINS", "rack=r12", 1), 0);
@@ -250,12 +251,16 @@ TEST(Topology, DomainsComeFromTopologyFilesInNameOrderWithTheEnvironmentOnTop) {
   EXPECT_STREQ(DomainOf(host, 3).id, "z-east");
   bool broken = false;
   bool aisle = false;
+  bool nul = false;
   for (const std::string& m : logged) {
     broken = broken || (m.find("30-broken.json ignored") != std::string::npos);
     aisle = aisle || (m.find("20-rack.json: domains.aisle ignored") != std::string::npos);
+    nul = nul || (m.find("40-nul.json: domains.slice ignored") != std::string::npos &&
+                  m.find("none of them NUL") != std::string::npos);
   }
   EXPECT_TRUE(broken) << "a file that does not parse is reported with its name";
   EXPECT_TRUE(aisle) << "an unknown level is reported with the file and the field";
+  EXPECT_TRUE(nul) << "an id with a NUL (it would be cut short) is reported with the file and the field";
 }
 
 TEST(Topology, TopologyFilesFolderIsAnEnvironmentSettingIgnoredWhenTheInstanceIgnoresIt) {

@@ -1,4 +1,4 @@
-// The CUDA backend's PTX reflection (backends/cuda/module.cc, ParsePtxEntries): kernel names and argument kinds
+// The CUDA backend's PTX reflection (backends/cuda/ptx.h, ParsePtxEntries): kernel names and argument kinds
 // from PTX text, on hand-written PTX and on the conformance corpus's PTX that nvcc built (skipped, saying why,
 // where it did not).
 #include <gtest/gtest.h>
@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda_backend.h"
+#include "cuda_backend.h"  // LogGist
+#include "ptx.h"
 
 namespace accel::cuda {
 namespace {

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "bench.h"
+#include "corpus_file.h"
 #include "names.h"
 
 namespace accel::bench {
@@ -64,9 +65,9 @@ class AccelPath final : public Path {
   }
   // fill_u32 from the conformance corpus, in every format the device executes.
   bool LoadFill(const std::string& corpus_dir) {
-    nlohmann::json doc;
-    if (!ReadCorpus(corpus_dir, &doc, &error_)) return false;
-    if (!doc.contains("kernels") || !doc["kernels"].contains("fill_u32")) {
+    const auto corpus = accel::conformance::ReadKernelCorpus(corpus_dir, &error_);
+    if (!corpus) return false;
+    if (!corpus->kernels.contains("fill_u32")) {
       error_ = corpus_dir + "/corpus.json has no fill_u32";
       return false;
     }
@@ -74,9 +75,9 @@ class AccelPath final : public Path {
     accel_device_get_info(device_, ACCEL_DEVICE_INFO_KERNEL_FORMATS, sizeof(formats), &formats, nullptr);
     std::vector<accel_module_source_t> sources;
     for (const auto& f : accel::info::KernelFormatNames()) {
-      const auto& files = doc["kernels"]["fill_u32"];
-      if ((formats & f.bit) == 0 || !files.contains(f.name)) continue;
-      paths_.push_back(corpus_dir + "/" + files[f.name].get<std::string>());
+      const auto file = corpus->File("fill_u32", f.name);
+      if ((formats & f.bit) == 0 || !file) continue;
+      paths_.push_back(file->string());
       accel_module_source_t s{};
       s.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
       s.struct_size = sizeof(s);

@@ -11,8 +11,6 @@
 
 #include <accel/accel.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,11 +57,10 @@ class Path {
 std::unique_ptr<Path> MakeAccelPath(accel_device_t device, uint64_t max_size, const std::string& corpus_dir,
                                     std::string* error);
 
-// The kernel corpus's corpus.json in `corpus_dir`, parsed; false with `*error`
-// set when it cannot be read or is not JSON (native.cc).
-bool ReadCorpus(const std::string& corpus_dir, nlohmann::json* doc, std::string* error);
-// The file corpus.json names for fill_u32 in `format`; empty with `*error` set
-// when there is none (with the corpus's reason when it gives one).
+// The file the kernel corpus's corpus.json in `corpus_dir` names for fill_u32
+// in `format`; empty with `*error` set when the corpus cannot be read or is
+// rejected (conformance/corpus/corpus_file.h), or has none (with the corpus's
+// reason when it gives one) (native.cc).
 std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error);
 
 // The thread hand-off baseline (handoff.cc): each benchmark's work (a 4-byte

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -61,7 +62,15 @@ std::optional<uint64_t> ParseSize(std::string s) {
     }
   }
   if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return std::stoull(s) * scale;
+  // Past 2^64 bytes is not a size: std::stoull threw out of main on "99999999999999999999", and "17179869185G"
+  // wrapped to 1 GiB.
+  uint64_t value = 0;
+  uint64_t bytes = 0;
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (error != std::errc() || end != s.data() + s.size() || __builtin_mul_overflow(value, scale, &bytes)) {
+    return std::nullopt;
+  }
+  return bytes;
 }
 
 std::string SizeText(uint64_t b) {

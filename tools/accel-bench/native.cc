@@ -1,43 +1,22 @@
 // Dispatch to the native paths accel-bench knows (native_opencl.cc,
 // native_vulkan.cc, native_cuda.cc), by the device's backend.
 #include <cstring>
-#include <fstream>
 
 #include "bench.h"
+#include "corpus_file.h"
 
 namespace accel::bench {
 
-bool ReadCorpus(const std::string& corpus_dir, nlohmann::json* doc, std::string* error) {
-  std::ifstream in(corpus_dir + "/corpus.json");
-  if (!in) {
-    *error = "the kernel corpus " + corpus_dir + "/corpus.json cannot be read (pass --corpus)";
-    return false;
-  }
-  // allow_exceptions=false still throws out_of_range for a number too large for any type.
-  try {
-    *doc = nlohmann::json::parse(in, nullptr, false);
-  } catch (const nlohmann::json::exception&) {
-    *doc = nlohmann::json(nlohmann::json::value_t::discarded);
-  }
-  if (doc->is_discarded()) {
-    *error = corpus_dir + "/corpus.json is not JSON";
-    return false;
-  }
-  return true;
-}
-
 std::string CorpusFile(const std::string& corpus_dir, const char* format, std::string* error) {
-  nlohmann::json doc;
-  if (!ReadCorpus(corpus_dir, &doc, error)) return std::string();
-  if (!doc.contains("kernels") || !doc["kernels"].contains("fill_u32") ||
-      !doc["kernels"]["fill_u32"].contains(format) || !doc["kernels"]["fill_u32"][format].is_string()) {
+  const auto corpus = accel::conformance::ReadKernelCorpus(corpus_dir, error);
+  if (!corpus) return std::string();
+  const auto file = corpus->File("fill_u32", format);
+  if (!file) {
     *error = corpus_dir + "/corpus.json has no fill_u32 in " + format;
-    if (doc.contains("missing") && doc["missing"].contains(format) && doc["missing"][format].is_string()) {
-      *error += " (" + doc["missing"][format].get<std::string>() + ")";
-    }
+    if (const auto why = corpus->missing.find(format); why != corpus->missing.end()) *error += " (" + why->second + ")";
     return std::string();
   }
-  return corpus_dir + "/" + doc["kernels"]["fill_u32"][format].get<std::string>();
+  return file->string();
 }
 
 #if defined(ACCEL_BENCH_NATIVE_OPENCL)

@@ -59,11 +59,20 @@ const Expectations::ExpectedFailure* Expectations::FindExpectedFailure(const std
 
 std::optional<std::string> LoadExpectations(const std::string& path, const std::vector<std::string>& case_ids,
                                             const Target& target, Expectations* out) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return path + ": cannot be read";
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (auto error = ParseExpectations(text, path, case_ids, target, out)) return error;
+  out->sha256 = Sha256File(path);
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseExpectations(std::string_view contents, const std::string& path,
+                                             const std::vector<std::string>& case_ids, const Target& target,
+                                             Expectations* out) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(contents);
   } catch (const nlohmann::json::exception& e) {
     return path + ": not JSON: " + e.what();
   }
@@ -75,7 +84,6 @@ std::optional<std::string> LoadExpectations(const std::string& path, const std::
     if (key != "$comment" && !value.is_array()) return path + ": '" + key + "' must be an array";
   }
   out->path = path;
-  out->sha256 = Sha256File(path);
   auto text = [&](const nlohmann::json& entry, const std::string& where, const char* field,
                   std::string* value) -> std::optional<std::string> {
     if (!entry.contains(field) || !entry[field].is_string() || entry[field].get<std::string>().empty()) {

@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness.h"
@@ -42,6 +43,12 @@ struct Expectations {
 // entry and what is wrong.
 std::optional<std::string> LoadExpectations(const std::string& path, const std::vector<std::string>& case_ids,
                                             const Target& target, Expectations* out);
+
+// The same for the `contents` of an expectations file, `path` naming it (and
+// filling `out->path`); `out->sha256` is left as it is.
+std::optional<std::string> ParseExpectations(std::string_view contents, const std::string& path,
+                                             const std::vector<std::string>& case_ids, const Target& target,
+                                             Expectations* out);
 
 // sha256 of a file's bytes as lowercase hex; "" when unreadable.
 std::string Sha256File(const std::string& path);

@@ -1,6 +1,8 @@
 // Names for Accel's enums and bit sets, and formatting helpers.
 #include "names.h"
 
+#include <accel/runtime.h>
+
 #include <fmt/format.h>
 
 #include <array>
@@ -124,6 +126,26 @@ const char* LoaderStateName(accel_loader_state_t state) {
     case ACCEL_LOADER_STATE_LOADED: return "loaded";
     case ACCEL_LOADER_STATE_SKIPPED: return "skipped";
     case ACCEL_LOADER_STATE_FAILED: return "failed";
+    default: return "unknown";
+  }
+}
+
+const char* RuntimeEventKindName(uint32_t kind) {
+  switch (kind) {
+    case ACCEL_RUNTIME_EVENT_SUBMITTED: return "submitted";
+    case ACCEL_RUNTIME_EVENT_PLACED: return "placed";
+    case ACCEL_RUNTIME_EVENT_STARTED: return "started";
+    case ACCEL_RUNTIME_EVENT_FINISHED: return "finished";
+    case ACCEL_RUNTIME_EVENT_FAILED: return "failed";
+    case ACCEL_RUNTIME_EVENT_CANCELLED: return "cancelled";
+    case ACCEL_RUNTIME_EVENT_RETRIED: return "retried";
+    case ACCEL_RUNTIME_EVENT_PREEMPTED: return "preempted";
+    case ACCEL_RUNTIME_EVENT_DEVICE_LOST: return "device_lost";
+    case ACCEL_RUNTIME_EVENT_GROUP_CREATED: return "group_created";
+    case ACCEL_RUNTIME_EVENT_GROUP_REFUSED: return "group_refused";
+    case ACCEL_RUNTIME_EVENT_ACTOR_CREATED: return "actor_created";
+    case ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED: return "actor_restarted";
+    case ACCEL_RUNTIME_EVENT_ACTOR_DIED: return "actor_died";
     default: return "unknown";
   }
 }

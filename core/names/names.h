@@ -52,6 +52,10 @@ const char* DomainLevelName(accel_domain_level_t level);
 // "loaded", "skipped", "failed", or "unknown".
 const char* LoaderStateName(accel_loader_state_t state);
 
+// accel_runtime_event_kind_t (accel/runtime.h): "submitted", "placed", ..., "group_created", "actor_died";
+// "unknown" for another value.
+const char* RuntimeEventKindName(uint32_t kind);
+
 // "1.0" for a packed ACCEL_MAKE_VERSION value.
 std::string AbiString(uint32_t version);
 // "1.0.0" for a packed ACCEL_MAKE_VERSION value.

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "common.h"
+#include "names.h"
 
 namespace accelpy {
 namespace {
@@ -691,26 +692,6 @@ py::dict counters_dict(const accel_runtime_counters_t& c) {
   return d;
 }
 
-const char* event_kind_name(uint32_t kind) {
-  switch (kind) {
-    case ACCEL_RUNTIME_EVENT_SUBMITTED: return "submitted";
-    case ACCEL_RUNTIME_EVENT_PLACED: return "placed";
-    case ACCEL_RUNTIME_EVENT_STARTED: return "started";
-    case ACCEL_RUNTIME_EVENT_FINISHED: return "finished";
-    case ACCEL_RUNTIME_EVENT_FAILED: return "failed";
-    case ACCEL_RUNTIME_EVENT_CANCELLED: return "cancelled";
-    case ACCEL_RUNTIME_EVENT_RETRIED: return "retried";
-    case ACCEL_RUNTIME_EVENT_PREEMPTED: return "preempted";
-    case ACCEL_RUNTIME_EVENT_DEVICE_LOST: return "device_lost";
-    case ACCEL_RUNTIME_EVENT_GROUP_CREATED: return "group_created";
-    case ACCEL_RUNTIME_EVENT_GROUP_REFUSED: return "group_refused";
-    case ACCEL_RUNTIME_EVENT_ACTOR_CREATED: return "actor_created";
-    case ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED: return "actor_restarted";
-    case ACCEL_RUNTIME_EVENT_ACTOR_DIED: return "actor_died";
-    default: return "unknown";
-  }
-}
-
 py::list events_list(accel_runtime_t rt, uint64_t after, uint32_t max) {
   std::vector<accel_runtime_event_t> out(std::max<uint32_t>(max, 1),
                                          sized<accel_runtime_event_t>(ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT));
@@ -722,7 +703,7 @@ py::list events_list(accel_runtime_t rt, uint64_t after, uint32_t max) {
     py::dict d;
     d["sequence"] = e.sequence;
     d["time_ns"] = e.time_ns;
-    d["kind"] = event_kind_name(e.kind);
+    d["kind"] = accel::info::RuntimeEventKindName(e.kind);
     d["status"] = std::string(accel_status_name(static_cast<accel_status_t>(e.status)));
     d["id"] = e.id;
     d["device"] = e.device == UINT32_MAX ? py::object(py::none()) : py::object(py::int_(e.device));
@@ -1557,9 +1538,10 @@ void init_runtime(py::module_& m) {
              check(accel_runtime_get_counters(rt.live(), &c));
              return counters_dict(c);
            })
-      .def("set_event_log",
-           [](const RuntimeCore& rt, uint32_t capacity) { check(accel_runtime_set_event_log(rt.live(), capacity)); },
-           py::arg("capacity"))
+      .def(
+          "set_event_log",
+          [](const RuntimeCore& rt, uint32_t capacity) { check(accel_runtime_set_event_log(rt.live(), capacity)); },
+          py::arg("capacity"))
       .def(
           "events",
           [](const RuntimeCore& rt, uint64_t after, uint32_t max) { return events_list(rt.live(), after, max); },

@@ -36,7 +36,9 @@ std::vector<uint32_t> KindsOf(const std::vector<accel_runtime_event_t>& events, 
 TEST(Events, TheLogIsOffUntilGivenACapacity) {
   RuntimeFixture rt;
   accel_future_t f = nullptr;
-  ASSERT_EQ(rt.Submit(nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &f), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(
+                nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &f),
+            ACCEL_SUCCESS);
   EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
   uint64_t dropped = 7;
   EXPECT_TRUE(Events(rt.get(), 0, &dropped).empty());
@@ -49,12 +51,14 @@ TEST(Events, EveryDecisionAboutATaskIsRecordedInOrder) {
   // One task on two devices that ends well, one without devices that fails, one that is cancelled before it starts.
   const accel_resource_request_t two = Request(2);
   accel_future_t ok = nullptr, bad = nullptr, gated = nullptr, cancelled = nullptr;
-  ASSERT_EQ(rt.Submit(&two, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &ok, {}, 0, "train"), ACCEL_SUCCESS);
-  ASSERT_EQ(accel_future_wait(ok, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
   ASSERT_EQ(rt.Submit(
-                nullptr, [](accel_task_context_t) { return accel_set_last_error(ACCEL_ERROR_INTERNAL, "broke"); },
-                &bad),
+                &two, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &ok, {}, 0, "train"),
             ACCEL_SUCCESS);
+  ASSERT_EQ(accel_future_wait(ok, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+  ASSERT_EQ(
+      rt.Submit(
+          nullptr, [](accel_task_context_t) { return accel_set_last_error(ACCEL_ERROR_INTERNAL, "broke"); }, &bad),
+      ACCEL_SUCCESS);
   EXPECT_EQ(accel_future_wait(bad, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
   Gate gate;
   const accel_resource_request_t eight = Request(8);
@@ -66,7 +70,9 @@ TEST(Events, EveryDecisionAboutATaskIsRecordedInOrder) {
                 },
                 &gated),
             ACCEL_SUCCESS);
-  ASSERT_EQ(rt.Submit(&two, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &cancelled), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(
+                &two, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &cancelled),
+            ACCEL_SUCCESS);
   EXPECT_EQ(accel_future_cancel(cancelled), ACCEL_SUCCESS);
   EXPECT_EQ(accel_future_wait(cancelled, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
   gate.Open();
@@ -131,7 +137,9 @@ TEST(Events, AFullRingKeepsTheNewestAndSaysWhatItDropped) {
   ASSERT_EQ(accel_runtime_set_event_log(rt.get(), 8), ACCEL_SUCCESS);
   for (int i = 0; i < 10; ++i) {
     accel_future_t f = nullptr;
-    ASSERT_EQ(rt.Submit(nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &f), ACCEL_SUCCESS);
+    ASSERT_EQ(rt.Submit(
+                  nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &f),
+              ACCEL_SUCCESS);
     ASSERT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
   }
   // 10 tasks x 4 decisions = 40; the ring holds the last 8.
@@ -153,7 +161,9 @@ TEST(Events, AFullRingKeepsTheNewestAndSaysWhatItDropped) {
   EXPECT_TRUE(Events(rt.get()).empty());
   ASSERT_EQ(accel_runtime_set_event_log(rt.get(), 4), ACCEL_SUCCESS);
   accel_future_t f = nullptr;
-  ASSERT_EQ(rt.Submit(nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &f), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(
+                nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &f),
+            ACCEL_SUCCESS);
   ASSERT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
   events = Events(rt.get());
   ASSERT_EQ(events.size(), 4U);

@@ -52,6 +52,22 @@ double FreeShare(const RuntimeFixture& rt) {
   return free;
 }
 
+// One task on one device that runs until `gate` opens; returns its future once it holds the device (NULL on failure).
+accel_future_t SubmitBusy(RuntimeFixture& rt, Gate& gate) {
+  const accel_resource_request_t one = Request(1);
+  accel_future_t busy = nullptr;
+  const accel_status_t status = rt.Submit(
+      &one,
+      [&gate](accel_task_context_t) {
+        gate.Wait();
+        return ACCEL_SUCCESS;
+      },
+      &busy);
+  EXPECT_EQ(status, ACCEL_SUCCESS) << accel_last_error();
+  if (status != ACCEL_SUCCESS || !Eventually([&] { return FreeShare(rt) == 7.0; })) return nullptr;
+  return busy;
+}
+
 TEST(GroupWait, APendingGroupHoldsNothingAndIsPlacedWholeOnceTheRoomFrees) {
   RuntimeFixture rt;
   // All eight devices held by a first group.
@@ -124,17 +140,9 @@ TEST(GroupWait, APendingGroupHoldsNothingAndIsPlacedWholeOnceTheRoomFrees) {
 TEST(GroupWait, APendingGroupHoldsItsDevicesFromLaterWork) {
   RuntimeFixture rt;
   Gate gate;
-  accel_future_t busy = nullptr;
   const accel_resource_request_t one = Request(1);
-  ASSERT_EQ(rt.Submit(
-                &one,
-                [&](accel_task_context_t) {
-                  gate.Wait();
-                  return ACCEL_SUCCESS;
-                },
-                &busy),
-            ACCEL_SUCCESS);
-  ASSERT_TRUE(Eventually([&] { return FreeShare(rt) == 7.0; }));
+  accel_future_t busy = SubmitBusy(rt, gate);
+  ASSERT_NE(busy, nullptr);
 
   accel_placement_group_t later = nullptr;
   ASSERT_EQ(MakeWaitingGroup(rt.get(), std::vector<accel_resource_request_t>(8, Request(1)), &later), ACCEL_SUCCESS)
@@ -191,17 +199,9 @@ TEST(GroupWait, APendingGroupHoldsItsDevicesFromLaterWork) {
 TEST(GroupWait, AWaitingLargeTaskHoldsItsDevicesFromSmallerTasks) {
   RuntimeFixture rt;
   Gate gate;
-  accel_future_t busy = nullptr;
   const accel_resource_request_t one = Request(1);
-  ASSERT_EQ(rt.Submit(
-                &one,
-                [&](accel_task_context_t) {
-                  gate.Wait();
-                  return ACCEL_SUCCESS;
-                },
-                &busy),
-            ACCEL_SUCCESS);
-  ASSERT_TRUE(Eventually([&] { return FreeShare(rt) == 7.0; }));
+  accel_future_t busy = SubmitBusy(rt, gate);
+  ASSERT_NE(busy, nullptr);
 
   std::atomic<int> order{0};
   std::atomic<int> large_at{-1};

@@ -12,27 +12,6 @@
 namespace accel::info::serve {
 namespace {
 
-// accel_runtime_event_kind_t as the JSON names it ("group_created").
-const char* EventKindName(uint32_t kind) {
-  switch (kind) {
-    case ACCEL_RUNTIME_EVENT_SUBMITTED: return "submitted";
-    case ACCEL_RUNTIME_EVENT_PLACED: return "placed";
-    case ACCEL_RUNTIME_EVENT_STARTED: return "started";
-    case ACCEL_RUNTIME_EVENT_FINISHED: return "finished";
-    case ACCEL_RUNTIME_EVENT_FAILED: return "failed";
-    case ACCEL_RUNTIME_EVENT_CANCELLED: return "cancelled";
-    case ACCEL_RUNTIME_EVENT_RETRIED: return "retried";
-    case ACCEL_RUNTIME_EVENT_PREEMPTED: return "preempted";
-    case ACCEL_RUNTIME_EVENT_DEVICE_LOST: return "device_lost";
-    case ACCEL_RUNTIME_EVENT_GROUP_CREATED: return "group_created";
-    case ACCEL_RUNTIME_EVENT_GROUP_REFUSED: return "group_refused";
-    case ACCEL_RUNTIME_EVENT_ACTOR_CREATED: return "actor_created";
-    case ACCEL_RUNTIME_EVENT_ACTOR_RESTARTED: return "actor_restarted";
-    case ACCEL_RUNTIME_EVENT_ACTOR_DIED: return "actor_died";
-    default: return "unknown";
-  }
-}
-
 using json = nlohmann::ordered_json;
 
 template <typename T>
@@ -238,20 +217,16 @@ json MetricsJson(const Metrics& m) {
   for (const accel_runtime_event_t& e : m.decisions) {
     decisions.push_back({{"sequence", e.sequence},
                          {"time_seconds", static_cast<double>(e.time_ns) / 1e9},
-                         {"kind", EventKindName(e.kind)},
+                         {"kind", RuntimeEventKindName(e.kind)},
                          {"name", std::string(e.name)},
                          {"device", e.device == UINT32_MAX ? json(nullptr) : json(e.device)},
                          {"device_count", e.device_count},
                          {"status", accel_status_name(static_cast<accel_status_t>(e.status))}});
   }
-  return {{"uptime_seconds", m.uptime_seconds},
-          {"devices", std::move(devices)},
-          {"tenants", std::move(tenants)},
-          {"queues", std::move(queues)},
-          {"streams", std::move(streams)},
-          {"scheduler", std::move(scheduler)},
-          {"decisions", std::move(decisions)},
-          {"errors", m.errors}};
+  return {{"uptime_seconds", m.uptime_seconds}, {"devices", std::move(devices)},
+          {"tenants", std::move(tenants)},      {"queues", std::move(queues)},
+          {"streams", std::move(streams)},      {"scheduler", std::move(scheduler)},
+          {"decisions", std::move(decisions)},  {"errors", m.errors}};
 }
 
 }  // namespace accel::info::serve

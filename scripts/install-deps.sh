@@ -27,6 +27,8 @@ packages=(
   # the Vulkan backend reflects SPIR-V with SPIRV-Cross; the corpus names each
   # SPIR-V entry point after its kernel with glslangValidator
   libspirv-cross-c-shared-dev glslang-tools
+  # the Level Zero backend's tests: the real loader without a driver (it reports zero devices and zeInit's result)
+  libze1
   # the ABI baseline check (abidiff)
   abigail-tools
   # accel-runtime-bench's baseline: oneTBB's task_group (bench/runtime_bench.cc)

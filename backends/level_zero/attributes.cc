@@ -80,13 +80,13 @@ std::string SkuOf(uint32_t vendor_id, uint32_t device_id, std::string_view name)
     if (part.product == device_id) return "intel-" + NormaliseSku(part.name);
   }
   std::string rest = NormaliseSku(name);
+  if (rest == "intel" || rest == "intel-r") rest.clear();
   for (std::string_view prefix : {"intel-r-", "intel-"}) {
     if (StartsWith(rest, prefix)) {
       rest.erase(0, prefix.size());
       break;
     }
   }
-  if (rest == "intel" || rest == "intel-r") rest.clear();
   if (!rest.empty()) return "intel-" + rest;
   return "intel-" + std::string(fallback).substr(5);
 }

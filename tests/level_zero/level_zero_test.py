@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Checks the Level Zero backend from the outside, through accel-info, for ctest (tests/level_zero/CMakeLists.txt),
+on a machine without an Intel GPU:
+
+  no-loader        with ACCEL_LEVEL_ZERO_LIBRARY naming no file: zero Level Zero devices,
+                   ACCEL_ERROR_BACKEND_UNAVAILABLE with the dlopen failure as the reason in the --json loader entry and
+                   in --loader-debug, and the host backend still loads beside it
+  no-driver        the real loader, libze_loader.so.1 (Debian's libze1), with no driver installed: zero devices and
+                   zeInit's ZE_RESULT_ERROR_UNINITIALIZED as the reason. Fails, naming what to install, when the
+                   loader is missing (scripts/install-deps.sh installs it), and when a Level Zero driver is present
+                   (this machine then has a device: the check does not apply, and it says so)
+  fake-info        with ACCEL_LEVEL_ZERO_LIBRARY at tests/level_zero's fake loader: two devices with the fake's
+                   descriptor (name, sku, architecture xe-hpc, PCI bus id, formats, spirv-opencl)
+  fake-no-device   the fake with ACCEL_FAKE_ZE_DEVICES=0: zero devices, zeInit's failure as the reason
+
+Each case runs accel-info in a fresh process: a loader is loaded once per process.
+"""
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def run(cmd, env, timeout=300):
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
+    if p.stderr.strip():
+        print(p.stderr.strip()[-4000:])
+    return p
+
+
+def environment(backends, **changes):
+    env = dict(os.environ)
+    env["ACCEL_BACKENDS"] = backends
+    env.pop("ACCEL_BACKEND_FILES", None)
+    env.pop("ACCEL_ADD_BACKEND_FILES", None)
+    env.pop("ACCEL_LEVEL_ZERO_LIBRARY", None)
+    env.update(changes)
+    return env
+
+
+def accel_info_json(args, env):
+    p = run([args.accel_info, "--json"], env)
+    if p.returncode != 0:
+        fail(f"accel-info --json exited {p.returncode}")
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError as e:
+        fail(f"accel-info --json printed no JSON: {e}")
+
+
+def check_unavailable(args, needles, **settings):
+    # With the host backend beside it: the Level Zero backend's failure takes nothing else down.
+    doc = accel_info_json(args, environment("level_zero,host", **settings))
+    paths = [a for d in doc["physical_devices"] for a in d["access_paths"]]
+    if [a for a in paths if a["backend"] == "level_zero"]:
+        fail(f"Level Zero access paths without a driver: {paths}")
+    if not [a for a in paths if a["backend"] == "host"]:
+        fail(f"the host backend reported no device beside the failed Level Zero backend: {doc['loader']}")
+    entries = [e for e in doc["loader"] if e["backend"] == "level_zero"]
+    if len(entries) != 1:
+        fail(f"the loader report has {len(entries)} level_zero entries: {doc['loader']}")
+    entry = entries[0]
+    if entry["device_count"] != 0 or entry["status"] != "ACCEL_ERROR_BACKEND_UNAVAILABLE":
+        fail(f"loader entry {entry}: expected 0 devices and ACCEL_ERROR_BACKEND_UNAVAILABLE")
+    for n in needles:
+        if n not in entry["reason"]:
+            fail(f"the loader entry's reason {entry['reason']!r} does not say {n!r}")
+    p = run([args.accel_info, "--loader-debug"], environment("level_zero", **settings))
+    if p.returncode != 0:
+        fail(f"accel-info --loader-debug exited {p.returncode}: a missing driver is not an error")
+    if "No devices found" not in p.stdout:
+        fail("accel-info does not say it found no devices")
+    for n in needles:
+        if n not in p.stdout:
+            fail(f"accel-info --loader-debug does not show the reason ({n!r}):\n{p.stdout}")
+    print(f"PASS: zero Level Zero devices, reason: {entry['reason']}")
+
+
+def check_no_loader(args):
+    with tempfile.TemporaryDirectory(prefix="accel-ze-loader-") as tmp:
+        missing = os.path.join(tmp, "libze_loader.so.1")
+        check_unavailable(args, ["cannot load the Level Zero loader " + missing, "No such file",
+                                 "ACCEL_LEVEL_ZERO_LIBRARY"], ACCEL_LEVEL_ZERO_LIBRARY=missing)
+
+
+def check_no_driver(args):
+    try:
+        loader = ctypes.CDLL("libze_loader.so.1")
+    except OSError as e:
+        fail(f"the Level Zero loader is not installed ({e}): run scripts/install-deps.sh (Debian: libze1)")
+    if loader.zeInit(ctypes.c_uint32(0)) == 0:
+        fail("zeInit succeeded: this machine has a Level Zero driver, so the no-driver check does not apply here")
+    check_unavailable(args, ["zeInit failed with ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)",
+                             "the Level Zero loader found no driver"])
+
+
+def fake_env(args, devices, **extra):
+    return environment("level_zero", ACCEL_LEVEL_ZERO_LIBRARY=args.fake, ACCEL_FAKE_ZE_DEVICES=str(devices), **extra)
+
+
+def check_fake_info(args):
+    doc = accel_info_json(args, fake_env(args, 2))
+    paths = [a for d in doc["physical_devices"] for a in d["access_paths"] if a["backend"] == "level_zero"]
+    if len(doc["physical_devices"]) != 2 or len(paths) != 2:
+        fail(f"expected 2 physical devices with one Level Zero path each: {json.dumps(doc['physical_devices'])[:2000]}")
+    entry = [e for e in doc["loader"] if e["backend"] == "level_zero"][0]
+    if entry["state"] != "loaded" or entry["device_count"] != 2:
+        fail(f"loader entry {entry}: expected loaded with 2 devices")
+    text = json.dumps(doc)
+    for needle in ["Fake Level Zero GPU 0", "Fake Level Zero GPU 1", "intel-fake-level-zero-gpu-0", "00fa:20:00.0",
+                   "00fa:21:00.0", "xe-hpc", "spirv-opencl", "bf16", "tf32", "fp64", "Intel", "1.3.27421"]:
+        if needle not in text:
+            fail(f"accel-info --json does not show {needle!r}: {text[:3000]}")
+    print("PASS: two fake Level Zero devices with the expected descriptor")
+
+
+def check_fake_no_device(args):
+    entry = [e for e in accel_info_json(args, fake_env(args, 0))["loader"] if e["backend"] == "level_zero"][0]
+    if entry["status"] != "ACCEL_ERROR_BACKEND_UNAVAILABLE" or entry["device_count"] != 0 or \
+            "zeInit failed with ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)" not in entry["reason"]:
+        fail(f"with no device: loader entry {entry}")
+    print(f"PASS: without devices: {entry['reason']}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["no-loader", "no-driver", "fake-info", "fake-no-device"])
+    ap.add_argument("--accel-info", required=True)
+    ap.add_argument("--fake", help="tests/level_zero's fake loader (fake-*)")
+    args = ap.parse_args()
+    {"no-loader": check_no_loader, "no-driver": check_no_driver, "fake-info": check_fake_info,
+     "fake-no-device": check_fake_no_device}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -11,7 +11,8 @@
 //   gpu_stream.h streams, events, records and their slots over a traits struct of vendor calls (CUDA, HIP); not
 //                included here: each of those backends includes it
 //   gpu_storage.h  buffer storage, maps and the buffer slots over the same traits (CUDA, HIP); not included here
-//   gpu_kernels.h  kernel slots and launch argument packing of those two backends; not included here
+//   gpu_kernels.h  kernel slots and launch argument packing of those backends (and Level Zero); not included here
+//   gpu_api.h    the function-table slots those backends fill with the shared code as it is; not included here
 // Namespace accel::backend; the library is accel_backend_support (static, hidden visibility). Messages name the
 // backend, which each backend passes in.
 // The template backend (tools/backend-kit/template) keeps its own copies on purpose: it is the copyable minimal

@@ -592,6 +592,17 @@ struct GpuStreamSlots {
 
   static void StreamDestroy(accel_bk_stream_t stream) noexcept { std::unique_ptr<Stream> owned(ToStream(stream)); }
 
+  // stream_create and event_create as the function table takes them (the stream and event descriptors have nothing
+  // these backends use but the event's timing flag).
+  static accel_status_t StreamCreateSlot(accel_bk_device_t device, const accel_stream_desc_t*,
+                                         accel_bk_stream_t* out_stream) noexcept {
+    return StreamCreate(reinterpret_cast<Device*>(device), out_stream);
+  }
+  static accel_status_t EventCreateSlot(accel_bk_device_t device, const accel_event_desc_t* desc,
+                                        accel_bk_event_t* out_event) noexcept {
+    return EventCreate(reinterpret_cast<Device*>(device), desc, out_event);
+  }
+
   // Runs exactly once on the worker, in stream order, once the device work before it completed: with ACCEL_SUCCESS
   // normally (a negative return becomes the stream's error, a positive one ACCEL_ERROR_INTERNAL); with the stream's
   // error once it holds one (its return value then ignored).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_api.h"
 #include "level_zero_backend.h"
 
 namespace accel::level_zero {
@@ -407,30 +408,13 @@ constexpr accel_backend_api_t MakeApi() {
   api.context_create = ContextCreate;
   api.context_destroy = ContextDestroy;
   api.context_get_devices = ContextGetDevices;
-  api.device_get_capabilities = DeviceGetCapabilities;
+  backend::SetGpuSlots<GpuTraits>(&api);  // buffers, streams and events, device descriptor and topology
   api.device_get_memory_info = DeviceGetMemoryInfo;
   api.buffer_create = BufferCreate;
-  api.buffer_destroy = BufferDestroy;
-  api.buffer_map = BufferMap;
-  api.buffer_unmap = BufferUnmap;
-  api.stream_create = StreamCreate;
-  api.stream_destroy = StreamDestroy;
   api.stream_copy_host_to_buffer = StreamCopyHostToBuffer;
   api.stream_copy_buffer_to_host = StreamCopyBufferToHost;
   api.stream_copy_buffer = StreamCopyBuffer;
   api.stream_fill_buffer = StreamFillBuffer;
-  api.stream_enqueue_host_callback = StreamEnqueueHostCallback;
-  api.stream_free_buffer = StreamFreeBuffer;
-  api.stream_record_event = StreamRecordEvent;
-  api.stream_wait_event = StreamWaitEvent;
-  api.stream_query = StreamQuery;
-  api.stream_synchronize = StreamSynchronize;
-  api.stream_clear_error = StreamClearError;
-  api.event_create = EventCreate;
-  api.event_destroy = EventDestroy;
-  api.event_query = EventQuery;
-  api.event_synchronize = EventSynchronize;
-  api.event_elapsed_time = EventElapsedTime;
   api.module_create = ModuleCreate;
   api.module_destroy = ModuleDestroy;
   api.module_enumerate_kernels = ModuleEnumerateKernels;
@@ -439,11 +423,7 @@ constexpr accel_backend_api_t MakeApi() {
   api.kernel_get_properties = KernelGetProperties;
   api.kernel_get_argument_info = KernelGetArgumentInfo;
   api.stream_launch_kernel = StreamLaunchKernel;
-  api.buffer_get_host_address = BufferGetHostAddress;
-  api.buffer_get_device_address = BufferGetDeviceAddress;
-  api.device_get_topology = DeviceGetTopology;
   api.device_get_link = DeviceGetLink;
-  api.stream_get_copy_statistics = StreamGetCopyStatistics;
   return api;
 }
 

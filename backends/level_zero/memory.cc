@@ -9,8 +9,6 @@
 
 namespace accel::level_zero {
 
-using BufferSlots = backend::GpuBufferSlots<GpuTraits>;
-
 namespace {
 
 // Buffers start at 256 bytes (what gpu_storage.h and fills assume) or the allocation's own alignment when larger.
@@ -101,23 +99,6 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
     *out_buffer = Wrap(buffer.release());
     return ACCEL_SUCCESS;
   });
-}
-
-void BufferDestroy(accel_bk_buffer_t buffer) noexcept { BufferSlots::BufferDestroy(buffer); }
-
-accel_status_t BufferMap(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
-                         void** out_ptr) noexcept {
-  return BufferSlots::BufferMap(buffer, offset, size, flags, out_ptr);
-}
-
-accel_status_t BufferUnmap(accel_bk_buffer_t buffer) noexcept { return BufferSlots::BufferUnmap(buffer); }
-
-accel_status_t BufferGetHostAddress(accel_bk_buffer_t buffer, void** out_address) noexcept {
-  return BufferSlots::BufferGetHostAddress(buffer, out_address);
-}
-
-accel_status_t BufferGetDeviceAddress(accel_bk_buffer_t buffer, uint64_t* out_address) noexcept {
-  return BufferSlots::BufferGetDeviceAddress(buffer, out_address);
 }
 
 }  // namespace accel::level_zero

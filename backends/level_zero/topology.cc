@@ -1,19 +1,9 @@
-// Topology: the PCI bus id (the core completes the root, NUMA node and CPUs from the PCI tree) and peer access from
-// zeDeviceCanAccessPeer both ways (backend.cc reads it at context_create). Xe Link fabric links (the fabric vertex
-// and edge queries, an experimental extension) are not read: links are left to the core's PCI tree.
-#include <cstring>
-
+// Topology: the PCI bus id (common/gpu_api.h's topology slot; the core completes the root, NUMA node and CPUs) and peer
+// access from zeDeviceCanAccessPeer both ways (backend.cc reads it at context_create). Xe Link fabric links (the fabric
+// vertex and edge queries, an experimental extension) are not read: links are left to the core's PCI tree.
 #include "level_zero_backend.h"
 
 namespace accel::level_zero {
-
-accel_status_t DeviceGetTopology(accel_bk_device_t handle, accel_device_topology_t* out_topology) noexcept {
-  const Device* device = Unwrap(handle);
-  accel_device_topology_t t = *out_topology;  // the core's presets (numa_node and nearest_nic -1)
-  std::memcpy(t.pci_bus_id, device->capabilities.pci_bus_id, sizeof(t.pci_bus_id));
-  WritePrefix(&t, out_topology, out_topology->struct_size, sizeof(t));
-  return ACCEL_SUCCESS;
-}
 
 accel_status_t DeviceGetLink(accel_bk_device_t device, accel_bk_device_t peer, accel_device_link_t* out_link) noexcept {
   accel_device_link_t link{};

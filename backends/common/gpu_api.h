@@ -11,6 +11,8 @@
 #include <accel_backend.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "common/gpu_storage.h"
 #include "common/gpu_stream.h"
@@ -35,6 +37,28 @@ struct GpuDeviceSlots {
     return ACCEL_SUCCESS;
   }
 };
+
+// The body of context_create: a Context made from the core's services (Context(const accel_host_services_t*), with a
+// `host` member) and opened by `open(context, &reason)` (the runtime, then its devices); a failure is logged at info
+// and returned with the reason as the message, which the loader report shows.
+template <typename Context, typename Open>
+accel_status_t CreateGpuContext(const accel_bk_context_desc_t* desc, const char* backend_name, Open&& open,
+                                accel_bk_context_t* out_context) noexcept {
+  const accel_host_services_t* services =
+      ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) ? desc->host : nullptr;
+  const HostServices host(services, backend_name);
+  return Guard(host, "context_create", [&] {
+    auto context = std::make_unique<Context>(services);
+    std::string reason;
+    const accel_status_t status = open(*context, &reason);
+    if (status != ACCEL_SUCCESS) {
+      context->host.Log(ACCEL_LOG_LEVEL_INFO, "no devices: " + reason);
+      return host.Fail(status, reason);
+    }
+    *out_context = reinterpret_cast<accel_bk_context_t>(context.release());
+    return ACCEL_SUCCESS;
+  });
+}
 
 // Fills the shared slots of `api`; the backend fills the rest (context, memory info, buffer creation, copies, fills,
 // modules, kernels, links).

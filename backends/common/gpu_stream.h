@@ -82,6 +82,21 @@ struct GpuOperation {
   accel_copy_statistics_t copies{};  // added to the stream's statistics once the work completed
 };
 
+// Counts a buffer-to-buffer copy of `size` bytes in `*copies`: local when both buffers are on the stream's device,
+// peer when they are on two devices with peer access between them, staged otherwise.
+inline void CountBufferCopy(bool local, bool peer, uint64_t size, accel_copy_statistics_t* copies) {
+  if (local) {
+    copies->local_copies = 1;
+    copies->local_bytes = size;
+  } else if (peer) {
+    copies->peer_copies = 1;
+    copies->peer_bytes = size;
+  } else {
+    copies->staged_copies = 1;
+    copies->staged_bytes = size;
+  }
+}
+
 // Sleeps a little while polling the runtime for a bounded wait: 20 us, doubling up to 1 ms.
 class PollBackoff {
  public:

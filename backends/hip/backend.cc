@@ -402,21 +402,11 @@ accel_status_t OpenDevices(Context& context, std::string* reason) {
 // --- Context slots -----------------------------------------------------------------------------------------------
 
 accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
-  const accel_host_services_t* services =
-      ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) ? desc->host : nullptr;
-  const Host host(services, kBackendName);
-  return Guard(host, "context_create", [&] {
-    auto context = std::make_unique<Context>(services);
-    std::string reason;
-    accel_status_t status = OpenRuntime(*context, &reason);
-    if (status == ACCEL_SUCCESS) status = OpenDevices(*context, &reason);
-    if (status != ACCEL_SUCCESS) {
-      context->host.Log(ACCEL_LOG_LEVEL_INFO, "no devices: " + reason);
-      return host.Fail(status, reason);
-    }
-    *out_context = Wrap(context.release());
-    return ACCEL_SUCCESS;
-  });
+  const auto open = [](Context& context, std::string* reason) {
+    const accel_status_t status = OpenRuntime(context, reason);
+    return status == ACCEL_SUCCESS ? OpenDevices(context, reason) : status;
+  };
+  return backend::CreateGpuContext<Context>(desc, kBackendName, open, out_context);
 }
 
 void ContextDestroy(accel_bk_context_t context) noexcept { std::unique_ptr<Context> owned(Unwrap(context)); }

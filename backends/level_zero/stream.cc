@@ -249,16 +249,9 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
     }
     Operation op =
         CopyOperation(here, "copy buffer", Ptr(to->address() + dst_offset), Ptr(from->address() + src_offset), size);
-    if (from->device() == here && to->device() == here) {
-      op.copies.local_copies = 1;
-      op.copies.local_bytes = size;
-    } else if (from->device() != to->device() && PeerAccess(*from->device(), *to->device())) {
-      op.copies.peer_copies = 1;
-      op.copies.peer_bytes = size;
-    } else {
-      op.copies.staged_copies = 1;
-      op.copies.staged_bytes = size;
-    }
+    backend::CountBufferCopy(from->device() == here && to->device() == here,
+                             from->device() != to->device() && PeerAccess(*from->device(), *to->device()), size,
+                             &op.copies);
     op.keep.push_back(std::move(from));
     op.keep.push_back(std::move(to));
     return stream->Enqueue(std::move(op));

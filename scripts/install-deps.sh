@@ -20,6 +20,9 @@ packages=(
   # corpus: GLSL to SPIR-V (glslc), SPIR-V validation (spirv-tools); clang
   # above builds the SPIR 1.2 bitcode
   libssl-dev glslc spirv-tools
+  # ... and its spirv-opencl SPIR-V (the Level Zero backend's format): the
+  # LLVM/SPIR-V translator of clang 14's LLVM
+  llvm-spirv-14
   # the OpenCL backend's runtime here: PoCL on the CPU, the ICD loader, clinfo
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   # the Vulkan backend's runtime here: Mesa's lavapipe on the CPU, the loader, vulkaninfo

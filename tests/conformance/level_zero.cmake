@@ -1,10 +1,10 @@
 # Certification of the Level Zero backend (backends/level_zero) without an Intel GPU: on the fake loader of
-# tests/level_zero (fake_libze_loader.cc: host memory, a thread per command list), two devices with peer access. The
-# abi, query, memory and streams profiles run with no skip; execution and multi-device need a spirv-opencl kernel
-# corpus, which the conformance corpus does not build yet, and the fake runs no kernel. Included from
-# tests/conformance/CMakeLists.txt when the target accel_backend_level_zero exists.
+# tests/level_zero (fake_libze_loader.cc: host memory, a thread per command list, the corpus's kernels in C++), two
+# devices with peer access, so that every profile runs, multi-device included, with no skip; execution loads the
+# corpus's spirv-opencl SPIR-V, which the backend reflects. Included from tests/conformance/CMakeLists.txt when the
+# target accel_backend_level_zero exists.
 if(TARGET accel-info)
-  foreach(p abi query memory streams)
+  foreach(p IN LISTS _profiles)
     accel_add_conformance_test(conformance.level_zero-fake.${p} certify --backend ${_manifests}/level_zero.json
       --profile ${p} --expectations ${PROJECT_SOURCE_DIR}/backends/level_zero/expectations.json --max-skips 0
       --keep ${CMAKE_BINARY_DIR}/conformance/certificates/level_zero-fake-${p}.json)

@@ -2,9 +2,10 @@
 // library exporting host implementations of every entry point backends/level_zero/symbols.h lists, with Level
 // Zero's asynchronous semantics: memory is host memory, each asynchronous immediate command list is a thread running
 // its commands in order (a synchronous one runs them on the caller), events are signalled when their list reaches
-// them and carry the host's clock in nanoseconds as their kernel timestamps. Modules accept any SPIR-V and kernels
-// any name; a launch fails with ZE_RESULT_ERROR_UNSUPPORTED_FEATURE (the fake runs no kernel). The backend loads it
-// through ACCEL_LEVEL_ZERO_LIBRARY.
+// them and carry the host's clock in nanoseconds as their kernel timestamps. Modules accept any SPIR-V; their
+// "kernels" are the five kernels of the conformance corpus written in C++ (tests/common/fake_corpus_kernels.h),
+// looked up by name, with the corpus's SPIR-V parameters (reduce_u32's local-memory scratch last). The backend loads
+// it through ACCEL_LEVEL_ZERO_LIBRARY.
 //
 // ACCEL_FAKE_ZE_DEVICES (default 2) sets the number of devices of its one driver ("Fake Level Zero GPU <n>",
 // product 0x0bd9 (xe-hpc), 256 MiB, 4 Xe-cores, PCI 00fa:2<n>:00.0, peers of each other); 0 makes zeInit fail with
@@ -24,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fake_corpus_kernels.h"
 #include "symbols.h"
 
 using namespace accel::level_zero;  // NOLINT: the API's declarations
@@ -126,9 +128,19 @@ struct FakeEvent {
 };
 
 struct FakeModule {};
+// A kernel: its name, group size and arguments as last set (a local-memory argument has no bytes).
 struct FakeKernel {
   std::string name;
+  uint32_t parameters = 0;
+  uint32_t group[3] = {1, 1, 1};
+  std::map<uint32_t, std::vector<unsigned char>> arguments;
 };
+
+using accel_test::fake_corpus::Kernels;
+using accel_test::fake_corpus::Launch;
+using accel_test::fake_corpus::Run;
+
+FakeKernel* K(ze_kernel_handle_t k) { return reinterpret_cast<FakeKernel*>(k); }
 
 FakeList* L(ze_command_list_handle_t l) { return reinterpret_cast<FakeList*>(l); }
 FakeEvent* E(ze_event_handle_t e) { return reinterpret_cast<FakeEvent*>(e); }
@@ -338,10 +350,23 @@ ACCEL_FAKE_API ze_result_t zeCommandListAppendWaitOnEvents(ze_command_list_handl
   });
   return ZE_RESULT_SUCCESS;
 }
-ACCEL_FAKE_API ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t, ze_kernel_handle_t,
-                                                           const ze_group_count_t*, ze_event_handle_t, uint32_t,
-                                                           ze_event_handle_t*) {
-  return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // the fake runs no kernel
+ACCEL_FAKE_API ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t list, ze_kernel_handle_t k,
+                                                           const ze_group_count_t* groups, ze_event_handle_t signal,
+                                                           uint32_t, ze_event_handle_t*) {
+  const FakeKernel* kernel = K(k);
+  Launch launch{{groups->groupCountX, groups->groupCountY, groups->groupCountZ},
+                {kernel->group[0], kernel->group[1], kernel->group[2]},
+                {}};
+  for (uint32_t i = 0; i < kernel->parameters; ++i) {  // copied now, as the driver does
+    const auto found = kernel->arguments.find(i);
+    if (found == kernel->arguments.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // an argument never set
+    launch.params.push_back(found->second);
+  }
+  L(list)->Push([name = kernel->name, launch, signal] {
+    Run(name, launch);
+    if (signal != nullptr) E(signal)->Signal();
+  });
+  return ZE_RESULT_SUCCESS;
 }
 
 // --- Events ------------------------------------------------------------------------------------------------------
@@ -412,20 +437,35 @@ ACCEL_FAKE_API ze_result_t zeModuleBuildLogGetString(ze_module_build_log_handle_
   return ZE_RESULT_SUCCESS;
 }
 ACCEL_FAKE_API ze_result_t zeKernelCreate(ze_module_handle_t, const ze_kernel_desc_t* desc, ze_kernel_handle_t* k) {
-  *k = reinterpret_cast<ze_kernel_handle_t>(new FakeKernel{desc->pKernelName});
+  const auto found = Kernels().find(desc->pKernelName);
+  if (found == Kernels().end()) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+  auto* kernel = new FakeKernel;
+  kernel->name = desc->pKernelName;
+  // The SPIR-V kernel has reduce_u32's local-memory scratch as a last parameter, which CUDA's and HIP's have not.
+  kernel->parameters = static_cast<uint32_t>(found->second.size()) + (kernel->name == "reduce_u32" ? 1 : 0);
+  *k = reinterpret_cast<ze_kernel_handle_t>(kernel);
   return ZE_RESULT_SUCCESS;
 }
 ACCEL_FAKE_API ze_result_t zeKernelDestroy(ze_kernel_handle_t k) {
-  delete reinterpret_cast<FakeKernel*>(k);
+  delete K(k);
   return ZE_RESULT_SUCCESS;
 }
-ACCEL_FAKE_API ze_result_t zeKernelSetGroupSize(ze_kernel_handle_t, uint32_t, uint32_t, uint32_t) {
+ACCEL_FAKE_API ze_result_t zeKernelSetGroupSize(ze_kernel_handle_t k, uint32_t x, uint32_t y, uint32_t z) {
+  if (x == 0 || y == 0 || z == 0 || uint64_t{x} * y * z > 1024) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+  K(k)->group[0] = x;
+  K(k)->group[1] = y;
+  K(k)->group[2] = z;
   return ZE_RESULT_SUCCESS;
 }
-ACCEL_FAKE_API ze_result_t zeKernelSetArgumentValue(ze_kernel_handle_t, uint32_t, size_t, const void*) {
+ACCEL_FAKE_API ze_result_t zeKernelSetArgumentValue(ze_kernel_handle_t k, uint32_t index, size_t size,
+                                                    const void* value) {
+  if (index >= K(k)->parameters) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
+  const auto* bytes = static_cast<const unsigned char*>(value);
+  K(k)->arguments[index] =
+      value != nullptr ? std::vector<unsigned char>(bytes, bytes + size) : std::vector<unsigned char>();
   return ZE_RESULT_SUCCESS;
 }
-ACCEL_FAKE_API ze_result_t zeKernelGetProperties(ze_kernel_handle_t, ze_kernel_properties_t* p) {
-  p->numKernelArgs = 0;
+ACCEL_FAKE_API ze_result_t zeKernelGetProperties(ze_kernel_handle_t k, ze_kernel_properties_t* p) {
+  p->numKernelArgs = K(k)->parameters;
   return ZE_RESULT_SUCCESS;
 }

@@ -9,8 +9,9 @@
 // Buffers, streams, events, modules and kernels are the core's handles; what queued work needs (buffer storage,
 // modules, kernels, event records) is reference-counted, so destroying a handle never cuts queued work short.
 //
-// Lock order, outermost first: Stream::mutex_ (common/gpu_stream.h) > a kernel's argument mutex > Record::mutex_;
-// Storage's map mutex and a device's synchronous-list mutex are leaves. No lock is held while a host callback runs.
+// Lock order, outermost first: Stream::mutex_ (common/gpu_stream.h) > a kernel's argument mutex (module.cc) > a
+// ZeStream's list mutex; Record::mutex_, Storage's map mutex and a device's synchronous-list mutex are leaves. No lock
+// is held while a host callback runs, and no list mutex while a thread waits for the device.
 #ifndef ACCEL_LEVEL_ZERO_LEVEL_ZERO_BACKEND_H_
 #define ACCEL_LEVEL_ZERO_LEVEL_ZERO_BACKEND_H_
 
@@ -77,8 +78,8 @@ struct Device {
   uint32_t index = 0;                        // among the backend's devices
   DeviceAttributes attributes;
   accel_device_capabilities_t capabilities{};
-  std::string label;  // "device 0 (Intel(R) Data Center GPU Max 1550)"
-  std::mutex sync_mutex;
+  std::string label;                             // "device 0 (Intel(R) Data Center GPU Max 1550)"
+  mutable std::mutex sync_mutex;                 // guards appends to `sync_list`
   ze_command_list_handle_t sync_list = nullptr;  // ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS
   // Device memory this backend holds on the device: Level Zero 1.0 has no free-memory query (device_get_memory_info
   // reports the total less this).

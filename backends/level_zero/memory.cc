@@ -16,9 +16,8 @@ constexpr size_t kAlignment = 256;
 
 // A blocking copy on the device's synchronous immediate command list.
 ze_result_t SyncCopy(const Device* device, void* dst, const void* src, size_t size) {
-  auto* d = const_cast<Device*>(device);  // the list is the device's one mutable part
-  std::lock_guard lock(d->sync_mutex);
-  return device->runtime->ze.zeCommandListAppendMemoryCopy(d->sync_list, dst, src, size, nullptr, 0, nullptr);
+  std::lock_guard lock(device->sync_mutex);
+  return device->runtime->ze.zeCommandListAppendMemoryCopy(device->sync_list, dst, src, size, nullptr, 0, nullptr);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 //   services.h   the core's host services, the guard that keeps exceptions from crossing the C ABI, status names
 //   handles.h    Wrap / Unwrap between a backend's objects and the opaque accel_bk_* handles
 //   device_list.h  the body of context_get_devices over a vector of devices (CUDA, HIP, Level Zero)
+//   descriptor_text.h  CopyString into a descriptor's fixed fields, NormaliseSku
 //   negotiate.h  the body of accel_backend_get_api
 //   ring.h       Ring, the FIFO of a stream's operations that allocates nothing once grown
 //   recorded_events.h  deadlines, copy-statistics sums, and the event slots of backends whose events point at shared
@@ -20,6 +21,7 @@
 #ifndef ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_
 #define ACCEL_BACKENDS_COMMON_BACKEND_SUPPORT_H_
 
+#include "common/descriptor_text.h"
 #include "common/device_list.h"
 #include "common/handles.h"
 #include "common/negotiate.h"

@@ -7,13 +7,10 @@
 #include <cstring>
 
 namespace accel::level_zero {
-namespace {
 
-void CopyString(char* destination, size_t capacity, std::string_view source) {
-  const size_t length = source.size() < capacity - 1 ? source.size() : capacity - 1;
-  std::memcpy(destination, source.data(), length);
-  std::memset(destination + length, 0, capacity - length);
-}
+using backend::CopyString;
+
+namespace {
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -44,22 +41,6 @@ std::string PciBusId(uint32_t domain, uint32_t bus, uint32_t device, uint32_t fu
   std::snprintf(text, sizeof(text), "%04x:%02x:%02x.%x", domain & 0xffffu, bus & 0xffu, device & 0x1fu,
                 function & 0x7u);
   return text;
-}
-
-std::string NormaliseSku(std::string_view text) {
-  std::string out;
-  bool dash = false;
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0) {
-      if (dash && !out.empty()) out += '-';
-      dash = false;
-      out += static_cast<char>(std::tolower(u));
-    } else {
-      dash = true;
-    }
-  }
-  return out;
 }
 
 std::string ArchitectureOf(uint32_t vendor_id, uint32_t device_id) {

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/descriptor_text.h"
+
 namespace accel::level_zero {
 
 inline constexpr uint32_t kIntelVendorId = 0x8086;
@@ -63,8 +65,8 @@ struct DeviceAttributes {
 
 // "DDDD:BB:DD.F" in lowercase hex.
 std::string PciBusId(uint32_t domain, uint32_t bus, uint32_t device, uint32_t function);
-// Lowercase letters and digits, every other run one '-', none leading or trailing.
-std::string NormaliseSku(std::string_view text);
+// Lowercase letters and digits, every other run one '-' (common/descriptor_text.h).
+using backend::NormaliseSku;
 // The Xe architecture of an Intel PCI product id, from the PCI ID Repository's product ranges: "xe-hpc" for Ponte
 // Vecchio (0x0bd0 to 0x0bdb: Data Center GPU Max), "xe-hpg" for DG2 (0x5690 to 0x56cf: Arc A-series, Data Center
 // GPU Flex); "" for others (the descriptor then names no architecture).

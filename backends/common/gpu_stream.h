@@ -1,6 +1,7 @@
-// Streams and events of the GPU backends whose runtimes share one model, CUDA's driver API and HIP
-// (docs/streams.md): what backends/cuda/stream.cc and backends/hip/stream.cc share, over a small traits struct of
-// the vendor calls. Part of accel_backend_support (backend_support.h); header-only, since it is templates.
+// Streams and events of the GPU backends whose runtimes share one model, CUDA's driver API, HIP and Level Zero
+// (docs/streams.md): what backends/cuda/stream.cc, backends/hip/stream.cc and backends/level_zero/stream.cc share,
+// over a small traits struct of the vendor calls (Level Zero's stream is an immediate command list, its event one of
+// its own pool). Part of accel_backend_support (backend_support.h); header-only, since it is templates.
 //
 // A stream is a vendor stream (non-blocking) plus a worker thread for what cannot run on the calling thread:
 //   - device operations (copies, fills, launches, event records, waits on records already enqueued) are enqueued

@@ -20,6 +20,9 @@ packages=(
   # corpus: GLSL to SPIR-V (glslc), SPIR-V validation (spirv-tools); clang
   # above builds the SPIR 1.2 bitcode
   libssl-dev glslc spirv-tools
+  # ... and its spirv-opencl SPIR-V (the Level Zero backend's format): the
+  # LLVM/SPIR-V translator of clang 14's LLVM
+  llvm-spirv-14
   # the OpenCL backend's runtime here: PoCL on the CPU, the ICD loader, clinfo
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   # the Vulkan backend's runtime here: Mesa's lavapipe on the CPU, the loader, vulkaninfo
@@ -27,6 +30,8 @@ packages=(
   # the Vulkan backend reflects SPIR-V with SPIRV-Cross; the corpus names each
   # SPIR-V entry point after its kernel with glslangValidator
   libspirv-cross-c-shared-dev glslang-tools
+  # the Level Zero backend's tests: the real loader without a driver (it reports zero devices and zeInit's result)
+  libze1
   # the ABI baseline check (abidiff)
   abigail-tools
   # accel-runtime-bench's baseline: oneTBB's task_group (bench/runtime_bench.cc)

@@ -1,7 +1,7 @@
-// Kernel slots and launch packing of the GPU backends whose runtimes share one model, CUDA's driver API and HIP:
-// what backends/cuda/module.cc and backends/hip/module.cc share. Each backend keeps loading modules, reflecting
-// kernels and the vendor launch; this holds what surrounds them. Part of accel_backend_support (backend_support.h);
-// header-only, since it is templates.
+// Kernel slots and launch packing of the GPU backends whose runtimes share one model, CUDA's driver API and HIP, and
+// of Level Zero: what backends/cuda/module.cc, backends/hip/module.cc and backends/level_zero/module.cc share. Each
+// backend keeps loading modules, reflecting kernels and the vendor launch; this holds what surrounds them. Part of
+// accel_backend_support (backend_support.h); header-only, since it is templates.
 //
 // What a backend supplies: a Module with `Device* device` (whose `host` is the HostServices) and
 // `std::vector<const char*> names`; a Kernel with `info->arguments` (a vector of declarations with kind, access,
@@ -33,13 +33,20 @@ namespace accel::backend {
 struct GpuKernelParameters {
   std::vector<unsigned char> blob;
   std::vector<size_t> offsets;
+  std::vector<uint32_t> indices;  // per parameter: the launch argument it came from
+  std::vector<size_t> sizes;      // per parameter: its bytes
+  // The LOCAL_MEMORY arguments: (argument index, bytes). CUDA and HIP fold them into the dynamic shared memory;
+  // Level Zero passes each as a parameter of its own.
+  std::vector<std::pair<uint32_t, uint64_t>> locals;
 
-  void Append(const void* bytes, size_t size) {
+  void Append(uint32_t index, const void* bytes, size_t size) {
     const size_t align = std::min<size_t>(std::bit_floor(std::max<size_t>(size, 1)), 8);
     const size_t at = (blob.size() + align - 1) / align * align;
     blob.resize(at + size);
     std::memcpy(blob.data() + at, bytes, size);
     offsets.push_back(at);
+    indices.push_back(index);
+    sizes.push_back(size);
   }
 
   // The parameter pointers, in `inline_pointers` when they fit, else in `*more`; NULL when there are none.
@@ -56,7 +63,7 @@ struct GpuKernelParameters {
 };
 
 // Copies a launch's arguments into `*out` (a buffer as its device address plus offset, kept alive in `*keep`; a
-// device address as is; a scalar's bytes; LOCAL_MEMORY, part of the dynamic shared memory, as nothing). The core
+// device address as is; a scalar's bytes; LOCAL_MEMORY, with its size, in `locals`). The core
 // checked the launch against the kernel's declaration and limits. Returns ACCEL_ERROR_INVALID_ARGUMENT when the
 // argument structs are smaller than ABI 1.0's.
 template <typename T>
@@ -74,17 +81,18 @@ accel_status_t PackKernelArguments(const HostServices& host, const accel_bk_laun
       case ACCEL_KERNEL_ARG_KIND_BUFFER: {
         std::shared_ptr<GpuStorage<T>> storage = reinterpret_cast<GpuBuffer<T>*>(arg.buffer)->storage;
         const typename T::Address address = storage->address() + arg.offset;
-        out->Append(&address, sizeof(address));
+        out->Append(i, &address, sizeof(address));
         keep->push_back(std::move(storage));
         break;
       }
       case ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS: {
         const typename T::Address address = arg.device_address;
-        out->Append(&address, sizeof(address));
+        out->Append(i, &address, sizeof(address));
         break;
       }
-      case ACCEL_KERNEL_ARG_KIND_SCALAR: out->Append(arg.value, static_cast<size_t>(arg.size)); break;
-      default: break;  // LOCAL_MEMORY: part of the dynamic shared memory, no parameter
+      case ACCEL_KERNEL_ARG_KIND_SCALAR: out->Append(i, arg.value, static_cast<size_t>(arg.size)); break;
+      case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: out->locals.emplace_back(i, arg.size); break;
+      default: break;
     }
   }
   return ACCEL_SUCCESS;

@@ -1,7 +1,7 @@
-// Buffer storage of the GPU backends whose runtimes share one model, CUDA's driver API and HIP: what
-// backends/cuda/memory.cc and backends/hip/memory.cc share, over the traits struct of vendor calls that
-// common/gpu_stream.h also takes. Part of accel_backend_support (backend_support.h); header-only, since it is
-// templates.
+// Buffer storage of the GPU backends whose runtimes share one model, CUDA's driver API, HIP and Level Zero: what
+// backends/cuda/memory.cc, backends/hip/memory.cc and backends/level_zero/memory.cc share, over the traits struct of
+// vendor calls that common/gpu_stream.h also takes. Part of accel_backend_support (backend_support.h); header-only,
+// since it is templates.
 //
 // What the traits struct T supplies beyond gpu_stream.h's list:
 //   types     Address (a device address, integer arithmetic on it gives addresses inside an allocation)

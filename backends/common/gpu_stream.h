@@ -1,6 +1,7 @@
-// Streams and events of the GPU backends whose runtimes share one model, CUDA's driver API and HIP
-// (docs/streams.md): what backends/cuda/stream.cc and backends/hip/stream.cc share, over a small traits struct of
-// the vendor calls. Part of accel_backend_support (backend_support.h); header-only, since it is templates.
+// Streams and events of the GPU backends whose runtimes share one model, CUDA's driver API, HIP and Level Zero
+// (docs/streams.md): what backends/cuda/stream.cc, backends/hip/stream.cc and backends/level_zero/stream.cc share,
+// over a small traits struct of the vendor calls (Level Zero's stream is an immediate command list, its event one of
+// its own pool). Part of accel_backend_support (backend_support.h); header-only, since it is templates.
 //
 // A stream is a vendor stream (non-blocking) plus a worker thread for what cannot run on the calling thread:
 //   - device operations (copies, fills, launches, event records, waits on records already enqueued) are enqueued
@@ -81,6 +82,21 @@ struct GpuOperation {
   std::vector<std::shared_ptr<const void>> keep;
   accel_copy_statistics_t copies{};  // added to the stream's statistics once the work completed
 };
+
+// Counts a buffer-to-buffer copy of `size` bytes in `*copies`: local when both buffers are on the stream's device,
+// peer when they are on two devices with peer access between them, staged otherwise.
+inline void CountBufferCopy(bool local, bool peer, uint64_t size, accel_copy_statistics_t* copies) {
+  if (local) {
+    copies->local_copies = 1;
+    copies->local_bytes = size;
+  } else if (peer) {
+    copies->peer_copies = 1;
+    copies->peer_bytes = size;
+  } else {
+    copies->staged_copies = 1;
+    copies->staged_bytes = size;
+  }
+}
 
 // Sleeps a little while polling the runtime for a bounded wait: 20 us, doubling up to 1 ms.
 class PollBackoff {
@@ -591,6 +607,17 @@ struct GpuStreamSlots {
   }
 
   static void StreamDestroy(accel_bk_stream_t stream) noexcept { std::unique_ptr<Stream> owned(ToStream(stream)); }
+
+  // stream_create and event_create as the function table takes them (the stream and event descriptors have nothing
+  // these backends use but the event's timing flag).
+  static accel_status_t StreamCreateSlot(accel_bk_device_t device, const accel_stream_desc_t*,
+                                         accel_bk_stream_t* out_stream) noexcept {
+    return StreamCreate(reinterpret_cast<Device*>(device), out_stream);
+  }
+  static accel_status_t EventCreateSlot(accel_bk_device_t device, const accel_event_desc_t* desc,
+                                        accel_bk_event_t* out_event) noexcept {
+    return EventCreate(reinterpret_cast<Device*>(device), desc, out_event);
+  }
 
   // Runs exactly once on the worker, in stream order, once the device work before it completed: with ACCEL_SUCCESS
   // normally (a negative return becomes the stream's error, a positive one ACCEL_ERROR_INTERNAL); with the stream's

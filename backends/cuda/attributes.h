@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/descriptor_text.h"
+
 namespace accel::cuda {
 
 inline constexpr uint32_t kNvidiaVendorId = 0x10de;
@@ -48,8 +50,8 @@ struct DeviceAttributes {
 
 // "DDDD:BB:DD.0" in lowercase hex (CUDA devices are function 0).
 std::string PciBusId(uint32_t domain, uint32_t bus, uint32_t device);
-// Lowercase letters and digits, every other run one '-', none leading or trailing.
-std::string NormaliseSku(std::string_view text);
+// Lowercase letters and digits, every other run one '-' (common/descriptor_text.h).
+using backend::NormaliseSku;
 // The normalised SKU id: "nvidia-" and the PCI ID Repository's name of the part for the products the table knows
 // (0x2330 "H100 SXM5 80GB" -> "nvidia-h100-sxm5-80gb"), else "nvidia-" and the normalised device name without a
 // leading "NVIDIA" ("NVIDIA GeForce RTX 4090" -> "nvidia-geforce-rtx-4090").

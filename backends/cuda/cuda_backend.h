@@ -165,23 +165,13 @@ ACCEL_BACKEND_HANDLES(Context, Device, Buffer, Stream, Event, Module, Kernel)
 // --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
 
 // device.cc
-accel_status_t DeviceGetCapabilities(accel_bk_device_t device, accel_device_capabilities_t* out) noexcept;
 accel_status_t DeviceGetMemoryInfo(accel_bk_device_t device, uint64_t* out_free, uint64_t* out_total) noexcept;
 
 // memory.cc
 accel_status_t BufferCreate(accel_bk_device_t device, const accel_buffer_desc_t* desc,
                             accel_bk_buffer_t* out_buffer) noexcept;
-void BufferDestroy(accel_bk_buffer_t buffer) noexcept;
-accel_status_t BufferMap(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
-                         void** out_ptr) noexcept;
-accel_status_t BufferUnmap(accel_bk_buffer_t buffer) noexcept;
-accel_status_t BufferGetHostAddress(accel_bk_buffer_t buffer, void** out_address) noexcept;
-accel_status_t BufferGetDeviceAddress(accel_bk_buffer_t buffer, uint64_t* out_address) noexcept;
 
 // stream.cc
-accel_status_t StreamCreate(accel_bk_device_t device, const accel_stream_desc_t* desc,
-                            accel_bk_stream_t* out_stream) noexcept;
-void StreamDestroy(accel_bk_stream_t stream) noexcept;
 accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t stream, const void* src, accel_bk_buffer_t dst,
                                       uint64_t dst_offset, uint64_t size) noexcept;
 accel_status_t StreamCopyBufferToHost(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset, void* dst,
@@ -190,21 +180,6 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t stream, accel_bk_buffer_t src,
                                 accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept;
 accel_status_t StreamFillBuffer(accel_bk_stream_t stream, accel_bk_buffer_t buffer, uint64_t offset, uint64_t size,
                                 const void* pattern, uint32_t pattern_size) noexcept;
-accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t stream, accel_host_callback_t callback,
-                                         void* user_data) noexcept;
-accel_status_t StreamFreeBuffer(accel_bk_stream_t stream, accel_bk_buffer_t buffer) noexcept;
-accel_status_t StreamRecordEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept;
-accel_status_t StreamWaitEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept;
-accel_status_t StreamQuery(accel_bk_stream_t stream) noexcept;
-accel_status_t StreamSynchronize(accel_bk_stream_t stream, uint64_t timeout_ns) noexcept;
-accel_status_t StreamClearError(accel_bk_stream_t stream) noexcept;
-accel_status_t StreamGetCopyStatistics(accel_bk_stream_t stream, accel_copy_statistics_t* out_statistics) noexcept;
-accel_status_t EventCreate(accel_bk_device_t device, const accel_event_desc_t* desc,
-                           accel_bk_event_t* out_event) noexcept;
-void EventDestroy(accel_bk_event_t event) noexcept;
-accel_status_t EventQuery(accel_bk_event_t event) noexcept;
-accel_status_t EventSynchronize(accel_bk_event_t event, uint64_t timeout_ns) noexcept;
-accel_status_t EventElapsedTime(accel_bk_event_t start, accel_bk_event_t end, uint64_t* out_nanoseconds) noexcept;
 
 // module.cc
 accel_status_t ModuleCreate(accel_bk_device_t device, const accel_module_source_t* source,
@@ -220,7 +195,6 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream, accel_bk_kernel_t ke
                                   const accel_bk_launch_t* launch) noexcept;
 
 // topology.cc
-accel_status_t DeviceGetTopology(accel_bk_device_t device, accel_device_topology_t* out_topology) noexcept;
 accel_status_t DeviceGetLink(accel_bk_device_t device, accel_bk_device_t peer, accel_device_link_t* out_link) noexcept;
 accel_status_t DeviceGetClique(accel_bk_device_t device, accel_domain_t* out_domain) noexcept;
 

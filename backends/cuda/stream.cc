@@ -11,7 +11,6 @@
 namespace accel::cuda {
 namespace {
 
-using Slots = backend::GpuStreamSlots<GpuTraits>;
 using Result = GpuTraits::Result;
 using StreamHandle = GpuTraits::StreamHandle;
 using EventHandle = GpuTraits::EventHandle;
@@ -54,20 +53,13 @@ accel_status_t GpuTraits::StatusFrom(Result code) { return StatusFromCu(code); }
 std::string GpuTraits::Failure(const Device* device, const char* call, Result code) {
   return CuFailure(Api(device), call, code);
 }
-void GpuTraits::DestroyBuffer(accel_bk_buffer_t buffer) { BufferDestroy(buffer); }
+void GpuTraits::DestroyBuffer(accel_bk_buffer_t buffer) { backend::GpuBufferSlots<GpuTraits>::BufferDestroy(buffer); }
 
 accel_status_t EnqueueOperation(Stream* stream, Operation op) { return stream->Enqueue(std::move(op)); }
 
 Device* StreamDevice(Stream* stream) { return stream->device(); }
 
 // --- Stream slots ------------------------------------------------------------------------------------------------
-
-accel_status_t StreamCreate(accel_bk_device_t device, const accel_stream_desc_t*,
-                            accel_bk_stream_t* out_stream) noexcept {
-  return Slots::StreamCreate(Unwrap(device), out_stream);
-}
-
-void StreamDestroy(accel_bk_stream_t stream) noexcept { Slots::StreamDestroy(stream); }
 
 namespace {
 
@@ -147,16 +139,10 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
             message);
       };
     }
-    if (from->device() == here && to->device() == here) {
-      op.copies.local_copies = 1;
-      op.copies.local_bytes = size;
-    } else if (from->device() != to->device() && LinkBetween(*from->device(), *to->device()).peer_access != 0) {
-      op.copies.peer_copies = 1;
-      op.copies.peer_bytes = size;
-    } else {
-      op.copies.staged_copies = 1;
-      op.copies.staged_bytes = size;
-    }
+    backend::CountBufferCopy(
+        from->device() == here && to->device() == here,
+        from->device() != to->device() && LinkBetween(*from->device(), *to->device()).peer_access != 0, size,
+        &op.copies);
     op.keep.push_back(std::move(from));
     op.keep.push_back(std::move(to));
     return stream->Enqueue(std::move(op));
@@ -194,54 +180,6 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     op.keep.push_back(std::move(to));
     return stream->Enqueue(std::move(op));
   });
-}
-
-accel_status_t StreamEnqueueHostCallback(accel_bk_stream_t stream, accel_host_callback_t callback,
-                                         void* user_data) noexcept {
-  return Slots::StreamEnqueueHostCallback(stream, callback, user_data);
-}
-
-accel_status_t StreamFreeBuffer(accel_bk_stream_t stream, accel_bk_buffer_t buffer) noexcept {
-  return Slots::StreamFreeBuffer(stream, buffer);
-}
-
-accel_status_t StreamRecordEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept {
-  return Slots::StreamRecordEvent(stream, event);
-}
-
-accel_status_t StreamWaitEvent(accel_bk_stream_t stream, accel_bk_event_t event) noexcept {
-  return Slots::StreamWaitEvent(stream, event);
-}
-
-accel_status_t StreamQuery(accel_bk_stream_t stream) noexcept { return Slots::StreamQuery(stream); }
-
-accel_status_t StreamSynchronize(accel_bk_stream_t stream, uint64_t timeout_ns) noexcept {
-  return Slots::StreamSynchronize(stream, timeout_ns);
-}
-
-accel_status_t StreamClearError(accel_bk_stream_t stream) noexcept { return Slots::StreamClearError(stream); }
-
-accel_status_t StreamGetCopyStatistics(accel_bk_stream_t stream, accel_copy_statistics_t* out_statistics) noexcept {
-  return Slots::StreamGetCopyStatistics(stream, out_statistics);
-}
-
-// --- Event slots -------------------------------------------------------------------------------------------------
-
-accel_status_t EventCreate(accel_bk_device_t device, const accel_event_desc_t* desc,
-                           accel_bk_event_t* out_event) noexcept {
-  return Slots::EventCreate(Unwrap(device), desc, out_event);
-}
-
-void EventDestroy(accel_bk_event_t event) noexcept { Slots::EventDestroy(event); }
-
-accel_status_t EventQuery(accel_bk_event_t event) noexcept { return Slots::EventQuery(event); }
-
-accel_status_t EventSynchronize(accel_bk_event_t event, uint64_t timeout_ns) noexcept {
-  return Slots::EventSynchronize(event, timeout_ns);
-}
-
-accel_status_t EventElapsedTime(accel_bk_event_t start, accel_bk_event_t end, uint64_t* out_nanoseconds) noexcept {
-  return Slots::EventElapsedTime(start, end, out_nanoseconds);
 }
 
 }  // namespace accel::cuda

@@ -1,19 +1,11 @@
-// Topology: the PCI bus id (the core completes the root, NUMA node and CPUs from the PCI tree), NVLink links and
-// cliques from NVML's link table, peer access from cuDeviceCanAccessPeer (backend.cc reads both at context_create;
-// attributes.h maps them).
+// Topology: the PCI bus id (common/gpu_api.h's topology slot; the core completes the root, NUMA node and CPUs), NVLink
+// links and cliques from NVML's link table, peer access from cuDeviceCanAccessPeer (backend.cc reads both at
+// context_create; attributes.h maps them).
 #include <cstring>
 
 #include "cuda_backend.h"
 
 namespace accel::cuda {
-
-accel_status_t DeviceGetTopology(accel_bk_device_t handle, accel_device_topology_t* out_topology) noexcept {
-  const Device* device = Unwrap(handle);
-  accel_device_topology_t t = *out_topology;  // the core's presets (numa_node and nearest_nic -1)
-  std::memcpy(t.pci_bus_id, device->capabilities.pci_bus_id, sizeof(t.pci_bus_id));
-  WritePrefix(&t, out_topology, out_topology->struct_size, sizeof(t));
-  return ACCEL_SUCCESS;
-}
 
 accel_status_t DeviceGetLink(accel_bk_device_t device, accel_bk_device_t peer, accel_device_link_t* out_link) noexcept {
   const accel_device_link_t link = LinkBetween(*Unwrap(device), *Unwrap(peer));

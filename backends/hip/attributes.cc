@@ -9,13 +9,10 @@
 #include <set>
 
 namespace accel::hip {
-namespace {
 
-void CopyString(char* destination, size_t capacity, std::string_view source) {
-  const size_t length = source.size() < capacity - 1 ? source.size() : capacity - 1;
-  std::memcpy(destination, source.data(), length);
-  std::memset(destination + length, 0, capacity - length);
-}
+using backend::CopyString;
+
+namespace {
 
 // The PCI ID Repository's names (pci-ids.ucw.cz, vendor 1002) of data-centre parts whose product id names one part.
 // (0x740c is shared by the MI250X and the MI250: their SKU comes from the device name.)
@@ -38,22 +35,6 @@ std::string PciBusId(uint32_t domain, uint32_t bus, uint32_t device) {
   char text[32];
   std::snprintf(text, sizeof(text), "%04x:%02x:%02x.0", domain & 0xffffu, bus & 0xffu, device & 0x1fu);
   return text;
-}
-
-std::string NormaliseSku(std::string_view text) {
-  std::string out;
-  bool dash = false;
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0) {
-      if (dash && !out.empty()) out += '-';
-      dash = false;
-      out += static_cast<char>(std::tolower(u));
-    } else {
-      dash = true;
-    }
-  }
-  return out;
 }
 
 std::string ArchitectureOf(std::string_view gcn_arch_name) {

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/descriptor_text.h"
+
 namespace accel::hip {
 
 inline constexpr uint32_t kAmdVendorId = 0x1002;
@@ -49,8 +51,8 @@ struct DeviceAttributes {
 
 // "DDDD:BB:DD.0" in lowercase hex (HIP devices are function 0).
 std::string PciBusId(uint32_t domain, uint32_t bus, uint32_t device);
-// Lowercase letters and digits, every other run one '-', none leading or trailing.
-std::string NormaliseSku(std::string_view text);
+// Lowercase letters and digits, every other run one '-' (common/descriptor_text.h).
+using backend::NormaliseSku;
 // The gfx architecture: gcnArchName up to its first ':' ("gfx942:sramecc+:xnack-" -> "gfx942"); "" when that is
 // empty or not a gfx name (HIP's compute capability, 9.4 for gfx942 and 9.0 for both gfx908 and gfx90a, does not
 // name one).

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_api.h"
 #include "hip_backend.h"
 
 namespace accel::hip {
@@ -401,21 +402,11 @@ accel_status_t OpenDevices(Context& context, std::string* reason) {
 // --- Context slots -----------------------------------------------------------------------------------------------
 
 accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_context_t* out_context) noexcept {
-  const accel_host_services_t* services =
-      ACCEL_BACKEND_HAS_FIELD(desc, accel_bk_context_desc_t, host) ? desc->host : nullptr;
-  const Host host(services, kBackendName);
-  return Guard(host, "context_create", [&] {
-    auto context = std::make_unique<Context>(services);
-    std::string reason;
-    accel_status_t status = OpenRuntime(*context, &reason);
-    if (status == ACCEL_SUCCESS) status = OpenDevices(*context, &reason);
-    if (status != ACCEL_SUCCESS) {
-      context->host.Log(ACCEL_LOG_LEVEL_INFO, "no devices: " + reason);
-      return host.Fail(status, reason);
-    }
-    *out_context = Wrap(context.release());
-    return ACCEL_SUCCESS;
-  });
+  const auto open = [](Context& context, std::string* reason) {
+    const accel_status_t status = OpenRuntime(context, reason);
+    return status == ACCEL_SUCCESS ? OpenDevices(context, reason) : status;
+  };
+  return backend::CreateGpuContext<Context>(desc, kBackendName, open, out_context);
 }
 
 void ContextDestroy(accel_bk_context_t context) noexcept { std::unique_ptr<Context> owned(Unwrap(context)); }
@@ -423,19 +414,7 @@ void ContextDestroy(accel_bk_context_t context) noexcept { std::unique_ptr<Conte
 accel_status_t ContextGetDevices(accel_bk_context_t handle, uint32_t* inout_count,
                                  accel_bk_device_t* out_devices) noexcept {
   Context* context = Unwrap(handle);
-  const auto count = static_cast<uint32_t>(context->devices.size());
-  if (out_devices == nullptr) {
-    *inout_count = count;
-    return ACCEL_SUCCESS;
-  }
-  if (*inout_count < count) {
-    *inout_count = count;
-    return context->host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                              "the device array holds fewer than " + std::to_string(count) + " devices");
-  }
-  for (uint32_t i = 0; i < count; ++i) out_devices[i] = Wrap(context->devices[i].get());
-  *inout_count = count;
-  return ACCEL_SUCCESS;
+  return backend::ListDevices(context->host, context->devices, inout_count, out_devices);
 }
 
 constexpr accel_backend_api_t MakeApi() {
@@ -448,30 +427,13 @@ constexpr accel_backend_api_t MakeApi() {
   api.context_create = ContextCreate;
   api.context_destroy = ContextDestroy;
   api.context_get_devices = ContextGetDevices;
-  api.device_get_capabilities = DeviceGetCapabilities;
+  backend::SetGpuSlots<GpuTraits>(&api);  // buffers, streams and events, device descriptor and topology
   api.device_get_memory_info = DeviceGetMemoryInfo;
   api.buffer_create = BufferCreate;
-  api.buffer_destroy = BufferDestroy;
-  api.buffer_map = BufferMap;
-  api.buffer_unmap = BufferUnmap;
-  api.stream_create = StreamCreate;
-  api.stream_destroy = StreamDestroy;
   api.stream_copy_host_to_buffer = StreamCopyHostToBuffer;
   api.stream_copy_buffer_to_host = StreamCopyBufferToHost;
   api.stream_copy_buffer = StreamCopyBuffer;
   api.stream_fill_buffer = StreamFillBuffer;
-  api.stream_enqueue_host_callback = StreamEnqueueHostCallback;
-  api.stream_free_buffer = StreamFreeBuffer;
-  api.stream_record_event = StreamRecordEvent;
-  api.stream_wait_event = StreamWaitEvent;
-  api.stream_query = StreamQuery;
-  api.stream_synchronize = StreamSynchronize;
-  api.stream_clear_error = StreamClearError;
-  api.event_create = EventCreate;
-  api.event_destroy = EventDestroy;
-  api.event_query = EventQuery;
-  api.event_synchronize = EventSynchronize;
-  api.event_elapsed_time = EventElapsedTime;
   api.module_create = ModuleCreate;
   api.module_destroy = ModuleDestroy;
   api.module_enumerate_kernels = ModuleEnumerateKernels;
@@ -480,12 +442,8 @@ constexpr accel_backend_api_t MakeApi() {
   api.kernel_get_properties = KernelGetProperties;
   api.kernel_get_argument_info = KernelGetArgumentInfo;
   api.stream_launch_kernel = StreamLaunchKernel;
-  api.buffer_get_host_address = BufferGetHostAddress;
-  api.buffer_get_device_address = BufferGetDeviceAddress;
-  api.device_get_topology = DeviceGetTopology;
   api.device_get_link = DeviceGetLink;
   api.device_get_clique = DeviceGetClique;
-  api.stream_get_copy_statistics = StreamGetCopyStatistics;
   return api;
 }
 

@@ -1,15 +1,8 @@
-// The two device slots: the descriptor mapped once in context_create (attributes.h, pure functions unit-tested in
-// tests/hip), and live memory figures from hipMemGetInfo with the device current.
+// The memory slot of a device (its descriptor, mapped once in context_create by attributes.h, is common/gpu_api.h's
+// capabilities slot): live memory figures from hipMemGetInfo with the device current.
 #include "hip_backend.h"
 
 namespace accel::hip {
-
-accel_status_t DeviceGetCapabilities(accel_bk_device_t handle, accel_device_capabilities_t* out) noexcept {
-  // The core passes a zeroed struct of its own size, numa_node preset; write only what it covers.
-  const Device* device = Unwrap(handle);
-  WritePrefix(device->capabilities, out);
-  return ACCEL_SUCCESS;
-}
 
 accel_status_t DeviceGetMemoryInfo(accel_bk_device_t handle, uint64_t* out_free, uint64_t* out_total) noexcept {
   const Device* device = Unwrap(handle);

@@ -10,8 +10,6 @@
 
 namespace accel::hip {
 
-using BufferSlots = backend::GpuBufferSlots<GpuTraits>;
-
 // --- The vendor calls of the shared buffer storage ----------------------------------------------------------------
 
 GpuTraits::Result GpuTraits::FreeStorage(const Device* device, Address address, void* host, const char** out_call) {
@@ -70,23 +68,6 @@ accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_
     *out_buffer = Wrap(buffer.release());
     return ACCEL_SUCCESS;
   });
-}
-
-void BufferDestroy(accel_bk_buffer_t buffer) noexcept { BufferSlots::BufferDestroy(buffer); }
-
-accel_status_t BufferMap(accel_bk_buffer_t buffer, uint64_t offset, uint64_t size, uint64_t flags,
-                         void** out_ptr) noexcept {
-  return BufferSlots::BufferMap(buffer, offset, size, flags, out_ptr);
-}
-
-accel_status_t BufferUnmap(accel_bk_buffer_t buffer) noexcept { return BufferSlots::BufferUnmap(buffer); }
-
-accel_status_t BufferGetHostAddress(accel_bk_buffer_t buffer, void** out_address) noexcept {
-  return BufferSlots::BufferGetHostAddress(buffer, out_address);
-}
-
-accel_status_t BufferGetDeviceAddress(accel_bk_buffer_t buffer, uint64_t* out_address) noexcept {
-  return BufferSlots::BufferGetDeviceAddress(buffer, out_address);
 }
 
 }  // namespace accel::hip

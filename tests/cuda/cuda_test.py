@@ -16,69 +16,16 @@ Each case runs accel-info in a fresh process: a driver is loaded once per proces
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
-def run(cmd, env, timeout=300):
-    print("+ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
-    if p.stderr.strip():
-        print(p.stderr.strip()[-4000:])
-    return p
-
-
-def environment(backends, **changes):
-    env = dict(os.environ)
-    env["ACCEL_BACKENDS"] = backends
-    env.pop("ACCEL_BACKEND_FILES", None)
-    env.pop("ACCEL_ADD_BACKEND_FILES", None)
-    env.update(changes)
-    return env
-
-
-def accel_info_json(args, env):
-    p = run([args.accel_info, "--json"], env)
-    if p.returncode != 0:
-        fail(f"accel-info --json exited {p.returncode}")
-    try:
-        return json.loads(p.stdout)
-    except json.JSONDecodeError as e:
-        fail(f"accel-info --json printed no JSON: {e}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from backend_check import accel_info_json, environment, fail  # noqa: E402
+from backend_check import check_unavailable as check_unavailable_backend  # noqa: E402
 
 
 def check_unavailable(args, library, needles):
-    # With the host backend beside it: the CUDA backend's failure takes nothing else down.
-    doc = accel_info_json(args, environment("cuda,host", ACCEL_CUDA_LIBRARY=library))
-    paths = [a for d in doc["physical_devices"] for a in d["access_paths"]]
-    if [a for a in paths if a["backend"] == "cuda"]:
-        fail(f"CUDA access paths without a driver: {paths}")
-    if not [a for a in paths if a["backend"] == "host"]:
-        fail(f"the host backend reported no device beside the failed CUDA backend: {doc['loader']}")
-    entries = [e for e in doc["loader"] if e["backend"] == "cuda"]
-    if len(entries) != 1:
-        fail(f"the loader report has {len(entries)} cuda entries: {doc['loader']}")
-    entry = entries[0]
-    if entry["device_count"] != 0 or entry["status"] != "ACCEL_ERROR_BACKEND_UNAVAILABLE":
-        fail(f"loader entry {entry}: expected 0 devices and ACCEL_ERROR_BACKEND_UNAVAILABLE")
-    for n in needles:
-        if n not in entry["reason"]:
-            fail(f"the loader entry's reason {entry['reason']!r} does not say {n!r}")
-    p = run([args.accel_info, "--loader-debug"], environment("cuda", ACCEL_CUDA_LIBRARY=library))
-    if p.returncode != 0:
-        fail(f"accel-info --loader-debug exited {p.returncode}: a missing driver is not an error")
-    if "No devices found" not in p.stdout:
-        fail("accel-info does not say it found no devices")
-    for n in needles:
-        if n not in p.stdout:
-            fail(f"accel-info --loader-debug does not show the reason ({n!r}):\n{p.stdout}")
-    print(f"PASS: zero CUDA devices, reason: {entry['reason']}")
+    check_unavailable_backend(args.accel_info, "cuda", "CUDA", needles, ACCEL_CUDA_LIBRARY=library)
 
 
 def check_no_driver(args):
@@ -93,7 +40,7 @@ def check_stub_driver(args):
 
 
 def check_fake_driver(args):
-    doc = accel_info_json(args, environment("cuda", ACCEL_CUDA_LIBRARY=args.fake, ACCEL_FAKE_CUDA_DEVICES="2"))
+    doc = accel_info_json(args.accel_info, environment("cuda", ACCEL_CUDA_LIBRARY=args.fake, ACCEL_FAKE_CUDA_DEVICES="2"))
     paths = [a for d in doc["physical_devices"] for a in d["access_paths"] if a["backend"] == "cuda"]
     if len(doc["physical_devices"]) != 2 or len(paths) != 2:
         fail(f"expected 2 physical devices with one CUDA path each: {json.dumps(doc['physical_devices'])[:2000]}")
@@ -106,7 +53,7 @@ def check_fake_driver(args):
             fail(f"accel-info --json does not show {needle!r}: {text[:3000]}")
     # The driver hides every device (as CUDA_VISIBLE_DEVICES= does): the reason names CUDA_ERROR_NO_DEVICE.
     env = environment("cuda", ACCEL_CUDA_LIBRARY=args.fake, ACCEL_FAKE_CUDA_DEVICES="0")
-    entry = [e for e in accel_info_json(args, env)["loader"] if e["backend"] == "cuda"][0]
+    entry = [e for e in accel_info_json(args.accel_info, env)["loader"] if e["backend"] == "cuda"][0]
     if entry["status"] != "ACCEL_ERROR_BACKEND_UNAVAILABLE" or "CUDA_ERROR_NO_DEVICE (100)" not in entry["reason"]:
         fail(f"with no device: loader entry {entry}")
     print(f"PASS: two fake CUDA devices; without devices: {entry['reason']}")

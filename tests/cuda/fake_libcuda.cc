@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fake_corpus_kernels.h"
 #include "symbols.h"
 
 using namespace accel::cuda;  // NOLINT: the driver API's declarations
@@ -135,88 +136,9 @@ struct FakeModule {
   std::vector<std::unique_ptr<FakeFunction>> functions;
 };
 
-const std::map<std::string, std::vector<size_t>>& Kernels() {
-  static const std::map<std::string, std::vector<size_t>> kernels = {{"fill_u32", {8, 4, 4}},
-                                                                     {"copy_offset_u32", {8, 8, 4, 4, 4}},
-                                                                     {"vadd_f32", {8, 8, 8, 4}},
-                                                                     {"reduce_u32", {8, 8, 4}},
-                                                                     {"atomic_add_u32", {8, 8, 4, 4}}};
-  return kernels;
-}
-
-struct Launch {
-  unsigned int grid[3];
-  unsigned int block[3];
-  std::vector<std::vector<unsigned char>> params;
-  uint64_t U64(size_t i) const {
-    uint64_t v = 0;
-    std::memcpy(&v, params[i].data(), 8);
-    return v;
-  }
-  uint32_t U32(size_t i) const {
-    uint32_t v = 0;
-    std::memcpy(&v, params[i].data(), 4);
-    return v;
-  }
-};
-
-void Run(const std::string& name, const Launch& l) {
-  const uint64_t W = uint64_t{l.grid[0]} * l.block[0];
-  const uint64_t H = uint64_t{l.grid[1]} * l.block[1];
-  const uint64_t S = uint64_t{l.block[0]} * l.block[1] * l.block[2];
-  const auto each = [&](auto&& body) {
-    for (uint64_t bz = 0; bz < l.grid[2]; ++bz)
-      for (uint64_t by = 0; by < l.grid[1]; ++by)
-        for (uint64_t bx = 0; bx < l.grid[0]; ++bx)
-          for (uint64_t tz = 0; tz < l.block[2]; ++tz)
-            for (uint64_t ty = 0; ty < l.block[1]; ++ty)
-              for (uint64_t tx = 0; tx < l.block[0]; ++tx) {
-                const uint64_t gx = bx * l.block[0] + tx, gy = by * l.block[1] + ty, gz = bz * l.block[2] + tz;
-                body((gz * H + gy) * W + gx);
-              }
-  };
-  if (name == "fill_u32") {
-    auto* out = static_cast<uint32_t*>(P(l.U64(0)));
-    const uint32_t value = l.U32(1), n = l.U32(2);
-    each([&](uint64_t i) {
-      if (i < n) out[i] = value;
-    });
-  } else if (name == "copy_offset_u32") {
-    auto* src = static_cast<const uint32_t*>(P(l.U64(0)));
-    auto* dst = static_cast<uint32_t*>(P(l.U64(1)));
-    const uint32_t so = l.U32(2), d = l.U32(3), n = l.U32(4);
-    each([&](uint64_t i) {
-      if (i < n) dst[d + i] = src[so + i];
-    });
-  } else if (name == "vadd_f32") {
-    auto* a = static_cast<const float*>(P(l.U64(0)));
-    auto* b = static_cast<const float*>(P(l.U64(1)));
-    auto* c = static_cast<float*>(P(l.U64(2)));
-    const uint32_t n = l.U32(3);
-    each([&](uint64_t i) {
-      if (i < n) c[i] = a[i] + b[i];
-    });
-  } else if (name == "reduce_u32") {
-    auto* in = static_cast<const uint32_t*>(P(l.U64(0)));
-    auto* partial = static_cast<uint32_t*>(P(l.U64(1)));
-    const uint32_t n = l.U32(2);
-    const uint64_t groups = uint64_t{l.grid[0]} * l.grid[1] * l.grid[2];
-    for (uint64_t g = 0; g < groups; ++g) {
-      uint32_t sum = 0;
-      for (uint64_t k = 0; k < S; ++k) {
-        if (g * S + k < n) sum += in[g * S + k];
-      }
-      partial[g] = sum;
-    }
-  } else if (name == "atomic_add_u32") {
-    auto* values = static_cast<const uint32_t*>(P(l.U64(0)));
-    auto* sums = static_cast<uint32_t*>(P(l.U64(1)));
-    const uint32_t n = l.U32(2), bins = l.U32(3);
-    each([&](uint64_t i) {
-      if (i < n && bins != 0) sums[i % bins] += values[i];
-    });
-  }
-}
+using accel_test::fake_corpus::Kernels;
+using accel_test::fake_corpus::Launch;
+using accel_test::fake_corpus::Run;
 
 // --- Entry points ----------------------------------------------------------------------------------------------
 

@@ -15,69 +15,16 @@ Each case runs accel-info in a fresh process: a runtime is loaded once per proce
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
-
-
-def run(cmd, env, timeout=300):
-    print("+ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
-    if p.stderr.strip():
-        print(p.stderr.strip()[-4000:])
-    return p
-
-
-def environment(backends, **changes):
-    env = dict(os.environ)
-    env["ACCEL_BACKENDS"] = backends
-    env.pop("ACCEL_BACKEND_FILES", None)
-    env.pop("ACCEL_ADD_BACKEND_FILES", None)
-    env.update(changes)
-    return env
-
-
-def accel_info_json(args, env):
-    p = run([args.accel_info, "--json"], env)
-    if p.returncode != 0:
-        fail(f"accel-info --json exited {p.returncode}")
-    try:
-        return json.loads(p.stdout)
-    except json.JSONDecodeError as e:
-        fail(f"accel-info --json printed no JSON: {e}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from backend_check import accel_info_json, environment, fail, run  # noqa: E402
+from backend_check import check_unavailable as check_unavailable_backend  # noqa: E402
 
 
 def check_unavailable(args, library, needles):
-    # With the host backend beside it: the HIP backend's failure takes nothing else down.
-    doc = accel_info_json(args, environment("hip,host", ACCEL_HIP_LIBRARY=library))
-    paths = [a for d in doc["physical_devices"] for a in d["access_paths"]]
-    if [a for a in paths if a["backend"] == "hip"]:
-        fail(f"HIP access paths without a runtime: {paths}")
-    if not [a for a in paths if a["backend"] == "host"]:
-        fail(f"the host backend reported no device beside the failed HIP backend: {doc['loader']}")
-    entries = [e for e in doc["loader"] if e["backend"] == "hip"]
-    if len(entries) != 1:
-        fail(f"the loader report has {len(entries)} hip entries: {doc['loader']}")
-    entry = entries[0]
-    if entry["device_count"] != 0 or entry["status"] != "ACCEL_ERROR_BACKEND_UNAVAILABLE":
-        fail(f"loader entry {entry}: expected 0 devices and ACCEL_ERROR_BACKEND_UNAVAILABLE")
-    for n in needles:
-        if n not in entry["reason"]:
-            fail(f"the loader entry's reason {entry['reason']!r} does not say {n!r}")
-    p = run([args.accel_info, "--loader-debug"], environment("hip", ACCEL_HIP_LIBRARY=library))
-    if p.returncode != 0:
-        fail(f"accel-info --loader-debug exited {p.returncode}: a missing runtime is not an error")
-    if "No devices found" not in p.stdout:
-        fail("accel-info does not say it found no devices")
-    for n in needles:
-        if n not in p.stdout:
-            fail(f"accel-info --loader-debug does not show the reason ({n!r}):\n{p.stdout}")
-    print(f"PASS: zero HIP devices, reason: {entry['reason']}")
+    check_unavailable_backend(args.accel_info, "hip", "HIP", needles, ACCEL_HIP_LIBRARY=library)
 
 
 def check_no_runtime(args):
@@ -92,7 +39,7 @@ def fake_env(args, devices, **extra):
 
 
 def check_fake_info(args, **extra):
-    doc = accel_info_json(args, fake_env(args, 2, **extra))
+    doc = accel_info_json(args.accel_info, fake_env(args, 2, **extra))
     paths = [a for d in doc["physical_devices"] for a in d["access_paths"] if a["backend"] == "hip"]
     if len(doc["physical_devices"]) != 2 or len(paths) != 2:
         fail(f"expected 2 physical devices with one HIP path each: {json.dumps(doc['physical_devices'])[:2000]}")
@@ -111,7 +58,7 @@ def check_fake_info(args, **extra):
 
 
 def check_fake_no_device(args):
-    entry = [e for e in accel_info_json(args, fake_env(args, 0))["loader"] if e["backend"] == "hip"][0]
+    entry = [e for e in accel_info_json(args.accel_info, fake_env(args, 0))["loader"] if e["backend"] == "hip"][0]
     if entry["status"] != "ACCEL_ERROR_BACKEND_UNAVAILABLE" or entry["device_count"] != 0 or \
             "hipInit failed with hipErrorNoDevice (100)" not in entry["reason"] or \
             "sees no AMD GPU" not in entry["reason"]:

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -1654,6 +1655,14 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
     return ACCEL_ERROR_INVALID_ARGUMENT;
   }
   group->queue = std::move(queue);  // charged once placed
+  // Counted and logged once whichever check refuses it; nothing is held.
+  const auto refuse = [&](const std::string& reason) {
+    ++counters_.placement_groups_refused;
+    events_.Record(ACCEL_RUNTIME_EVENT_GROUP_REFUSED, 0, group->name, EventLog::kNoDevice, 0,
+                   ACCEL_ERROR_RESOURCE_EXHAUSTED);
+    *why = fmt::format("{}nothing is held: {}", group->label, reason);
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  };
   std::string placed_why;
   // An older pending group's devices are not this one's to take.
   HoldForPendingGroup();
@@ -1686,17 +1695,9 @@ accel_status_t Runtime::CreateGroup(const accel_placement_group_desc_t& desc, st
       FlushReleases();
       return ACCEL_SUCCESS;
     }
-    ++counters_.placement_groups_refused;
-    events_.Record(ACCEL_RUNTIME_EVENT_GROUP_REFUSED, 0, group->name, EventLog::kNoDevice, 0,
-                   ACCEL_ERROR_RESOURCE_EXHAUSTED);
-    *why = fmt::format("{}nothing is held: {}", group->label, never);
-    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    return refuse(never);
   }
-  ++counters_.placement_groups_refused;
-  events_.Record(ACCEL_RUNTIME_EVENT_GROUP_REFUSED, 0, group->name, EventLog::kNoDevice, 0,
-                 ACCEL_ERROR_RESOURCE_EXHAUSTED);
-  *why = fmt::format("{}nothing is held: {}", group->label, placed_why);
-  return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  return refuse(placed_why);
 }
 
 accel_status_t Runtime::PlaceGroup(PlacementGroup& group, std::string* why) {
@@ -1731,10 +1732,12 @@ accel_status_t Runtime::PlaceGroup(PlacementGroup& group, std::string* why) {
     group.slots.push_back({a.bundle, a.device, a.share, a.memory, a.share, a.memory});
   }
   if (events_.enabled()) {
-    uint32_t first = EventLog::kNoDevice;
-    for (const auto& slot : group.slots) first = std::min(first, slot.rank);
-    events_.Record(ACCEL_RUNTIME_EVENT_GROUP_CREATED, placed->id, group.name, first,
-                   static_cast<uint32_t>(group.slots.size()), ACCEL_SUCCESS);
+    // Slots are one per unit (bundles may share a device): the event counts distinct devices.
+    std::set<uint32_t> ranks;
+    for (const auto& slot : group.slots) ranks.insert(slot.rank);
+    events_.Record(ACCEL_RUNTIME_EVENT_GROUP_CREATED, placed->id, group.name,
+                   ranks.empty() ? EventLog::kNoDevice : *ranks.begin(), static_cast<uint32_t>(ranks.size()),
+                   ACCEL_SUCCESS);
   }
   return ACCEL_SUCCESS;
 }

@@ -63,13 +63,11 @@ def cluster_description(timeout: float = 120) -> dict:
             if total == 0:
                 continue
             busy = total - math.floor(free.get(f"accel_{kind}", 0) + 1e-9)
-            keep = []
+            if busy <= 0:
+                continue
             of_kind = [d for d in description["devices"] if d.get("kind") == kind]
-            drop = {id(d) for d in of_kind[len(of_kind) - busy :]} if busy > 0 else set()
-            for device in description["devices"]:
-                if id(device) not in drop:
-                    keep.append(device)
-            description["devices"] = keep
+            drop = {id(d) for d in of_kind[-busy:]}  # the last in rank first
+            description["devices"] = [d for d in description["devices"] if id(d) not in drop]
     return {"format_version": "1.0", "nodes": descriptions}
 
 

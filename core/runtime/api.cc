@@ -21,6 +21,7 @@ using accel::runtime::Actor;
 using accel::runtime::HandleTable;
 using accel::runtime::HandleType;
 using accel::runtime::NewTask;
+using accel::runtime::Pins;
 using accel::runtime::PlacementGroup;
 using accel::runtime::Queue;
 using accel::runtime::Runtime;
@@ -34,10 +35,10 @@ namespace {
 // timeout, a direct task nobody runs yet runs here (docs/scheduler.md, "The
 // direct path"); a short spin covers the common end of an empty task on
 // another thread before the thread blocks.
-bool WaitDone(const std::shared_ptr<Task>& task, const std::weak_ptr<Runtime>& runtime, uint64_t timeout_ns) {
+bool WaitDone(const std::shared_ptr<Task>& task, uint64_t timeout_ns) {
   if (task->done.load(std::memory_order_acquire)) return true;
   if (timeout_ns == ACCEL_TIMEOUT_INFINITE && task->direct && !task->claimed.load(std::memory_order_relaxed)) {
-    if (auto rt = runtime.lock(); rt && rt->RunIfUnclaimed(task)) return true;
+    if (auto rt = RuntimeRef::Of(task->runtime_handle); rt && rt->RunIfUnclaimed(task)) return true;
   }
   constexpr int kSpins = 256;
   for (int i = 0; i < kSpins && timeout_ns == ACCEL_TIMEOUT_INFINITE; ++i) {
@@ -93,8 +94,8 @@ accel_status_t ContextValue(const char* function, accel_task_context_t context, 
 
 const Runtime& OwnerOf(const Task& task) { return *task.owner; }
 
-accel_future_t NewFuture(const std::shared_ptr<Task>& task, const std::shared_ptr<Runtime>& rt) {
-  task->runtime = rt;
+accel_future_t NewFuture(const std::shared_ptr<Task>& task, uint64_t runtime_handle) {
+  task->runtime_handle = runtime_handle;
   return reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, task));
 }
 
@@ -182,7 +183,9 @@ ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const a
     }
     auto runtime = Runtime::Create(instance, d.worker_threads, std::move(store_options));
     if (!runtime) return Fail(fn, ACCEL_ERROR_INTERNAL, runtime.error().message);
-    *out_runtime = reinterpret_cast<accel_runtime_t>(HandleTable::Get().Insert(HandleType::kRuntime, runtime.value()));
+    const uint64_t handle = HandleTable::Get().Insert(HandleType::kRuntime, runtime.value());
+    runtime.value()->set_handle(handle);
+    *out_runtime = reinterpret_cast<accel_runtime_t>(handle);
     return ACCEL_SUCCESS;
   });
 }
@@ -197,10 +200,17 @@ ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
       return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION,
                   "'runtime' is destroyed from one of its own tasks: it would wait for itself");
     }
+    if (Pins::PinnedByMe(rt.get())) {
+      return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION,
+                  "'runtime' is destroyed from inside another call on it (a callback it runs): it would wait for "
+                  "itself");
+    }
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(runtime))) {
       return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'runtime' is a stale runtime handle (already destroyed)");
     }
     rt->Shutdown();
+    // Calls that pinned it before its value went out end before its memory may go (docs/threading.md).
+    Pins::WaitUnpinnedByOthers(rt.get());
     return ACCEL_SUCCESS;
   });
 }
@@ -415,7 +425,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto rt = Find<Runtime>(fn, runtime, HandleType::kRuntime, "runtime", &status);
+    auto rt = FindRuntime(fn, runtime, "runtime", &status);
     if (!rt) return status;
     accel_task_desc_t d{};
     if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
@@ -453,7 +463,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
       const std::string argument = fmt::format("desc->near_objects[{}]", i);
       auto ref = Find<accel::runtime::ObjectRef>(fn, d.near_objects[i], HandleType::kObject, argument.c_str(), &status);
       if (!ref) return status;
-      if (ref->runtime.lock() != rt) {
+      if (ref->runtime.lock().get() != rt.get()) {
         return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is an object of another runtime", argument));
       }
       if (!accel::runtime::RetainObject(*ref->object)) {
@@ -472,7 +482,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     status = rt->Submit(task, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, fmt::format("'desc->request': {}", why));
     held.keep = true;  // the task's now: its end drops them
-    *out_future = NewFuture(task, rt);
+    *out_future = NewFuture(task, reinterpret_cast<uint64_t>(runtime));
     return ACCEL_SUCCESS;
   });
 }
@@ -496,7 +506,7 @@ ACCEL_API accel_status_t accel_future_wait(accel_future_t future, uint64_t timeo
     auto f = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
     Task& task = *f;
-    if (!WaitDone(f, f->runtime, timeout_ns)) {
+    if (!WaitDone(f, timeout_ns)) {
       return Fail(fn, ACCEL_ERROR_TIMEOUT,
                   fmt::format("{} did not end within {} ns (it goes on)", task.Name(), timeout_ns));
     }
@@ -511,7 +521,7 @@ ACCEL_API accel_status_t accel_future_cancel(accel_future_t future) {
     accel_status_t status = ACCEL_SUCCESS;
     auto f = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
     if (!f) return status;
-    if (auto rt = f->runtime.lock()) {
+    if (auto rt = RuntimeRef::Of(f->runtime_handle)) {
       rt->Cancel(f);
     } else {
       f->cancel_requested = true;
@@ -533,7 +543,7 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
     std::string text;
     if (f->done.load(std::memory_order_acquire)) text = f->final_result < 0 ? f->final_message : "";
     if (text.empty()) {
-      if (auto rt = f->runtime.lock()) text = rt->Explain(*f);
+      if (auto rt = RuntimeRef::Of(f->runtime_handle)) text = rt->Explain(*f);
     }
     return CopyText(fn, text, size, out_text, out_size);
   });
@@ -551,7 +561,8 @@ ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
     }
     // Its result object's reference, when the task's end went first (Runtime::ReleaseObjects).
     if (task->result_holders.fetch_sub(1, std::memory_order_acq_rel) == 1 && task->result_object.object) {
-      auto rt = task->runtime.lock();
+      // Without the store once the runtime's destroy began: its shutdown frees every object.
+      auto rt = RuntimeRef::Of(task->runtime_handle);
       accel::runtime::ReleaseObject(std::exchange(task->result_object, {}), rt ? &rt->store() : nullptr);
     }
     return ACCEL_SUCCESS;
@@ -717,7 +728,7 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
       task->release_user_data = nullptr;
       return Fail(fn, status, why);
     }
-    *out_future = NewFuture(task, owner);
+    *out_future = NewFuture(task, owner->handle());
     return ACCEL_SUCCESS;
   });
 }

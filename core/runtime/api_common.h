@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "handles.h"
+#include "pins.h"
 #include "runtime.h"
 
 namespace accel::runtime::api {
@@ -52,6 +53,63 @@ std::shared_ptr<T> Find(const char* function, H handle, HandleType type, const c
     return nullptr;
   }
   return std::static_pointer_cast<T>(std::move(found));
+}
+
+// The runtime a handle value names, held for one call (docs/threading.md, "Pinned runtimes"): pinned on the calling
+// thread (pins.h), so that the call writes no line other threads write, or, when the thread's pins are all in use, a
+// counted reference. Empty when the value names no live runtime, and from the moment its destroy began.
+//
+//   if (auto rt = RuntimeRef::Of(task->runtime_handle)) rt->Cancel(task);
+//
+// Thread-compatible: one thread makes, uses and drops it, within one call.
+class RuntimeRef {
+ public:
+  RuntimeRef() = default;
+  explicit RuntimeRef(std::shared_ptr<Runtime> owned) : raw_(owned.get()), owned_(std::move(owned)) {}
+  RuntimeRef(RuntimeRef&& other) noexcept
+      : raw_(std::exchange(other.raw_, nullptr)),
+        owned_(std::move(other.owned_)),
+        pin_(std::exchange(other.pin_, -1)) {}
+  RuntimeRef& operator=(RuntimeRef&&) = delete;
+  RuntimeRef(const RuntimeRef&) = delete;
+  RuntimeRef& operator=(const RuntimeRef&) = delete;
+  ~RuntimeRef() {
+    if (pin_ >= 0) Pins::Unpin(pin_);
+  }
+
+  static RuntimeRef Of(uint64_t handle) {
+    RuntimeRef ref;
+    const HandleTable& table = HandleTable::Get();
+    void* raw = table.Peek(handle, HandleType::kRuntime);
+    if (raw == nullptr) return ref;
+    // A pin this thread already holds on it (an enclosing call's) keeps it alive as long as this call.
+    ref.pin_ = Pins::Pin(raw);
+    if (ref.pin_ < 0) {
+      std::string why;
+      return RuntimeRef(std::static_pointer_cast<Runtime>(table.Find(handle, HandleType::kRuntime, &why)));
+    }
+    // Still live after the pin: its destroy, which takes the value out first, waits for the pin to go.
+    if (table.Peek(handle, HandleType::kRuntime) == raw) ref.raw_ = static_cast<Runtime*>(raw);
+    return ref;
+  }
+
+  explicit operator bool() const { return raw_ != nullptr; }
+  Runtime* get() const { return raw_; }
+  Runtime* operator->() const { return raw_; }
+  Runtime& operator*() const { return *raw_; }
+
+ private:
+  Runtime* raw_ = nullptr;
+  std::shared_ptr<Runtime> owned_;
+  int pin_ = -1;
+};
+
+// The live runtime behind `handle`, or empty after setting the error.
+inline RuntimeRef FindRuntime(const char* function, accel_runtime_t handle, const char* argument,
+                              accel_status_t* status) {
+  RuntimeRef ref = RuntimeRef::Of(reinterpret_cast<uint64_t>(handle));
+  if (ref) return ref;
+  return RuntimeRef(Find<Runtime>(function, handle, HandleType::kRuntime, argument, status));
 }
 
 template <typename T>

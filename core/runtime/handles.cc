@@ -85,9 +85,11 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<void> object) {
   Slot& slot = *SlotAt(index);
   std::lock_guard lock(slot.lock);
   ++slot.generation;
-  slot.handle = Value(type, slot.generation, index);
+  const uint64_t value = Value(type, slot.generation, index);
+  slot.raw.store(object.get(), std::memory_order_relaxed);
   slot.object = std::move(object);
-  return slot.handle;
+  slot.handle.store(value, std::memory_order_release);  // after raw: a Peek that finds the value reads its object
+  return value;
 }
 
 bool HandleTable::Remove(uint64_t handle) {
@@ -98,8 +100,9 @@ bool HandleTable::Remove(uint64_t handle) {
   uint32_t generation = 0;
   {
     std::lock_guard lock(slot->lock);
-    if (slot->handle != handle) return false;
-    slot->handle = 0;
+    if (slot->handle.load(std::memory_order_relaxed) != handle) return false;
+    slot->handle.store(0, std::memory_order_seq_cst);     // first: a Peek that still finds the value reads its object
+    slot->raw.store(nullptr, std::memory_order_release);  // a Peek that reads this null then reads the 0 above
     object = std::move(slot->object);
     generation = slot->generation;
   }
@@ -133,10 +136,19 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
   const Slot* slot = SlotAt(index);
   if (slot != nullptr) {
     std::lock_guard lock(slot->lock);
-    if (slot->handle == handle) return slot->object;
+    if (slot->handle.load(std::memory_order_relaxed) == handle) return slot->object;
   }
   *why = fmt::format("is a stale {} handle (already destroyed or released)", want);
   return nullptr;
+}
+
+void* HandleTable::Peek(uint64_t handle, HandleType type) const noexcept {
+  if (static_cast<uint8_t>(handle >> kTagShift) != static_cast<uint8_t>(type)) return nullptr;
+  const Slot* slot = SlotAt(static_cast<uint32_t>(handle));
+  if (slot == nullptr || slot->handle.load(std::memory_order_acquire) != handle) return nullptr;
+  void* raw = slot->raw.load(std::memory_order_acquire);
+  // The value again: unchanged, so `raw` was read while it named this slot (a value is never given out twice).
+  return slot->handle.load(std::memory_order_seq_cst) == handle ? raw : nullptr;
 }
 
 }  // namespace accel::runtime

@@ -52,11 +52,17 @@ class HandleTable {
   // The live object of `type`, or null with `*why` saying what the value is
   // ("is a stale future handle", "is NULL (expected a runtime handle)").
   std::shared_ptr<void> Find(uint64_t handle, HandleType type, std::string* why) const;
+  // The live object of `type` behind `handle`, read without a lock or a
+  // reference (null otherwise: Find says why). The caller keeps it alive by
+  // other means: a pin (pins.h) and then a second Peek that still finds it.
+  void* Peek(uint64_t handle, HandleType type) const noexcept;
 
  private:
   struct Slot {
     mutable SpinLock lock;
-    uint64_t handle = 0;  // the live value naming this slot; 0 when free
+    // The live value naming this slot; 0 when free. Written under the lock, read by Peek without it.
+    std::atomic<uint64_t> handle{0};
+    std::atomic<void*> raw{nullptr};  // object.get() while `handle` is live
     std::shared_ptr<void> object;
     uint32_t generation = 0;  // of the last value given out here
   };

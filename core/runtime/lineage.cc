@@ -55,7 +55,6 @@ bool TaskLineage::Remake(const std::shared_ptr<Object>& object, std::string* why
   for (const HeldObject& held : arguments_) {
     if (RetainObject(*held.object)) task->near.push_back(held);
   }
-  task->runtime = rt;
   const accel_status_t status = rt->Submit(task, why);
   if (status != ACCEL_SUCCESS) {
     for (const HeldObject& held : task->near) ReleaseObject(held, &rt->store());

@@ -223,8 +223,10 @@ void Runtime::Shutdown() {
   for (auto& w : workers_) w.join();
   workers_.clear();
   // Tasks that waiting threads run themselves end too (stopping_ was set before this read: see RunIfUnclaimed).
-  for (int n = inline_running_.load(std::memory_order_seq_cst); n != 0; n = inline_running_.load()) {
-    inline_running_.wait(n);
+  for (InlineCount& count : inline_running_) {
+    for (int n = count.running.load(std::memory_order_seq_cst); n != 0; n = count.running.load()) {
+      count.running.wait(n);
+    }
   }
   FlushReleases();
   if (store_) store_->Shutdown();
@@ -402,16 +404,17 @@ Runtime::CounterShard& Runtime::Shard() { return shards_[ThreadSlot() % kCounter
 bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
   if (!task->direct || !Claim(*task)) return false;
   // Counted so that Shutdown waits for it as for a worker's task.
-  inline_running_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic<int>& running = inline_running_[ThreadSlot() % kDirectShards].running;
+  running.fetch_add(1, std::memory_order_seq_cst);
   struct Done {
-    Runtime& rt;
+    const Runtime& rt;
+    std::atomic<int>& running;
     ~Done() {
-      if (rt.inline_running_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-          rt.stopping_.load(std::memory_order_seq_cst)) {
-        rt.inline_running_.notify_all();
+      if (running.fetch_sub(1, std::memory_order_seq_cst) == 1 && rt.stopping_.load(std::memory_order_seq_cst)) {
+        running.notify_all();
       }
     }
-  } done{*this};
+  } done{*this, running};
   {
     // Out of its shard when it is the newest (a submit-then-wait stream) or the oldest (waits in submission
     // order), so that no worker looks at it again; else a taker skips it later.

@@ -122,8 +122,9 @@ struct Task {
   std::vector<uint64_t> memory;
   uint64_t placement = 0;
 
-  // The runtime, for the task's future (empty once destroyed); set with the future.
-  std::weak_ptr<Runtime> runtime;
+  // The runtime's handle value, for the task's future (RuntimeRef: it finds nothing once the destroy began); set with
+  // the future. A value, not a weak_ptr: every weak_ptr of a runtime counts on the line its other references do.
+  uint64_t runtime_handle = 0;
   std::mutex done_mutex;  // only for done_cv
   std::condition_variable done_cv;
 
@@ -276,6 +277,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   bool OnWorker() const;
   // True once Shutdown began.
   bool stopping() const { return stopping_; }
+  // The handle value accel_runtime_create gave out for this runtime (set before it is given out).
+  uint64_t handle() const { return handle_; }
+  void set_handle(uint64_t handle) { handle_ = handle; }
 
  private:
   Runtime(accel_instance_t instance, Resources resources);
@@ -434,6 +438,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   alignas(64) std::atomic<size_t> ready_size_{0};  // ready_.size(), written under ready_mutex_
   std::atomic<uint32_t> spinning_{0};              // workers spinning before they sleep: they take what comes
   std::atomic<uint32_t> sleeping_{0};              // workers in (or entering) ready_cv_'s wait
+  uint64_t handle_ = 0;
   alignas(64) std::atomic<bool> stopping_{false};  // set under mutex_ and ready_mutex_
   // The direct tasks submitted by the threads of one slot. The newest waits in
   // `newest`, where a submit-then-wait stream takes it back without touching
@@ -459,7 +464,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   };
   static constexpr size_t kDirectShards = 8;
   std::array<DirectShard, kDirectShards> direct_;
-  std::atomic<int> inline_running_{0};  // direct tasks a waiting thread runs now (RunIfUnclaimed)
+  // Direct tasks waiting threads run now (RunIfUnclaimed), counted in the shard of the thread's slot: two clients
+  // that each run their own tasks touch no common line. Shutdown waits for every shard to reach 0.
+  struct alignas(64) InlineCount {
+    std::atomic<int> running{0};
+  };
+  std::array<InlineCount, kDirectShards> inline_running_;
   std::shared_ptr<Queue> default_queue_;
   std::vector<std::weak_ptr<Queue>> queues_;  // every queue made, for sibling names
   std::vector<std::weak_ptr<Actor>> actors_;

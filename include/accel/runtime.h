@@ -100,7 +100,10 @@ ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance,
 
 /* Cancels every task that has not started (their futures complete with
  * ACCEL_ERROR_CANCELLED), waits for running ones, releases placement groups.
- * Must not be called from a task of this runtime (FAILED_PRECONDITION).
+ * Waits for calls on this runtime in flight on other threads. Must not be
+ * called from a task of this runtime, nor from a callback it runs inside
+ * another call on it (a release_user_data): FAILED_PRECONDITION
+ * (docs/threading.md).
  * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_FAILED_PRECONDITION. */
 ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime);
 

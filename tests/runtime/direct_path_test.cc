@@ -194,6 +194,113 @@ TEST(DirectPath, DestroyCancelsTheTasksNotStartedAndReleasesTheirDataOnce) {
   }
 }
 
+// Calls pin the runtime instead of counting a reference (docs/threading.md, "Pinned runtimes"): a destroy on one
+// thread while two others submit, wait for and release tasks must end every task once (run or cancelled), refuse
+// later submissions by name, and wait for the calls in flight (ASan and TSan see a use after free or a race).
+TEST(DirectPath, DestroyWhileOtherThreadsSubmitWaitAndRelease) {
+  ScopedInstance instance(nullptr);
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.worker_threads = kWorkers;
+  accel_runtime_t rt = nullptr;
+  ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &rt), ACCEL_SUCCESS) << accel_last_error();
+  constexpr int kClients = 2;
+  std::atomic<int> ran{0};
+  std::atomic<int> submitted[kClients] = {};
+  std::atomic<int> cancelled{0};
+  std::atomic<int> unexpected{0};
+  std::atomic<bool> destroyed{false};
+  std::vector<std::string> refusals(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (;;) {
+        const bool after = destroyed.load();
+        accel_task_desc_t d{};
+        d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+        d.struct_size = sizeof(d);
+        d.function = [](accel_task_context_t, void* p) {
+          ++*static_cast<std::atomic<int>*>(p);
+          return ACCEL_SUCCESS;
+        };
+        d.user_data = &ran;
+        accel_future_t f = nullptr;
+        const accel_status_t s = accel_task_submit(rt, &d, &f);
+        if (s != ACCEL_SUCCESS) {
+          // Refused once the destroy began: the runtime is being destroyed, or its handle is stale.
+          if (s != ACCEL_ERROR_INVALID_HANDLE && s != ACCEL_ERROR_FAILED_PRECONDITION) ++unexpected;
+          refusals[c] = accel_last_error();
+          return;
+        }
+        if (after) ++unexpected;  // accepted after the destroy returned
+        ++submitted[c];
+        const accel_status_t w = accel_future_wait(f, ACCEL_TIMEOUT_INFINITE);
+        if (w == ACCEL_ERROR_CANCELLED) {
+          ++cancelled;
+        } else if (w != ACCEL_SUCCESS) {
+          ++unexpected;
+        }
+        if (accel_future_release(f) != ACCEL_SUCCESS) ++unexpected;
+      }
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return submitted[0].load() > 2000 && submitted[1].load() > 2000; }));
+  EXPECT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS) << accel_last_error();
+  destroyed = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(unexpected.load(), 0);
+  EXPECT_EQ(ran.load() + cancelled.load(), submitted[0].load() + submitted[1].load())
+      << "every accepted task ran or was cancelled, once";
+  for (const std::string& refusal : refusals) {
+    EXPECT_TRUE(refusal.find("stale runtime handle") != std::string::npos ||
+                refusal.find("being destroyed") != std::string::npos)
+        << refusal;
+  }
+}
+
+// A callback a call runs on its own thread (here the release of a cancelled task's user data, inside
+// accel_future_cancel) cannot destroy the runtime that call uses: the destroy would wait for the call. It is refused
+// by name, and the runtime goes on.
+TEST(DirectPath, DestroyFromInsideACallOnTheSameRuntimeIsRefused) {
+  RuntimeFixture rt(nullptr, kWorkers);
+  Gate gate;
+  std::atomic<int> started{0};
+  BlockWorkers(rt, gate, started);  // so that the task below is not started when it is cancelled
+  struct Data {
+    accel_runtime_t rt;
+    accel_status_t status = ACCEL_SUCCESS;
+    std::string message;
+    bool released = false;
+  } data{rt.get()};
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.function = [](accel_task_context_t, void*) { return ACCEL_SUCCESS; };
+  d.user_data = &data;
+  d.release_user_data = [](void* p) {
+    auto* mine = static_cast<Data*>(p);
+    mine->released = true;
+    mine->status = accel_runtime_destroy(mine->rt);
+    mine->message = accel_last_error();
+  };
+  accel_future_t f = nullptr;
+  ASSERT_EQ(accel_task_submit(rt.get(), &d, &f), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_future_cancel(f), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS);
+  ASSERT_TRUE(data.released);
+  EXPECT_EQ(data.status, ACCEL_ERROR_FAILED_PRECONDITION);
+  EXPECT_NE(data.message.find("from inside another call on it"), std::string::npos) << data.message;
+  gate.Open();
+  accel_future_t g = nullptr;
+  ASSERT_EQ(rt.Submit(
+                nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &g),
+            ACCEL_SUCCESS)
+      << "the runtime goes on: " << accel_last_error();
+  EXPECT_EQ(accel_future_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);  // the fixture releases it
+}
+
 // A dependent (slow path) of a direct task that may end at any moment, from
 // two threads at once: a lost wakeup would leave a dependent waiting.
 TEST(DirectPath, DependentsOfDirectTasksAlwaysStart) {

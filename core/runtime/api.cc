@@ -553,10 +553,10 @@ ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto task = Find<Task>(fn, future, HandleType::kFuture, "future", &status);
-    if (!task) return status;
-    if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(future))) {
-      Find<Task>(fn, future, HandleType::kFuture, "future", &status);  // released meanwhile: that error
+    auto task = std::static_pointer_cast<Task>(
+        HandleTable::Get().Take(reinterpret_cast<uint64_t>(future), HandleType::kFuture));
+    if (!task) {
+      Find<Task>(fn, future, HandleType::kFuture, "future", &status);  // not a live future: why
       return status;
     }
     // Its result object's reference, when the task's end went first (Runtime::ReleaseObjects).

@@ -92,22 +92,29 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<void> object) {
   return value;
 }
 
-bool HandleTable::Remove(uint64_t handle) {
+bool HandleTable::Remove(uint64_t handle) { return Take(handle) != nullptr; }
+
+std::shared_ptr<void> HandleTable::Take(uint64_t handle, HandleType type) {
+  if (static_cast<uint8_t>(handle >> kTagShift) != static_cast<uint8_t>(type)) return nullptr;
+  return Take(handle);
+}
+
+std::shared_ptr<void> HandleTable::Take(uint64_t handle) {
   const auto index = static_cast<uint32_t>(handle);
   Slot* slot = handle == 0 ? nullptr : SlotAt(index);
-  if (slot == nullptr) return false;
-  std::shared_ptr<void> object;  // dropped after the lock: its destructor may do anything
+  if (slot == nullptr) return nullptr;
+  std::shared_ptr<void> object;  // given to the caller, who drops it after the lock: its destructor may do anything
   uint32_t generation = 0;
   {
     std::lock_guard lock(slot->lock);
-    if (slot->handle.load(std::memory_order_relaxed) != handle) return false;
+    if (slot->handle.load(std::memory_order_relaxed) != handle) return nullptr;
     slot->handle.store(0, std::memory_order_seq_cst);     // first: a Peek that still finds the value reads its object
     slot->raw.store(nullptr, std::memory_order_release);  // a Peek that reads this null then reads the 0 above
     object = std::move(slot->object);
     generation = slot->generation;
   }
   GiveBack(index, generation);
-  return true;
+  return object;
 }
 
 std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::string* why) const {

@@ -49,6 +49,9 @@ class HandleTable {
   uint64_t Insert(HandleType type, std::shared_ptr<void> object);
   // Unregisters; false when it was not live. The object's reference is dropped outside the table's locks.
   bool Remove(uint64_t handle);
+  // Unregisters a live value of `type` and gives the table's reference to the caller (one lookup for a find and
+  // a remove); null when the value is not a live one of `type` (Find says why).
+  std::shared_ptr<void> Take(uint64_t handle, HandleType type);
   // The live object of `type`, or null with `*why` saying what the value is
   // ("is a stale future handle", "is NULL (expected a runtime handle)").
   std::shared_ptr<void> Find(uint64_t handle, HandleType type, std::string* why) const;
@@ -81,6 +84,7 @@ class HandleTable {
   // A free slot's index and the generation its next value gets.
   uint32_t TakeSlot();
   void GiveBack(uint32_t index, uint32_t generation);
+  std::shared_ptr<void> Take(uint64_t handle);  // Remove's and Take's: any type
 
   std::unique_ptr<std::atomic<Slot*>[]> chunks_ { new std::atomic<Slot*>[ kChunks ]() };
   std::mutex grow_mutex_;                      // making a chunk

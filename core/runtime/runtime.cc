@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <unordered_set>
@@ -72,11 +74,59 @@ bool Within(const Queue* q, const Queue* ancestor) {
 
 bool Counted(const Task& task) { return task.kind == TaskKind::kTask || task.kind == TaskKind::kActorCall; }
 
-// This thread's slot for the sharded counters: threads numbered in order of first use.
+// Thread slots: small numbers for the threads alive now, each thread's own while it lives (the lowest free one when
+// it first asks), given back when it exits. The hand-over goes through the mutex, so a thread that takes a slot sees
+// every count its previous owner made in a shard it wrote alone (Runtime::CounterShard).
+class ThreadSlots {
+ public:
+  size_t Take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return next_++;
+    std::pop_heap(free_.begin(), free_.end(), std::greater<>());
+    const size_t slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+  void GiveBack(size_t slot) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(slot);
+    std::push_heap(free_.begin(), free_.end(), std::greater<>());
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<size_t> free_;  // a min-heap
+  size_t next_ = 0;
+};
+
+ThreadSlots& Slots() {
+  static auto* slots = new ThreadSlots;  // leaked: threads exit during the process's exit too
+  return *slots;
+}
+
+// A slot no thread owns, for the calls a thread makes after its thread-locals were destroyed: past the owned
+// counter shards, so that it adds with locked adds.
+constexpr size_t kOrphanSlot = size_t{1} << 20;
+constexpr size_t kNoSlot = ~size_t{0};
+thread_local size_t t_slot = kNoSlot;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+struct SlotOwner {
+  SlotOwner() = default;
+  SlotOwner(const SlotOwner&) = delete;
+  SlotOwner& operator=(const SlotOwner&) = delete;
+  ~SlotOwner() {
+    Slots().GiveBack(t_slot);
+    t_slot = kOrphanSlot;
+  }
+};
+
+// This thread's slot (ThreadSlots).
 size_t ThreadSlot() {
-  static std::atomic<size_t> next{0};
-  thread_local const size_t slot = next.fetch_add(1, std::memory_order_relaxed);
-  return slot;
+  if (t_slot == kNoSlot) [[unlikely]] {
+    t_slot = Slots().Take();
+    thread_local SlotOwner owner;
+  }
+  return t_slot;
 }
 
 // Direct tasks take their ids from a block of the runtime's counter that their submitting thread holds, not one
@@ -152,6 +202,7 @@ Runtime::Runtime(accel_instance_t instance, Resources resources)
     : instance_(instance), resources_(std::move(resources)), planner_(*resources_.cluster) {
   counters_.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_COUNTERS;
   counters_.struct_size = sizeof(counters_);
+  for (size_t i = kOwnedShards; i < kCounterShards; ++i) shards_[i].shared = true;
   default_queue_ = std::make_shared<Queue>();
   default_queue_->name = "default";
   default_queue_->owner = this;
@@ -201,7 +252,7 @@ void Runtime::Shutdown() {
     }
     for (auto& task : ready) {
       if (task->kind == TaskKind::kActorFinalize) continue;
-      Shard().run_out.fetch_add(1, std::memory_order_relaxed);
+      Shard().Add(&CounterShard::run_out);
       ReleasePlacement(*task);
       if (task->kind == TaskKind::kActorCall || task->kind == TaskKind::kActorInit) task->actor->busy = false;
       Finish(task, ACCEL_ERROR_CANCELLED,
@@ -321,7 +372,7 @@ void Runtime::WorkerLoop() {
       const accel_status_t result = Execute(task, &message);
       {
         std::unique_lock lock(mutex_);
-        Shard().run_out.fetch_add(1, std::memory_order_relaxed);
+        Shard().Add(&CounterShard::run_out);
         Complete(task, result, std::move(message), lock);
       }
       FlushReleases();
@@ -388,7 +439,7 @@ void Runtime::WakeOne() {
 }
 
 void Runtime::MakeReady(std::shared_ptr<Task> task) {
-  Shard().run_in.fetch_add(1, std::memory_order_relaxed);
+  Shard().Add(&CounterShard::run_in);
   {
     std::lock_guard ready_lock(ready_mutex_);
     ready_.push_back(std::move(task));
@@ -399,7 +450,10 @@ void Runtime::MakeReady(std::shared_ptr<Task> task) {
   WakeOne();
 }
 
-Runtime::CounterShard& Runtime::Shard() { return shards_[ThreadSlot() % kCounterShards]; }
+Runtime::CounterShard& Runtime::Shard() {
+  const size_t slot = ThreadSlot();
+  return shards_[slot < kOwnedShards ? slot : kOwnedShards + slot % (kCounterShards - kOwnedShards)];
+}
 
 bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
   if (!task->direct || !Claim(*task)) return false;
@@ -445,9 +499,9 @@ void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t res
     for (Queue* q = task->queue.get(); q != nullptr; q = q->parent.get())
       q->finished.fetch_add(1, std::memory_order_relaxed);
   } else {
-    shard.default_finished.fetch_add(1, std::memory_order_relaxed);  // see SubmitDirect
+    shard.Add(&CounterShard::default_finished);  // see SubmitDirect
   }
-  shard.run_out.fetch_add(1, std::memory_order_relaxed);
+  shard.Add(&CounterShard::run_out);
   // Before the future is done: once a wait returns, the user data is released.
   if (auto release = std::exchange(task->release_user_data, nullptr); release != nullptr) release(task->user_data);
   Publish(*task, result);
@@ -500,11 +554,11 @@ void Runtime::WatchDependencies(const Task& task) {
 void Runtime::Publish(Task& task, accel_status_t result) {
   CounterShard& shard = Shard();
   if (result == ACCEL_SUCCESS) {
-    shard.finished.fetch_add(1, std::memory_order_relaxed);
+    shard.Add(&CounterShard::finished);
   } else if (result == ACCEL_ERROR_CANCELLED) {
-    shard.cancelled.fetch_add(1, std::memory_order_relaxed);
+    shard.Add(&CounterShard::cancelled);
   } else {
-    shard.failed.fetch_add(1, std::memory_order_relaxed);
+    shard.Add(&CounterShard::failed);
   }
   LogTask(result == ACCEL_SUCCESS           ? ACCEL_RUNTIME_EVENT_FINISHED
           : result == ACCEL_ERROR_CANCELLED ? ACCEL_RUNTIME_EVENT_CANCELLED
@@ -528,7 +582,7 @@ void Runtime::LogTaskOn(accel_runtime_event_kind_t kind, const Task& task, accel
 void Runtime::Start(const std::shared_ptr<Task>& task) {
   task->state = TaskState::kRunning;
   if (Counted(*task)) {
-    Shard().placed.fetch_add(1, std::memory_order_relaxed);
+    Shard().Add(&CounterShard::placed);
     LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
   }
   if (task->kind == TaskKind::kActorInit) task->actor->busy = true;
@@ -748,9 +802,9 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   task->direct = true;
   task->state = TaskState::kRunning;
   CounterShard& shard = Shard();
-  shard.submitted.fetch_add(1, std::memory_order_relaxed);
-  shard.placed.fetch_add(1, std::memory_order_relaxed);
-  shard.run_in.fetch_add(1, std::memory_order_relaxed);
+  shard.Add(&CounterShard::submitted);
+  shard.Add(&CounterShard::placed);
+  shard.Add(&CounterShard::run_in);
   LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *task);
   LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
   task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
@@ -808,7 +862,7 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     task->id = next_task_++;
     task->name =
         task->name.empty() ? fmt::format("task {}", task->id) : fmt::format("task {} ('{}')", task->id, task->name);
-    Shard().submitted.fetch_add(1, std::memory_order_relaxed);
+    Shard().Add(&CounterShard::submitted);
     LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *task);
     WatchDependencies(*task);
     queue_.push_back(task);
@@ -1445,7 +1499,7 @@ accel_status_t Runtime::CallFunction(const std::shared_ptr<Task>& task, accel_ta
     accel_thread_set_tenant(tenant, nullptr);
     t_worker_tenant = tenant;
   }
-  if (Counted(*task)) Shard().started.fetch_add(1, std::memory_order_relaxed);  // no lock on the task's path
+  if (Counted(*task)) Shard().Add(&CounterShard::started);  // no lock on the task's path
   Task* outer = t_current_task;
   t_current_task = task.get();
   accel_set_last_error(ACCEL_SUCCESS, nullptr);
@@ -1883,7 +1937,7 @@ accel_status_t Runtime::Call(const std::shared_ptr<Task>& call, std::string* why
     call->name = call->name.empty() ? fmt::format("call {} of {}", call->id, a.name)
                                     : fmt::format("call {} ('{}') of {}", call->id, call->name, a.name);
     ++a.calls_pending;
-    Shard().submitted.fetch_add(1, std::memory_order_relaxed);
+    Shard().Add(&CounterShard::submitted);
     LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *call);
     WatchDependencies(*call);
     queue_.push_back(call);

@@ -109,6 +109,21 @@ TEST(HandleTable, PeekFindsOnlyALiveValueOfItsType) {
   EXPECT_EQ(object.use_count(), 1) << "the table dropped its reference";
 }
 
+TEST(HandleTable, TakeRemovesOnlyALiveValueOfItsTypeAndGivesItsReference) {
+  HandleTable& table = HandleTable::Get();
+  auto object = std::make_shared<int>(9);
+  const uint64_t h = table.Insert(HandleType::kFuture, object);
+  EXPECT_EQ(table.Take(h, HandleType::kRuntime), nullptr) << "a future's value is no runtime";
+  EXPECT_EQ(table.Take(0, HandleType::kFuture), nullptr);
+  auto taken = table.Take(h, HandleType::kFuture);
+  EXPECT_EQ(taken.get(), object.get());
+  EXPECT_EQ(object.use_count(), 2) << "the table's reference went to the caller";
+  EXPECT_EQ(table.Take(h, HandleType::kFuture), nullptr) << "taken once";
+  std::string why;
+  EXPECT_EQ(table.Find(h, HandleType::kFuture, &why), nullptr);
+  EXPECT_NE(why.find("stale"), std::string::npos) << why;
+}
+
 TEST(HandleTable, PeekWhileOtherThreadsInsertAndRemoveSeesOnlyLiveObjects) {
   HandleTable& table = HandleTable::Get();
   std::atomic<bool> stop{false};

@@ -61,7 +61,7 @@ class HandleTable {
   void* Peek(uint64_t handle, HandleType type) const noexcept;
 
  private:
-  struct Slot {
+  struct alignas(64) Slot {  // a line each: slots next to each other are often different threads'
     mutable SpinLock lock;
     // The live value naming this slot; 0 when free. Written under the lock, read by Peek without it.
     std::atomic<uint64_t> handle{0};

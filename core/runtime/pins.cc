@@ -2,69 +2,54 @@
 #include "pins.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <exception>
+#include <new>
 #include <thread>
 
 #include "spin_lock.h"
 
 namespace accel::runtime {
 
+thread_local Pins::Record* Pins::t_record = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
 namespace {
 
-struct alignas(64) Record {
-  std::atomic<const void*> slots[Pins::kPerThread] = {};
-  std::atomic<bool> taken{false};
-  Record* next = nullptr;  // fixed once the record is on the list
-};
-
 // Every record made; never freed (a record outlives its thread and is taken by a later one).
-std::atomic<Record*> g_records{nullptr};
+std::atomic<Pins::Record*> g_records{nullptr};
 
-Record* TakeRecord() {
-  for (Record* r = g_records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
+Pins::Record* TakeFree() {
+  for (Pins::Record* r = g_records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
     bool expected = false;
     if (!r->taken.load(std::memory_order_relaxed) &&
         r->taken.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
       return r;
     }
   }
-  auto* r = new Record;  // reachable from g_records for the process's life
+  auto* r = new (std::nothrow) Pins::Record;  // reachable from g_records for the process's life
+  if (r == nullptr) std::terminate();         // 64 bytes once per thread: nothing to give back an error through
   r->taken.store(true, std::memory_order_relaxed);
-  Record* head = g_records.load(std::memory_order_relaxed);
+  Pins::Record* head = g_records.load(std::memory_order_relaxed);
   do {
     r->next = head;
   } while (!g_records.compare_exchange_weak(head, r, std::memory_order_release, std::memory_order_relaxed));
   return r;
 }
 
-// The calling thread's record: a plain pointer (read without an initialisation guard on every pin) and, beside it,
-// the object that gives the record back when the thread exits (its slots are empty then: every pin is scoped). A
-// pin after the thread's destructors ran takes a record that stays taken.
-thread_local Record* t_record = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-
+// Gives the thread's record back when the thread exits (its slots are empty then: every pin is scoped). A pin after
+// the thread's destructors ran takes a record that stays taken.
 struct GiveBack {
-  GiveBack() = default;
+  Pins::Record* record;
+  explicit GiveBack(Pins::Record* r) : record(r) {}
   GiveBack(const GiveBack&) = delete;
   GiveBack& operator=(const GiveBack&) = delete;
-  ~GiveBack() {
-    if (t_record != nullptr) t_record->taken.store(false, std::memory_order_release);
-    t_record = nullptr;
-  }
+  ~GiveBack() { record->taken.store(false, std::memory_order_release); }
 };
-
-Record& Mine() {
-  if (t_record == nullptr) [[unlikely]] {
-    t_record = TakeRecord();
-    thread_local GiveBack give_back;
-  }
-  return *t_record;
-}
 
 // seq_cst loads: they follow, in the single order of seq_cst operations, the destroyer's seq_cst store that ended
 // the object's liveness (HandleTable::Remove), as Pin's store precedes its caller's seq_cst re-check.
-bool PinnedByOthers(const void* object, const Record* mine) {
-  for (const Record* r = g_records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
+bool PinnedByOthers(const void* object, const Pins::Record* mine) {
+  for (const Pins::Record* r = g_records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
     if (r == mine) continue;
     for (const auto& slot : r->slots) {
       if (slot.load(std::memory_order_seq_cst) == object) return true;
@@ -75,31 +60,12 @@ bool PinnedByOthers(const void* object, const Record* mine) {
 
 }  // namespace
 
-int Pins::Pin(const void* object) noexcept {
-  Record& r = Mine();
-  int free = -1;
-  for (int i = 0; i < kPerThread; ++i) {
-    const void* pinned = r.slots[i].load(std::memory_order_relaxed);
-    if (pinned == object) return kAlreadyPinned;
-    if (pinned == nullptr && free < 0) free = i;
-  }
-  // A seq_cst store (a locked exchange on x86, a full barrier): the caller's seq_cst re-check of the object's
-  // liveness comes after it, and a destroyer's seq_cst loads of the slots come after its seq_cst store that ended
-  // that liveness; in their single order one of the two sees the other.
-  if (free >= 0) r.slots[free].store(object, std::memory_order_seq_cst);
-  return free;
-}
-
-void Pins::Unpin(int slot) noexcept {
-  if (slot != kAlreadyPinned) Mine().slots[slot].store(nullptr, std::memory_order_release);
-}
-
-bool Pins::PinnedByMe(const void* object) noexcept {
-  Record& r = Mine();
-  for (const auto& slot : r.slots) {
-    if (slot.load(std::memory_order_relaxed) == object) return true;
-  }
-  return false;
+Pins::Record& Pins::TakeRecord() noexcept {
+  Record* r = TakeFree();
+  t_record = r;
+  thread_local GiveBack give_back{r};
+  (void)give_back;
+  return *r;
 }
 
 void Pins::WaitUnpinnedByOthers(const void* object) noexcept {

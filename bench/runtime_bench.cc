@@ -3,13 +3,17 @@
 // oneTBB's tbb::task_group, placement groups against the raw planner and
 // Ray's published figure. Prints figures; asserts nothing about time.
 //
-//   accel-runtime-bench [--tasks N] [--groups N] [--batch K] [--repeat R] [--seed S] [--json]
+//   accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--batch K] [--repeat R] [--seed S] [--json]
 //
 // Empty tasks: N tasks with no device request, split evenly between the
 // client threads; each client submits K tasks, then waits for and releases
 // those K (throughput), and the round-trip row submits, waits and releases
 // one task at a time (N / 10 of them). The baseline does the same with
-// tbb::task_group::run and wait. Placement groups: 8 bundles of one whole
+// tbb::task_group::run and wait. Dependency chains: C empty tasks, each
+// submitted with the one before it as its dependency, then a wait for the
+// last and the releases; the baseline builds a tbb::flow::graph of C
+// continue_nodes, each an edge from the one before, puts a message into the
+// first and waits for the graph. Placement groups: 8 bundles of one whole
 // device each, PACK at clique, created and destroyed N times on the sim
 // backend's h100-sxm-8 node (ACCEL_SIM_PROFILE is set to it, ACCEL_BACKENDS
 // to sim); the local baseline is the planner alone (Planner::Place and
@@ -18,6 +22,7 @@
 // repeat. Exit status 1 when a call fails or a task did not run once.
 #include <accel/runtime.h>
 #include <fmt/format.h>
+#include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/version.h>
@@ -31,6 +36,7 @@
 #include <cstdlib>
 #include <functional>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -55,6 +61,7 @@ constexpr double kGoalRatioToTbb = 0.5;
 struct Options {
   uint64_t tasks = 200000;
   uint64_t groups = 2000;
+  uint64_t chain = 20000;
   uint32_t batch = 1024;
   uint64_t seed = 1;
   uint32_t repeat = 3;
@@ -228,6 +235,50 @@ class TbbTasks {
   Ran ran_;
 };
 
+// A chain of `n` empty tasks on libaccel-runtime, each depending on the one before; returns the seconds taken.
+double AccelChain(accel_runtime_t runtime, uint64_t n, std::atomic<uint64_t>* ran) {
+  std::vector<accel_future_t> futures(n, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < n && !g_failure.failed(); ++i) {
+    accel_task_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+    d.struct_size = sizeof(d);
+    d.function = [](accel_task_context_t, void* p) {
+      static_cast<std::atomic<uint64_t>*>(p)->fetch_add(1, std::memory_order_relaxed);
+      return ACCEL_SUCCESS;
+    };
+    d.user_data = ran;
+    d.dependencies = i > 0 ? &futures[i - 1] : nullptr;
+    d.dependency_count = i > 0 ? 1 : 0;
+    Check(accel_task_submit(runtime, &d, &futures[i]), "accel_task_submit (chain)");
+  }
+  if (!g_failure.failed()) Check(accel_future_wait(futures.back(), ACCEL_TIMEOUT_INFINITE), "accel_future_wait");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (accel_future_t f : futures) {
+    if (f != nullptr) Check(accel_future_release(f), "accel_future_release");
+  }
+  return seconds;
+}
+
+// The same chain as a tbb::flow::graph of continue_nodes; returns the seconds taken.
+double TbbChain(uint64_t n, std::atomic<uint64_t>* ran) {
+  using Node = tbb::flow::continue_node<tbb::flow::continue_msg>;
+  const auto start = std::chrono::steady_clock::now();
+  tbb::flow::graph graph;
+  std::vector<std::unique_ptr<Node>> nodes;
+  nodes.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    nodes.push_back(std::make_unique<Node>(graph, [ran](const tbb::flow::continue_msg&) {
+      ran->fetch_add(1, std::memory_order_relaxed);
+      return tbb::flow::continue_msg{};
+    }));
+    if (i > 0) tbb::flow::make_edge(*nodes[i - 1], *nodes[i]);
+  }
+  nodes.front()->try_put(tbb::flow::continue_msg{});
+  graph.wait_for_all();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 accel_placement_group_desc_t GroupDesc(const std::vector<accel_resource_request_t>& bundles) {
   accel_placement_group_desc_t d{};
   d.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
@@ -335,6 +386,12 @@ void PrintTable(const std::vector<Row>& rows) {
     if (r.key != "tasks.round_trip") continue;
     fmt::print("  {:<41} {:>11.2f} us {:>11.2f} us\n", "round trip, latency per task", 1e6 / r.accel, 1e6 / r.baseline);
   }
+  for (const Row& r : rows) {
+    if (r.key != "chain") continue;
+    fmt::print("\nDependency chains (each task after the one before) {:>12} {:>14} {:>10}\n", "Accel tasks/s",
+               "oneTBB tasks/s", "Accel/TBB");
+    fmt::print("  {:<49} {:>12.0f} {:>14.0f} {:>9.3f}x\n", r.label, r.accel, r.baseline, ratio(r));
+  }
   fmt::print("\nPlacement groups ({} x 1 device, PACK at clique)  {:>10}\n", kBundles, "groups/s");
   for (const Row& r : rows) {
     if (r.key != "groups") continue;
@@ -348,8 +405,8 @@ void PrintTable(const std::vector<Row>& rows) {
 void PrintJson(const Options& o, const nlohmann::json& machine, const std::vector<Row>& rows) {
   nlohmann::json out;
   out["bench"] = "accel-runtime-bench";
-  out["options"] = {
-      {"tasks", o.tasks}, {"groups", o.groups}, {"batch", o.batch}, {"repeat", o.repeat}, {"seed", o.seed}};
+  out["options"] = {{"tasks", o.tasks}, {"groups", o.groups}, {"chain", o.chain},
+                    {"batch", o.batch}, {"repeat", o.repeat}, {"seed", o.seed}};
   out["machine"] = machine;
   out["rows"] = nlohmann::json::array();
   for (const Row& r : rows) {
@@ -373,7 +430,8 @@ void PrintJson(const Options& o, const nlohmann::json& machine, const std::vecto
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: accel-runtime-bench [--tasks N] [--groups N] [--batch K] [--repeat R] [--seed S] [--json]\n");
+               "usage: accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--batch K] [--repeat R] [--seed S] "
+               "[--json]\n");
   std::exit(2);
 }
 
@@ -392,6 +450,8 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       o.tasks = number();
     } else if (arg == "--groups") {
       o.groups = number();
+    } else if (arg == "--chain") {
+      o.chain = number();
     } else if (arg == "--batch") {
       o.batch = static_cast<uint32_t>(std::clamp<uint64_t>(number(), 1, 1U << 20));
     } else if (arg == "--repeat") {
@@ -404,7 +464,7 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       return std::nullopt;
     }
   }
-  if (o.tasks == 0 || o.groups == 0) return std::nullopt;
+  if (o.tasks == 0 || o.groups == 0 || o.chain == 0) return std::nullopt;
   return o;
 }
 
@@ -523,6 +583,25 @@ int main(int argc, char** argv) {
     row.accel_inline = ai.Share();
     row.baseline_inline = ti.Share();
     rows.push_back(std::move(row));
+  }
+  if (!g_failure.failed()) {
+    std::atomic<uint64_t> accel_ran{0};
+    std::atomic<uint64_t> tbb_ran{0};
+    const auto [a, t] = pair(
+        [&] {
+          accel_ran = 0;
+          const double s = AccelChain(runtime, o.chain, &accel_ran);
+          CheckRan("Accel (chain)", accel_ran.load(), o.chain);
+          return s;
+        },
+        [&] {
+          tbb_ran = 0;
+          const double s = TbbChain(o.chain, &tbb_ran);
+          CheckRan("oneTBB (chain)", tbb_ran.load(), o.chain);
+          return s;
+        });
+    rows.push_back({"chain", fmt::format("{} tasks, submitted (built) and run", o.chain), o.chain, Rate(o.chain, a),
+                    Rate(o.chain, t), "oneTBB tbb::flow::graph of continue_nodes", ""});
   }
   if (!g_failure.failed()) {
     AccelGroups(runtime, std::min<uint64_t>(o.groups, 50));  // warm-up

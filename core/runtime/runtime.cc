@@ -161,6 +161,28 @@ bool Claim(Task& task) {
 
 Task* CurrentTask() { return t_current_task; }
 
+void DropDependencies(std::vector<std::shared_ptr<Task>>& dependencies) {
+  // The list the outermost call on this thread drains; a task it drops adds its own dependencies to it.
+  thread_local std::vector<std::shared_ptr<Task>>* draining = nullptr;  // NOLINT(misc-use-anonymous-namespace)
+  if (dependencies.empty()) return;
+  if (draining != nullptr) {
+    for (auto& dep : dependencies) draining->push_back(std::move(dep));
+    dependencies.clear();
+    return;
+  }
+  std::vector<std::shared_ptr<Task>> list = std::move(dependencies);
+  dependencies.clear();
+  draining = &list;
+  while (!list.empty()) {
+    std::shared_ptr<Task> last = std::move(list.back());
+    list.pop_back();
+    last.reset();  // may add to `list`
+  }
+  draining = nullptr;
+}
+
+Task::~Task() { DropDependencies(dependencies); }
+
 planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t instance, uint32_t workers,
                                                             ObjectStore::Options store_options) {
   auto resources = ReadResources(instance);
@@ -246,6 +268,14 @@ void Runtime::Shutdown() {
     direct = DrainDirect();
     auto queued = std::move(queue_);
     queue_.clear();
+    for (const auto& task : blocked_) {
+      task->blocked = false;
+      queued.push_back(task);
+    }
+    blocked_.clear();
+    dependents_.clear();
+    for (auto& task : unblocked_) queued.push_back(std::move(task));
+    unblocked_.clear();
     for (auto& task : queued) {
       Finish(task, ACCEL_ERROR_CANCELLED,
              fmt::format("{} was cancelled: the runtime was destroyed first", task->Name()));
@@ -510,6 +540,7 @@ void Runtime::FinishDirect(const std::shared_ptr<Task>& task, accel_status_t res
   if (task->has_dependents.load(std::memory_order_seq_cst)) {
     {
       std::unique_lock lock(mutex_);
+      ReleaseDependents(*task);
       Schedule(lock);
     }
     FlushReleases();
@@ -865,11 +896,67 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     Shard().Add(&CounterShard::submitted);
     LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *task);
     WatchDependencies(*task);
-    queue_.push_back(task);
+    Enqueue(task);
     Schedule(lock);
   }
   FlushReleases();
   return ACCEL_SUCCESS;
+}
+
+void Runtime::Enqueue(const std::shared_ptr<Task>& task) {
+  if (task->kind == TaskKind::kTask && !task->dependencies.empty()) {
+    // After WatchDependencies, and one read of `done` per dependency: a direct dependency either reads `done` here,
+    // or its end sees `has_dependents` and takes this lock to release the task (FinishDirect).
+    size_t first_open = task->dependencies.size();
+    bool failed = false;
+    for (size_t i = 0; i < task->dependencies.size(); ++i) {
+      const Task* dep = task->dependencies[i].get();
+      if (dep->done.load(std::memory_order_seq_cst)) {
+        failed = failed || dep->result != ACCEL_SUCCESS;
+        continue;
+      }
+      auto& list = dependents_[dep];
+      if (!list.empty() && list.back() == task) continue;  // named twice: released once
+      list.push_back(task);
+      ++task->unmet;
+      if (first_open == task->dependencies.size()) first_open = i;
+    }
+    if (task->unmet > 0 && !failed) {  // a failed one ends it in the next pass
+      task->blocked = true;
+      task->message = fmt::format("waiting for dependency {} ({})", first_open, task->dependencies[first_open]->Name());
+      blocked_.insert(task);
+      return;
+    }
+  }
+  queue_.push_back(task);
+}
+
+void Runtime::Unblock(const std::shared_ptr<Task>& task) {
+  if (!task->blocked) return;
+  task->blocked = false;
+  blocked_.erase(task);
+  unblocked_.push_back(task);  // not queue_: a pass may be reading it (Schedule moves them over)
+}
+
+void Runtime::ReleaseDependents(const Task& dependency) {
+  auto it = dependents_.find(&dependency);
+  if (it == dependents_.end()) return;
+  std::vector<std::shared_ptr<Task>> dependents = std::move(it->second);
+  dependents_.erase(it);
+  for (const auto& task : dependents) {
+    if (!task->blocked) continue;  // released already (another dependency failed, or it was cancelled)
+    if (task->unmet > 0) --task->unmet;
+    if (task->unmet == 0 || dependency.result != ACCEL_SUCCESS) {
+      Unblock(task);
+      continue;
+    }
+    for (size_t i = 0; i < task->dependencies.size(); ++i) {
+      if (!task->dependencies[i]->done.load(std::memory_order_seq_cst)) {
+        task->message = fmt::format("waiting for dependency {} ({})", i, task->dependencies[i]->Name());
+        break;
+      }
+    }
+  }
 }
 
 void Runtime::Cancel(const std::shared_ptr<Task>& task) {
@@ -882,6 +969,7 @@ void Runtime::Cancel(const std::shared_ptr<Task>& task) {
   {
     std::unique_lock lock(mutex_);
     task->cancel_requested = true;
+    Unblock(task);  // the next pass ends it
     if (task->state == TaskState::kWaiting || task->state == TaskState::kPending) Schedule(lock);
   }
   FlushReleases();
@@ -919,6 +1007,8 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   // Ending a task can release its dependents in the same pass: repeat until stable.
   while (progress) {
     progress = false;
+    for (auto& task : unblocked_) queue_.push_back(std::move(task));
+    unblocked_.clear();
     ReleaseHold();
     // Pending placement groups first, oldest first (docs/scheduler.md, "Placement groups"): a gang that fits now is
     // placed before single tasks take the room.
@@ -984,14 +1074,15 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
         continue;
       }
       if (task->state == TaskState::kWaiting) {
-        bool all = true;
+        // A dependency that ended without success ends the task, whichever of them it is; else it waits for the
+        // first that has not ended (an actor's call: tasks wait blocked, out of this queue, until then).
+        size_t open = task->dependencies.size();
         bool ended = false;
         for (size_t i = 0; i < task->dependencies.size() && !ended; ++i) {
           const Task& dep = *task->dependencies[i];
           if (!dep.done.load(std::memory_order_seq_cst)) {
-            task->message = fmt::format("waiting for dependency {} ({})", i, dep.Name());
-            all = false;
-            break;
+            open = std::min(open, i);
+            continue;
           }
           if (dep.result != ACCEL_SUCCESS) {
             const accel_status_t code =
@@ -1006,12 +1097,15 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
           progress = true;
           continue;
         }
+        const bool all = open == task->dependencies.size();
+        if (!all) task->message = fmt::format("waiting for dependency {} ({})", open, task->dependencies[open]->Name());
         if (!all) {
           if (task->kind == TaskKind::kActorCall) blocked.insert(task->actor.get());
           keep.push_back(task);
           continue;
         }
         task->state = TaskState::kPending;
+        DropDependencies(task->dependencies);  // all ended well: nothing to say about them any more
       }
       if (task->kind == TaskKind::kActorCall) {
         Actor& a = *task->actor;
@@ -1057,6 +1151,7 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
       keep.push_back(task);
     }
     queue_.swap(keep);
+    if (!unblocked_.empty()) progress = true;  // released by tasks this pass ended
   }
   if (!candidates.empty() && !stopping_) {
     PlaceByQueue(candidates);
@@ -1065,6 +1160,7 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   ReleaseHold();
   keep.clear();
   candidates.clear();
+  if (!unblocked_.empty()) Schedule(lock);  // released meanwhile: their pass now, not at the next event
 }
 
 void Runtime::HoldForPendingGroup() {
@@ -1481,6 +1577,8 @@ void Runtime::Finish(const std::shared_ptr<Task>& task, accel_status_t result, s
   }
   RecordObjects(*task, result);
   Publish(*task, result);
+  ReleaseDependents(*task);
+  DropDependencies(task->dependencies);
   if (task->release_user_data != nullptr || HoldsObjects(*task)) {
     to_release_.push_back(task);
     releases_due_.store(true, std::memory_order_release);
@@ -1838,6 +1936,11 @@ void Runtime::DestroyGroup(const std::shared_ptr<PlacementGroup>& group) {
       group->placed_cv.notify_all();
     }
     ReleaseGroup(*group);
+    std::vector<std::shared_ptr<Task>> in_group;
+    for (const auto& t : blocked_) {
+      if (t->request.group == group) in_group.push_back(t);
+    }
+    for (const auto& t : in_group) Unblock(t);
     Schedule(lock);  // drops it from the pending ones, cancels its waiting tasks
   }
   FlushReleases();
@@ -1865,7 +1968,7 @@ accel_runtime_counters_t Runtime::Counters() const {
     c.failed += shard.failed.load(std::memory_order_relaxed);
     c.cancelled += shard.cancelled.load(std::memory_order_relaxed);
   }
-  c.pending = queue_.size();
+  c.pending = queue_.size() + blocked_.size() + unblocked_.size();
   c.running = run_in >= run_out ? run_in - run_out : 0;  // the shards are read one by one
   return c;
 }

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "block_cache.h"
@@ -112,6 +113,10 @@ struct Task {
   std::string name;  // "task 7 ('load')"; empty for an unnamed direct task: use Name()
   Request request;
   std::vector<std::shared_ptr<Task>> dependencies;
+  // Blocked: a task of kTask kind kept out of the queue the scheduling passes read until `unmet` of its
+  // dependencies (those not ended when it was submitted) have ended, or one ended without success.
+  bool blocked = false;
+  uint32_t unmet = 0;
   uint32_t max_retries = 0;
   uint32_t attempt = 0;
   int32_t priority = 0;
@@ -130,7 +135,17 @@ struct Task {
 
   // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
   std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }
+
+  Task() = default;
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  // Drops its dependencies without recursing through them (DropDependencies).
+  ~Task();
 };
+
+// Drops references to tasks, the last of which may drop their own dependencies and so on: done in a loop on the
+// calling thread, not by recursion, so that the end of a chain of 100,000 tasks does not run out of stack.
+void DropDependencies(std::vector<std::shared_ptr<Task>>& dependencies);
 
 // A new task, its memory from the thread's block cache (block_cache.h): one is made per submission.
 inline std::shared_ptr<Task> NewTask() { return std::allocate_shared<Task>(CachingAllocator<Task>{}); }
@@ -314,6 +329,14 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void RunDirect(const std::shared_ptr<Task>& task);
   // Ends a claimed direct task; schedules its dependents, if any.
   void FinishDirect(const std::shared_ptr<Task>& task, accel_status_t result, std::string message);
+  // Under mutex_: `task` (submitted, kTask) goes to blocked_ when some of its dependencies have not ended, else to
+  // queue_.
+  void Enqueue(const std::shared_ptr<Task>& task);
+  // Under mutex_: `dependency` ended: its blocked dependents whose dependencies all ended, or that one failed, move
+  // to queue_.
+  void ReleaseDependents(const Task& dependency);
+  // Under mutex_: a blocked task moves to queue_.
+  void Unblock(const std::shared_ptr<Task>& task);
   // Under mutex_: marks the direct dependencies of `task` as watched.
   static void WatchDependencies(const Task& task);
   // A placed task (or actor init) starts: running, counted as placed, to a worker.
@@ -420,7 +443,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void Publish(Task& task, accel_status_t result);
 
   mutable std::mutex mutex_;
-  std::deque<std::shared_ptr<Task>> queue_;  // waiting and pending, submission order
+  std::deque<std::shared_ptr<Task>> queue_;  // waiting and pending, submission order, but the blocked ones
+  // Tasks waiting for dependencies that have not ended (Task::blocked): no scheduling pass reads them; the end of a
+  // dependency moves them to queue_ (ReleaseDependents). docs/scheduler.md, "Dependencies".
+  std::unordered_set<std::shared_ptr<Task>> blocked_;
+  // The blocked tasks each unended dependency will release, by dependency.
+  std::unordered_map<const Task*, std::vector<std::shared_ptr<Task>>> dependents_;
+  std::vector<std::shared_ptr<Task>> unblocked_;  // out of blocked_, for the next pass to move to queue_
   std::vector<std::thread> workers_;
   uint32_t worker_count_ = 1;                       // set before the workers start
   alignas(64) std::atomic<uint64_t> next_task_{1};  // its own line: submitters bump it, workers read what lies near

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -1260,25 +1261,41 @@ void Runtime::Charge(Task& task, int sign) {
 }
 
 void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
-  // Candidates per leaf queue, highest priority first, then in submission order.
-  std::unordered_map<Queue*, std::vector<Task*>> by_queue;
-  std::unordered_map<const Task*, std::shared_ptr<Task>> owner;
-  for (auto& t : candidates) {
-    by_queue[t->queue.get()].push_back(t.get());
-    owner[t.get()] = t;
-  }
-  std::unordered_map<Queue*, std::vector<Queue*>> children;  // nullptr: the top level
-  std::unordered_map<Queue*, size_t> remaining;              // candidates left in the subtree
-  std::unordered_map<Queue*, size_t> next;
-  for (auto& [q, list] : by_queue) {
-    std::sort(list.begin(), list.end(), [](const Task* a, const Task* b) {
-      return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
-    });
-    for (Queue* a = q; a != nullptr; a = a->parent.get()) {
-      size_t& left = remaining[a];
-      if (left == 0) children[a->parent.get()].push_back(a);
-      left += list.size();
+  // Candidates per leaf queue, highest priority first, then in submission order: pointers to `candidates`' own
+  // references (a pass reads thousands; no copy, no map of them).
+  // The queues holding candidates and their ancestors, each looked up once per pass, not once per candidate.
+  struct Node {
+    Queue* queue = nullptr;  // null: the top level
+    Node* parent = nullptr;
+    std::vector<Node*> children;
+    std::vector<std::shared_ptr<Task>*> tasks;  // a leaf's candidates
+    size_t next = 0;                            // the next of `tasks` to try
+    size_t remaining = 0;                       // candidates left in the subtree
+  };
+  std::unordered_map<Queue*, Node> nodes;
+  Node& root = nodes[nullptr];
+  auto node_of = [&](auto& self, Queue* q) -> Node& {
+    auto [it, made] = nodes.try_emplace(q);
+    if (made) {
+      it->second.queue = q;
+      it->second.parent = &self(self, q->parent.get());  // references into an unordered_map stay valid
+      it->second.parent->children.push_back(&it->second);
     }
+    return it->second;
+  };
+  for (auto& t : candidates) {
+    Node& leaf = node_of(node_of, t->queue.get());
+    leaf.tasks.push_back(&t);
+    for (Node* a = &leaf; a != nullptr; a = a->parent) ++a->remaining;
+  }
+  const auto before = [](const std::shared_ptr<Task>* a, const std::shared_ptr<Task>* b) {
+    const Task& x = **a;
+    const Task& y = **b;
+    return x.priority != y.priority ? x.priority > y.priority : x.id < y.id;
+  };
+  for (auto& [q, n] : nodes) {
+    // Usually in order already (the queue is in submission order): then no sort.
+    if (!std::is_sorted(n.tasks.begin(), n.tasks.end(), before)) std::sort(n.tasks.begin(), n.tasks.end(), before);
   }
   // Siblings: those under their quota first (the least used of it first),
   // then weighted dominant-resource fair share; the name breaks ties.
@@ -1297,26 +1314,26 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
   };
   // Requests that found no room in this pass, with why: capacity only shrinks within a pass, so an identical request
   // fails the same way without asking the planner again.
-  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string> no_room;
+  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string, std::less<>> no_room;
   bool hold = false;  // a queue under its quota waits for capacity: over-quota queues get nothing new
   std::string hold_queue;
   std::string hold_task;
   for (;;) {
-    Queue* node = nullptr;
-    bool any = false;
+    Node* at = &root;
     for (;;) {
-      Queue* best = nullptr;
-      for (Queue* c : children[node]) {
-        if (remaining[c] == 0) continue;
-        if (best == nullptr || key(c) < key(best)) best = c;
+      Node* best = nullptr;
+      for (Node* c : at->children) {
+        if (c->remaining == 0) continue;
+        if (best == nullptr || key(c->queue) < key(best->queue)) best = c;
       }
       if (best == nullptr) break;
-      node = best;
-      any = true;
+      at = best;
     }
-    if (!any) break;
-    Task* t = by_queue[node][next[node]++];
-    for (Queue* a = node; a != nullptr; a = a->parent.get()) --remaining[a];
+    if (at == &root) break;
+    Queue* node = at->queue;
+    const std::shared_ptr<Task>& task = *at->tasks[at->next++];
+    Task* t = task.get();
+    for (Node* a = at; a != nullptr; a = a->parent) --a->remaining;
     const auto [need_share, need_memory] = Need(t->request);
     const std::string limit = OverLimit(t->queue.get(), need_share, need_memory, "task");
     if (!limit.empty()) {
@@ -1330,18 +1347,23 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
                       node->name, hold_queue, hold_task);
       continue;
     }
-    const auto shape =
-        std::make_tuple(t->request.device_count, t->request.share, t->request.memory, t->request.selector);
+    // Looked up without copying the selector; copied only into a new entry.
+    const std::tuple<uint32_t, double, uint64_t, std::string_view> shape{t->request.device_count, t->request.share,
+                                                                         t->request.memory, t->request.selector};
     const auto known = no_room.find(shape);
     if (known != no_room.end()) {
       t->message = known->second;
     } else if (TryPlace(*t)) {
       Charge(*t, +1);
-      if (t->preemptible) preemptible_[t->id] = owner[t];
-      Start(owner[t]);
+      if (t->preemptible) preemptible_[t->id] = task;
+      Start(task);
       continue;
     }
-    if (known == no_room.end()) no_room.emplace(shape, t->message);
+    if (known == no_room.end()) {
+      no_room.emplace(
+          std::make_tuple(t->request.device_count, t->request.share, t->request.memory, t->request.selector),
+          t->message);
+    }
     // The first large task without room holds its devices from the smaller ones after it (this pass only).
     if (known == no_room.end()) HoldForTask(*t);
     if (under) {

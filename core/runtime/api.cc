@@ -94,9 +94,10 @@ accel_status_t ContextValue(const char* function, accel_task_context_t context, 
 
 const Runtime& OwnerOf(const Task& task) { return *task.owner; }
 
-accel_future_t NewFuture(const std::shared_ptr<Task>& task, uint64_t runtime_handle) {
+// The caller's reference becomes the table's (no count taken and dropped on the way).
+accel_future_t NewFuture(std::shared_ptr<Task> task, uint64_t runtime_handle) {
   task->runtime_handle = runtime_handle;
-  return reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, task));
+  return reinterpret_cast<accel_future_t>(HandleTable::Get().Insert(HandleType::kFuture, std::move(task)));
 }
 
 // The fields of a task desc that a task and an actor call share: function,
@@ -482,7 +483,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     status = rt->Submit(task, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, fmt::format("'desc->request': {}", why));
     held.keep = true;  // the task's now: its end drops them
-    *out_future = NewFuture(task, reinterpret_cast<uint64_t>(runtime));
+    *out_future = NewFuture(std::move(task), reinterpret_cast<uint64_t>(runtime));
     return ACCEL_SUCCESS;
   });
 }
@@ -728,7 +729,7 @@ ACCEL_API accel_status_t accel_actor_call(accel_actor_t actor, const accel_task_
       task->release_user_data = nullptr;
       return Fail(fn, status, why);
     }
-    *out_future = NewFuture(task, owner->handle());
+    *out_future = NewFuture(std::move(task), owner->handle());
     return ACCEL_SUCCESS;
   });
 }

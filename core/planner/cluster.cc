@@ -51,6 +51,10 @@ Expected<Cluster> Cluster::Build(std::vector<NodeSpec> nodes) {
         return Error{fmt::format("nodes[{}].devices[{}].id: duplicate '{}' in node '{}'", n, d, id, node.id)};
       }
     }
+    if (node.fabric_clique.find('/') != std::string::npos) {
+      return Error{fmt::format("nodes[{}].fabric_clique: '{}' has a '/' (node-local clique ids are <node>/<clique>)", n,
+                               node.fabric_clique)};
+    }
     if (!node.rack.empty()) {
       auto [it, ok] = rack_block.try_emplace(node.rack, node.block, n);
       if (!ok && it->second.first != node.block) {
@@ -83,7 +87,9 @@ Expected<Cluster> Cluster::Build(std::vector<NodeSpec> nodes) {
       dev.attributes = spec.attributes;
       const std::string prefix = node.id + "/";
       dev.domain[at(Level::kClique)] =
-          interners[at(Level::kClique)].Get(prefix + (spec.clique.empty() ? "~" + spec.id : spec.clique));
+          interners[at(Level::kClique)].Get(spec.clique.empty()          ? prefix + "~" + spec.id
+                                            : node.fabric_clique.empty() ? prefix + spec.clique
+                                                                         : node.fabric_clique);
       dev.domain[at(Level::kPcieRoot)] =
           interners[at(Level::kPcieRoot)].Get(prefix + (spec.pcie_root.empty() ? "~" + spec.id : spec.pcie_root));
       dev.domain[at(Level::kNuma)] = interners[at(Level::kNuma)].Get(
@@ -93,6 +99,10 @@ Expected<Cluster> Cluster::Build(std::vector<NodeSpec> nodes) {
       dev.domain[at(Level::kBlock)] = interners[at(Level::kBlock)].Get(block);
       const auto rank = static_cast<uint32_t>(c.devices_.size());
       for (size_t l = 0; l < kLevelCount; ++l) c.domains_[l][dev.domain[l]].devices.push_back(rank);
+      Domain& clique = c.domains_[at(Level::kClique)][dev.domain[at(Level::kClique)]];
+      if (clique.nodes.empty() || clique.nodes.back() != dev.domain[at(Level::kNode)]) {
+        clique.nodes.push_back(dev.domain[at(Level::kNode)]);
+      }
       AddChild(c.domains_[at(Level::kNode)][dev.domain[at(Level::kNode)]], dev.domain[at(Level::kClique)]);
       AddChild(c.domains_[at(Level::kRack)][dev.domain[at(Level::kRack)]], dev.domain[at(Level::kNode)]);
       AddChild(c.domains_[at(Level::kBlock)][dev.domain[at(Level::kBlock)]], dev.domain[at(Level::kRack)]);

@@ -31,6 +31,10 @@ struct NodeSpec {
   std::string id;     // unique in the cluster
   std::string rack;   // "" none: the node is a rack of its own
   std::string block;  // "" none: the node's rack is a block of its own
+  // "" none; else the clique spanning nodes that this node's devices with a clique belong to, in place of their
+  // node-local cliques: one fabric over several nodes' devices, as an NVL72 rack's NVLink domain over 18 trays.
+  // Unique in the cluster, without '/' (node-local clique ids are "<node>/<clique>").
+  std::string fabric_clique;
   std::vector<DeviceSpec> devices;
 };
 
@@ -47,16 +51,18 @@ struct Device {
 // A domain at one level: the devices in it, in rank order, and (node, rack,
 // block only) its children one packing level in.
 struct Domain {
-  std::string id;  // node-qualified for node-local levels: "n17/nvl0", "n17/numa1"
+  std::string id;  // node-qualified for node-local levels: "n17/nvl0", "n17/numa1"; a fabric clique's own id
   std::vector<uint32_t> devices;
-  std::vector<uint32_t> children;  // block: racks; rack: nodes; node: cliques
+  std::vector<uint32_t> children;  // block: racks; rack: nodes; node: cliques (a fabric clique is a child of each)
+  std::vector<uint32_t> nodes;     // the node domains it has devices in, in rank order (one but for a fabric clique)
 };
 
 class Cluster {
  public:
   // Checks and indexes `nodes`: node ids unique and non-empty, device ids
-  // unique within a node and non-empty, a rack in one block only. Errors name
-  // the node and the device ("nodes[2].devices[5].id: duplicate 'gpu1'").
+  // unique within a node and non-empty, a rack in one block only, fabric
+  // clique ids without '/'. Errors name the node and the device
+  // ("nodes[2].devices[5].id: duplicate 'gpu1'").
   static Expected<Cluster> Build(std::vector<NodeSpec> nodes);
 
   const std::vector<NodeSpec>& nodes() const { return nodes_; }

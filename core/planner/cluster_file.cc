@@ -119,6 +119,7 @@ NodeSpec ReadNode(const json& desc, const std::string& path, size_t index) {
       const std::string id = *String(dom, "id", p, true);
       if (level == "rack") node.rack = id;
       if (level == "block") node.block = id;
+      if (level == "clique") node.fabric_clique = id;  // a clique spanning nodes (docs/planner.md, "Model")
     }
   }
   const json& devices = *Field(desc, "devices", path, true);

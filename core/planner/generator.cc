@@ -16,6 +16,7 @@ std::vector<NodeSpec> GenerateNodes(const GeneratorSpec& spec) {
     const uint32_t rack = n / std::max(1u, spec.nodes_per_rack);
     node.rack = fmt::format("r{}", rack);
     node.block = fmt::format("b{}", rack / std::max(1u, spec.racks_per_block));
+    if (spec.nodes_per_fabric > 0) node.fabric_clique = fmt::format("f{}", n / spec.nodes_per_fabric);
     for (uint32_t j = 0; j < spec.devices_per_node; ++j) {
       DeviceSpec d;
       d.id = fmt::format("gpu{}", j);

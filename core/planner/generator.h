@@ -17,6 +17,9 @@ struct GeneratorSpec {
   uint32_t numa_per_node = 2;
   uint32_t nodes_per_rack = 8;
   uint32_t racks_per_block = 16;
+  // 0: cliques are node-local; else every run of this many consecutive nodes shares fabric clique "f<i / N>" (an
+  // NVL72 rack: 18 nodes of 4 devices).
+  uint32_t nodes_per_fabric = 0;
   uint64_t memory = uint64_t{80} << 30;
 };
 

@@ -93,11 +93,12 @@ bool Planner::Fits(Attempt& a, uint32_t device, const Unit& unit) {
   return cache[device] == 1;
 }
 
-void Planner::FillDevices(Attempt& a, const std::vector<uint32_t>& devices) {
+void Planner::FillDevices(Attempt& a, const std::vector<uint32_t>& devices, uint32_t node) {
   const auto& units = a.gang->units;
   for (uint32_t d : devices) {
     if (a.remaining == 0 || a.budget == 0) return;
     if (free_[d].share < a.min_share) continue;
+    if (node != kAnyNode && cluster_.devices()[d].domain[L(Level::kNode)] != node) continue;
     for (size_t u = 0; u < units.size() && a.budget > 0; ++u) {
       if (a.placed[u] || !Fits(a, d, units[u])) continue;
       Take(d, units[u].share, units[u].memory);
@@ -117,10 +118,34 @@ void Planner::FillDevices(Attempt& a, const std::vector<uint32_t>& devices) {
   }
 }
 
-void Planner::FillDomain(Attempt& a, Level level, uint32_t domain) {
+void Planner::FillDomain(Attempt& a, Level level, uint32_t domain, uint32_t node) {
   const Domain& dom = cluster_.domains(level)[domain];
+  if (level == Level::kClique && node == kAnyNode && dom.nodes.size() > 1) {
+    // A fabric clique from above: its nodes' parts best fit first (the smallest that holds the rest), then the
+    // freest, so that a gang takes as few nodes as it can inside the fabric.
+    std::vector<std::pair<int64_t, uint32_t>> parts;  // (free share in this clique, node domain)
+    parts.reserve(dom.nodes.size());
+    for (uint32_t n : dom.nodes) parts.emplace_back(0, n);
+    for (uint32_t d : dom.devices) {
+      const uint32_t n = cluster_.devices()[d].domain[L(Level::kNode)];
+      for (auto& part : parts) {
+        if (part.second == n) part.first += free_[d].share;
+      }
+    }
+    std::sort(parts.begin(), parts.end(), [&](const auto& x, const auto& y) {
+      const bool fx = x.first >= a.remaining_share, fy = y.first >= a.remaining_share;
+      if (fx != fy) return fx;
+      if (fx) return x.first != y.first ? x.first < y.first : x.second < y.second;
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
+    for (const auto& [free_share, n] : parts) {
+      if (a.remaining == 0 || a.budget == 0) return;
+      if (free_share >= a.min_share) FillDevices(a, dom.devices, n);
+    }
+    return;
+  }
   if (level == Level::kClique || level == Level::kPcieRoot || level == Level::kNuma) {
-    FillDevices(a, dom.devices);
+    FillDevices(a, dom.devices, node);
     return;
   }
   const Level inner = Inner(level);
@@ -136,7 +161,8 @@ void Planner::FillDomain(Attempt& a, Level level, uint32_t domain) {
   for (uint32_t child : order) {
     if (a.remaining == 0 || a.budget == 0) return;
     if (free[child] < a.min_share) continue;
-    FillDomain(a, inner, child);
+    // A node's cliques are filled with its own devices only (a fabric clique has other nodes' too).
+    FillDomain(a, inner, child, level == Level::kNode ? domain : node);
   }
 }
 
@@ -151,7 +177,7 @@ void Planner::FillCluster(Attempt& a) {
   });
   for (uint32_t block : order) {
     if (a.remaining == 0) return;
-    if (free[block] >= a.min_share) FillDomain(a, Level::kBlock, block);
+    if (free[block] >= a.min_share) FillDomain(a, Level::kBlock, block, kAnyNode);
   }
 }
 
@@ -169,7 +195,7 @@ bool Planner::TryPack(Attempt& a, Level level) {
   auto& set = by_free_[L(level)];
   for (auto it = set.lower_bound({a.gang->total_share, 0}); it != set.end();) {
     const auto key = *it;
-    FillDomain(a, level, key.second);
+    FillDomain(a, level, key.second, kAnyNode);
     if (a.remaining == 0) return true;
     Rollback(a);
     it = set.upper_bound(key);
@@ -189,7 +215,7 @@ bool Planner::TrySpread(Attempt& a, Level level, bool strict) {
     if (!used[key.second]) {
       used[key.second] = 1;
       a.budget = 1;
-      FillDomain(a, level, key.second);
+      FillDomain(a, level, key.second, kAnyNode);
       a.budget = SIZE_MAX;
     }
     it = set.lower_bound(key);

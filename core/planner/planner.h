@@ -51,11 +51,14 @@ class Planner {
   void Take(uint32_t device, int64_t share, uint64_t memory);
   void Give(uint32_t device, int64_t share, uint64_t memory);
   bool Fits(Attempt& a, uint32_t device, const Unit& unit);
-  // Places as many of the attempt's unplaced units as fit on `devices`.
-  void FillDevices(Attempt& a, const std::vector<uint32_t>& devices);
+  // Places as many of the attempt's unplaced units as fit on `devices` (those of node domain `node` only, unless
+  // kAnyNode).
+  void FillDevices(Attempt& a, const std::vector<uint32_t>& devices, uint32_t node);
   // Places unplaced units inside domain `domain` of `level`, packing along
-  // block > rack > node > clique.
-  void FillDomain(Attempt& a, Level level, uint32_t domain);
+  // block > rack > node > clique; inside node domain `node` only, unless kAnyNode (a fabric clique reached from
+  // one of its nodes). A fabric clique reached from above is filled node by node, best fit first.
+  void FillDomain(Attempt& a, Level level, uint32_t domain, uint32_t node);
+  static constexpr uint32_t kAnyNode = UINT32_MAX;
   void FillCluster(Attempt& a);
   void Rollback(Attempt& a);
   bool TryPack(Attempt& a, Level level);

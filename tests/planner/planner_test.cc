@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cluster_file.h"
@@ -239,6 +240,8 @@ TEST(Planner, RandomStreamsNeverOversubscribeNorBreakStrictConstraints) {
                        .numa_per_node = 1 + static_cast<uint32_t>(rng() % 2),
                        .nodes_per_rack = 1 + static_cast<uint32_t>(rng() % 4),
                        .racks_per_block = 1 + static_cast<uint32_t>(rng() % 3),
+                       // Every other seed: cliques spanning 1 to 3 nodes (fabric cliques).
+                       .nodes_per_fabric = seed % 2 == 0 ? 1 + static_cast<uint32_t>(rng() % 3) : 0,
                        .memory = 16 * kGiB};
     Cluster c = Generated(spec);
     Planner planner(c);
@@ -297,6 +300,65 @@ TEST(Planner, RandomStreamsNeverOversubscribeNorBreakStrictConstraints) {
   }
 }
 
+// Cliques spanning nodes (docs/planner.md, "Model"): 36 nodes of 4 devices, two fabric cliques of 18 nodes (72
+// devices each, as two NVL72 racks).
+Cluster Nvl72Pair() {
+  return Generated(
+      {.nodes = 36, .devices_per_node = 4, .numa_per_node = 1, .nodes_per_rack = 18, .nodes_per_fabric = 18});
+}
+
+std::set<uint32_t> NodesOf(const Cluster& c, const Placement& p) {
+  std::set<uint32_t> out;
+  for (const Assignment& a : p.assignments) out.insert(c.devices()[a.device].node);
+  return out;
+}
+
+TEST(Planner, AFabricCliqueHoldsAGangAcrossItsNodesOnAsFewNodesAsItCan) {
+  Cluster c = Nvl72Pair();
+  ASSERT_EQ(c.domains(Level::kClique).size(), 2u);
+  EXPECT_EQ(c.domains(Level::kClique)[0].id, "f0");
+  EXPECT_EQ(c.domains(Level::kClique)[0].devices.size(), 72u);
+  EXPECT_EQ(c.domains(Level::kClique)[0].nodes.size(), 18u);
+  Planner planner(c);
+  auto big = planner.Place(Devices(64, Strategy::kStrictPack, Level::kClique));
+  ASSERT_TRUE(big.ok()) << big.error().message;
+  EXPECT_EQ(DomainsOf(c, *big, Level::kClique).size(), 1u) << "one NVLink domain";
+  EXPECT_EQ(NodesOf(c, *big).size(), 16u) << "64 devices on 16 whole nodes of 4";
+  // A second 64 cannot share the first fabric (8 left there): it takes the other one whole.
+  auto second = planner.Place(Devices(64, Strategy::kStrictPack, Level::kClique));
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_NE(*DomainsOf(c, *second, Level::kClique).begin(), *DomainsOf(c, *big, Level::kClique).begin());
+  // A third does not fit any fabric clique whole.
+  auto third = planner.Place(Devices(64, Strategy::kStrictPack, Level::kClique));
+  EXPECT_FALSE(third.ok());
+}
+
+TEST(Planner, ANodeInsideAFabricCliqueIsStillANode) {
+  Cluster c = Nvl72Pair();
+  Planner planner(c);
+  // Two devices of the first node taken: its 2 free devices and the next node's 4 are all in one fabric clique.
+  auto pair = planner.Place(Devices(2, Strategy::kStrictPack, Level::kNode));
+  ASSERT_TRUE(pair.ok()) << pair.error().message;
+  auto four = planner.Place(Devices(4, Strategy::kStrictPack, Level::kNode));
+  ASSERT_TRUE(four.ok()) << four.error().message;
+  EXPECT_EQ(NodesOf(c, *four).size(), 1u) << "STRICT_PACK at node: one node, though its clique spans 18";
+  // Best fit inside the fabric: two more devices go to the half-used node, not to a fresh one.
+  auto two = planner.Place(Devices(2, Strategy::kPack, Level::kClique));
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(NodesOf(c, *two), NodesOf(c, *pair));
+}
+
+TEST(Planner, StrictSpreadCountsAFabricCliqueOnce) {
+  Cluster c = Nvl72Pair();
+  Planner planner(c);
+  auto two = planner.Place(Devices(2, Strategy::kStrictSpread, Level::kClique));
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(DomainsOf(c, *two, Level::kClique).size(), 2u);
+  const std::vector<Free> before = planner.free();
+  EXPECT_FALSE(planner.Place(Devices(3, Strategy::kStrictSpread, Level::kClique)).ok()) << "only two cliques";
+  EXPECT_EQ(planner.free(), before);
+}
+
 TEST(Planner, BadInputIsAClearError) {
   Cluster c = Generated({.nodes = 1});
   Planner planner(c);
@@ -339,6 +401,35 @@ TEST(ClusterFile, ParsesNodesWithDomains) {
   auto p = planner.Place(g);
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->assignments[0].device, 1u);
+}
+
+TEST(ClusterFile, ANodeLevelCliqueDomainJoinsNodesInOneFabricClique) {
+  auto node = [](const char* id, const char* fabric) {
+    return fmt::format(R"({{"format_version": "1.0", "node": {{"id": "{}"}},
+     "domains": [{{"level": "clique", "id": "{}"}}, {{"level": "rack", "id": "r0"}}],
+     "devices": [{{"id": "gpu0", "kind": "gpu", "name": "G", "vendor": "V", "sku": "s", "memory": 1024,
+                  "compute_units": 4, "clique": "nvl0"}},
+                 {{"id": "gpu1", "kind": "gpu", "name": "G", "vendor": "V", "sku": "s", "memory": 1024,
+                  "compute_units": 4}}]}})",
+                       id, fabric);
+  };
+  const std::string text =
+      R"({"format_version": "1.0", "nodes": [)" + node("t0", "nvl72-a") + "," + node("t1", "nvl72-a") + "]}";
+  auto c = ParseCluster(text, "c.json");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const auto clique = [&](size_t rank) {
+    return c->domains(Level::kClique)[c->devices()[rank].domain[At(Level::kClique)]];
+  };
+  // Ranks: t0/gpu1 (no clique: its own) sorts before t0/gpu0 ("" < "nvl0"); the same in t1.
+  EXPECT_EQ(clique(1).id, "nvl72-a");
+  EXPECT_EQ(clique(3).id, "nvl72-a");
+  EXPECT_EQ(clique(1).devices.size(), 2u) << "one device of each node";
+  EXPECT_EQ(clique(0).id, "t0/~gpu1") << "a device without a clique stays on its own";
+  const std::string bad = R"({"format_version": "1.0", "nodes": [)" + node("t0", "a/b") + "]}";
+  auto err = ParseCluster(bad, "c.json");
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("nodes[0].fabric_clique: 'a/b' has a '/'"), std::string::npos)
+      << err.error().message;
 }
 
 TEST(ClusterFile, MalformedInputNamesTheField) {

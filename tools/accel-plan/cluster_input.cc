@@ -74,7 +74,7 @@ Expected<planner::GeneratorSpec> ParseGenerateSpec(std::string_view text) {
     const std::string_view item = rest.substr(0, next);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      return Error{fmt::format("--generate: '{}' is not key=value (cliques, numa, rack, block, memory)", item)};
+      return Error{fmt::format("--generate: '{}' is not key=value (cliques, numa, rack, block, fabric, memory)", item)};
     }
     const std::string_view key = item.substr(0, eq);
     const std::string_view value = item.substr(eq + 1);
@@ -83,13 +83,14 @@ Expected<planner::GeneratorSpec> ParseGenerateSpec(std::string_view text) {
       if (!bytes) return Error{fmt::format("--generate: memory: {}", bytes.error().message)};
       spec.memory = bytes.value();
     } else {
-      uint32_t* field = key == "cliques" ? &spec.cliques_per_node
-                        : key == "numa"  ? &spec.numa_per_node
-                        : key == "rack"  ? &spec.nodes_per_rack
-                        : key == "block" ? &spec.racks_per_block
-                                         : nullptr;
+      uint32_t* field = key == "cliques"  ? &spec.cliques_per_node
+                        : key == "numa"   ? &spec.numa_per_node
+                        : key == "rack"   ? &spec.nodes_per_rack
+                        : key == "block"  ? &spec.racks_per_block
+                        : key == "fabric" ? &spec.nodes_per_fabric
+                                          : nullptr;
       if (!field) {
-        return Error{fmt::format("--generate: '{}' is not a key (cliques, numa, rack, block, memory)", key)};
+        return Error{fmt::format("--generate: '{}' is not a key (cliques, numa, rack, block, fabric, memory)", key)};
       }
       auto n = Count(key, value, kMaxGeneratedDevices);
       if (!n) return n.error();

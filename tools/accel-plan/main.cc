@@ -57,9 +57,9 @@ int Run(const Options& options) {
     auto built = planner::Cluster::Build(planner::GenerateNodes(s));
     if (!built) return BadInput(fmt::format("--generate: {}", built.error().message));
     cluster.emplace(std::move(built.value()));
-    source = fmt::format("generated {}x{} (cliques={}, numa={}, rack={}, block={}, memory={})", s.nodes,
+    source = fmt::format("generated {}x{} (cliques={}, numa={}, rack={}, block={}, fabric={}, memory={})", s.nodes,
                          s.devices_per_node, s.cliques_per_node, s.numa_per_node, s.nodes_per_rack, s.racks_per_block,
-                         info::HumanBytes(s.memory));
+                         s.nodes_per_fabric, info::HumanBytes(s.memory));
   } else {
     auto loaded = LoadClusterInput(options.cluster);
     if (!loaded) return BadInput(loaded.error().message);
@@ -104,9 +104,9 @@ int main(int argc, char** argv) {
              "description (a sim profile) or `accel-info --json` output")
           ->type_name("FILE");
   CLI::Option* generate =
-      app.add_option(
-             "--generate", options.generate,
-             "A generated cluster instead: NODESxDEVICES[,cliques=C][,numa=N][,rack=NODES][,block=RACKS][,memory=SIZE]")
+      app.add_option("--generate", options.generate,
+                     "A generated cluster instead: "
+                     "NODESxDEVICES[,cliques=C][,numa=N][,rack=NODES][,block=RACKS][,fabric=NODES][,memory=SIZE]")
           ->type_name("SPEC");
   cluster->excludes(generate);
   app.add_option("--gangs", options.gangs,

@@ -2,10 +2,13 @@
 // on one seeded stream of gangs over a generated cluster, side by side
 // (docs/planner.md, "Figures"). Prints figures; asserts nothing about time.
 //
-//   accel-plan-bench [--nodes N] [--gangs G] [--seed S] [--check]
+//   accel-plan-bench [--nodes N] [--devices-per-node D] [--rack NODES] [--fabric NODES] [--gangs G] [--seed S]
+//   [--check]
 //
 // --check exits 1 (and prints "check: FAILED") unless the planner places at
 // least as many multi-device gangs inside one clique as first fit does.
+// --fabric NODES puts every NODES consecutive nodes in one clique spanning
+// them (an NVL72 rack: --devices-per-node 4 --rack 18 --fabric 18).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -105,6 +108,13 @@ int main(int argc, char** argv) {
     };
     if (arg == "--nodes") {
       spec.nodes = static_cast<uint32_t>(std::strtoul(next(), nullptr, 10));
+    } else if (arg == "--devices-per-node") {
+      spec.devices_per_node = static_cast<uint32_t>(std::strtoul(next(), nullptr, 10));
+      spec.numa_per_node = std::min(spec.numa_per_node, std::max(1U, spec.devices_per_node));
+    } else if (arg == "--rack") {
+      spec.nodes_per_rack = static_cast<uint32_t>(std::strtoul(next(), nullptr, 10));
+    } else if (arg == "--fabric") {
+      spec.nodes_per_fabric = static_cast<uint32_t>(std::strtoul(next(), nullptr, 10));
     } else if (arg == "--gangs") {
       gangs = std::strtoull(next(), nullptr, 10);
     } else if (arg == "--seed") {
@@ -112,7 +122,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--check") {
       check = true;
     } else {
-      std::fprintf(stderr, "usage: accel-plan-bench [--nodes N] [--gangs G] [--seed S] [--check]\n");
+      std::fprintf(stderr,
+                   "usage: accel-plan-bench [--nodes N] [--devices-per-node D] [--rack NODES] [--fabric NODES] "
+                   "[--gangs G] [--seed S] [--check]\n");
       return 2;
     }
   }
@@ -143,9 +155,10 @@ int main(int argc, char** argv) {
     j.gang.level = Level::kClique;
   }
   fmt::print(
-      "workload: nodes={} devices={} devices_per_node={} nodes_per_rack={} racks_per_block={} gangs={} "
-      "sizes=1-64 mean_life={} seed={} strategy=PACK level=clique (preferred: clique, node, rack, block)\n",
-      spec.nodes, devices, spec.devices_per_node, spec.nodes_per_rack, spec.racks_per_block, gangs, mean_life, seed);
+      "workload: nodes={} devices={} devices_per_node={} nodes_per_rack={} racks_per_block={} nodes_per_fabric={} "
+      "gangs={} sizes=1-64 mean_life={} seed={} strategy=PACK level=clique (preferred: clique, node, rack, block)\n",
+      spec.nodes, devices, spec.devices_per_node, spec.nodes_per_rack, spec.racks_per_block, spec.nodes_per_fabric,
+      gangs, mean_life, seed);
   Planner planner(cluster.value());
   FirstFit first_fit(cluster.value());
   const Figures p = Run(planner, cluster.value(), jobs);

@@ -384,6 +384,19 @@ def check_generate(tool):
                                         "block": 1}, f"20x3 {doc['cluster']}")
     doc = tool.json("--generate", "1x8")
     check(doc["cluster"]["domains"]["numa"] == 2 and doc["gangs"] == [], f"1x8 {doc}")
+    # Cliques spanning nodes: 36 nodes of 4 in fabric cliques of 18 (two NVL72 racks); 64 devices fit one.
+    gangs = tool.gangs("nvl72.json", [
+        {"name": "nvl64", "strategy": "STRICT_PACK", "level": "clique", "bundles": [{"devices": 64}]},
+        {"name": "node4", "strategy": "STRICT_PACK", "level": "node", "bundles": [{"devices": 4}]},
+    ])
+    doc = tool.json("--generate", "36x4,numa=1,rack=18,fabric=18", "--gangs", gangs)
+    check(doc["cluster"]["source"]
+          == "generated 36x4 (cliques=1, numa=1, rack=18, block=16, fabric=18, memory=80.0 GiB)",
+          f"source {doc['cluster']}")
+    check(doc["cluster"]["domains"]["clique"] == 2, f"fabric domains {doc['cluster']['domains']}")
+    g = by_name(doc)
+    check(g["nvl64"]["placed"] and g["nvl64"]["level_domains"] == ["f0"], f"nvl64 {g['nvl64']}")
+    check(g["node4"]["placed"] and len(g["node4"]["level_domains"]) == 1, f"node4 {g['node4']}")
     for spec, message in [
         ("8", "--generate: '8' is not NODESxDEVICES (such as 64x8)"),
         ("0x8", "--generate: NODES: 0 is out of range (must be in [1, 1048576])"),
@@ -393,8 +406,8 @@ def check_generate(tool):
         ("99999999999999999999x1", "--generate: NODES: '99999999999999999999' is not a count (digits)"),
         ("4x8,cliques=3", "--generate: cliques: 3 cliques do not split 8 devices evenly"),
         ("4x8,numa=16", "--generate: numa: 16 NUMA nodes do not split 8 devices evenly"),
-        ("4x8,racks=2", "--generate: 'racks' is not a key (cliques, numa, rack, block, memory)"),
-        ("4x8,rack", "--generate: 'rack' is not key=value (cliques, numa, rack, block, memory)"),
+        ("4x8,racks=2", "--generate: 'racks' is not a key (cliques, numa, rack, block, fabric, memory)"),
+        ("4x8,rack", "--generate: 'rack' is not key=value (cliques, numa, rack, block, fabric, memory)"),
         ("4x8,rack=0", "--generate: rack: 0 is out of range (must be in [1, 1048576])"),
         ("4x8,memory=lots", "--generate: memory: 'lots' is not a size such as 40GiB"),
         ("4x8,", "--generate: '' is not key=value"),

@@ -57,9 +57,10 @@ int Run(const Options& options) {
     auto built = planner::Cluster::Build(planner::GenerateNodes(s));
     if (!built) return BadInput(fmt::format("--generate: {}", built.error().message));
     cluster.emplace(std::move(built.value()));
-    source = fmt::format("generated {}x{} (cliques={}, numa={}, rack={}, block={}, fabric={}, memory={})", s.nodes,
+    source = fmt::format("generated {}x{} (cliques={}, numa={}, rack={}, block={}{}, memory={})", s.nodes,
                          s.devices_per_node, s.cliques_per_node, s.numa_per_node, s.nodes_per_rack, s.racks_per_block,
-                         s.nodes_per_fabric, info::HumanBytes(s.memory));
+                         s.nodes_per_fabric > 0 ? fmt::format(", fabric={}", s.nodes_per_fabric) : "",
+                         info::HumanBytes(s.memory));
   } else {
     auto loaded = LoadClusterInput(options.cluster);
     if (!loaded) return BadInput(loaded.error().message);

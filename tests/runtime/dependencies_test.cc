@@ -98,22 +98,8 @@ TEST(Dependencies, ABlockedTaskSaysWhichDependencyItWaitsFor) {
   accel_future_t first = nullptr;
   accel_future_t second = nullptr;
   accel_future_t after = nullptr;
-  ASSERT_EQ(rt.Submit(
-                nullptr,
-                [&](accel_task_context_t) {
-                  first_gate.Wait();
-                  return ACCEL_SUCCESS;
-                },
-                &first, {}, 0, "first"),
-            ACCEL_SUCCESS);
-  ASSERT_EQ(rt.Submit(
-                nullptr,
-                [&](accel_task_context_t) {
-                  second_gate.Wait();
-                  return ACCEL_SUCCESS;
-                },
-                &second, {}, 0, "second"),
-            ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, WaitFor(first_gate), &first, {}, 0, "first"), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, WaitFor(second_gate), &second, {}, 0, "second"), ACCEL_SUCCESS);
   // Named twice: released once, when it ends.
   ASSERT_EQ(rt.Submit(nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &after, {first, second, first}),
             ACCEL_SUCCESS);
@@ -132,12 +118,8 @@ TEST(Dependencies, ABlockedTaskSaysWhichDependencyItWaitsFor) {
 
 TEST(Dependencies, DestroyingTheRuntimeCancelsBlockedTasks) {
   ScopedInstance instance(nullptr);
-  accel_runtime_desc_t rd{};
-  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-  rd.struct_size = sizeof(rd);
-  rd.worker_threads = kWorkers;
   accel_runtime_t rt = nullptr;
-  ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &rt), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(CreateRuntime(instance.get(), kWorkers, &rt), ACCEL_SUCCESS) << accel_last_error();
   Gate gate;
   std::atomic<bool> started{false};
   std::atomic<int> ran{0};
@@ -192,12 +174,8 @@ TEST(Dependencies, ALongChainNobodyRanEndsWithoutRecursion) {
   // the one before it, and their end must not recurse through the chain (a stack overflow under ASan).
   constexpr uint32_t kTasks = 50000;
   ScopedInstance instance(nullptr);
-  accel_runtime_desc_t rd{};
-  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-  rd.struct_size = sizeof(rd);
-  rd.worker_threads = kWorkers;
   accel_runtime_t rt = nullptr;
-  ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &rt), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(CreateRuntime(instance.get(), kWorkers, &rt), ACCEL_SUCCESS) << accel_last_error();
   Gate gate;
   accel_task_desc_t d{};
   d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
@@ -242,14 +220,7 @@ TEST(Dependencies, DestroyingAGroupCancelsItsBlockedTasks) {
       << accel_last_error();
   Gate gate;
   accel_future_t gated = nullptr;
-  ASSERT_EQ(rt.Submit(
-                nullptr,
-                [&](accel_task_context_t) {
-                  gate.Wait();
-                  return ACCEL_SUCCESS;
-                },
-                &gated),
-            ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(nullptr, WaitFor(gate), &gated), ACCEL_SUCCESS);
   accel_resource_request_t in_group = Request(1);
   in_group.placement_group = group;
   in_group.bundle_index = 0;

@@ -135,12 +135,8 @@ TEST(DirectPath, DestroyCancelsTheTasksNotStartedAndReleasesTheirDataOnce) {
   std::atomic<int> started{0};
   {
     ScopedInstance instance(nullptr);
-    accel_runtime_desc_t rd{};
-    rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-    rd.struct_size = sizeof(rd);
-    rd.worker_threads = kWorkers;
     accel_runtime_t rt = nullptr;
-    ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &rt), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_EQ(CreateRuntime(instance.get(), kWorkers, &rt), ACCEL_SUCCESS) << accel_last_error();
     struct Data {
       std::atomic<int>* ran;
       std::atomic<int>* released;
@@ -199,12 +195,8 @@ TEST(DirectPath, DestroyCancelsTheTasksNotStartedAndReleasesTheirDataOnce) {
 // later submissions by name, and wait for the calls in flight (ASan and TSan see a use after free or a race).
 TEST(DirectPath, DestroyWhileOtherThreadsSubmitWaitAndRelease) {
   ScopedInstance instance(nullptr);
-  accel_runtime_desc_t rd{};
-  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-  rd.struct_size = sizeof(rd);
-  rd.worker_threads = kWorkers;
   accel_runtime_t rt = nullptr;
-  ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &rt), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(CreateRuntime(instance.get(), kWorkers, &rt), ACCEL_SUCCESS) << accel_last_error();
   constexpr int kClients = 2;
   std::atomic<int> ran{0};
   std::atomic<int> submitted[kClients] = {};

@@ -223,6 +223,23 @@ class Gate {
   bool open_ = false;
 };
 
+// A task body that waits until `gate` opens, then succeeds.
+inline Body WaitFor(Gate& gate) {
+  return [&gate](accel_task_context_t) {
+    gate.Wait();
+    return ACCEL_SUCCESS;
+  };
+}
+
+// A runtime over `instance` with `workers` worker threads, for tests that destroy it themselves.
+inline accel_status_t CreateRuntime(accel_instance_t instance, uint32_t workers, accel_runtime_t* out) {
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.worker_threads = workers;
+  return accel_runtime_create(instance, &rd, out);
+}
+
 // Waits until `predicate` holds (the runtime's work is asynchronous); fails after 30 s.
 template <typename P>
 inline bool Eventually(P predicate) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +51,68 @@ TEST(Dependencies, AChainOfTwentyThousandRunsInOrder) {
   const auto c = rt.Counters();
   EXPECT_EQ(c.finished, kTasks);
   EXPECT_EQ(c.pending, 0U);
+}
+
+// Random DAGs (three seeds): 400 tasks, each with up to 3 dependencies among the 20 before it, some with a device,
+// some failing, some cancelled; direct tasks (no dependency, no device) end without the runtime's lock, so their
+// ends race with the submissions that block on them. Every task ends once; a task runs only after all its
+// dependencies succeeded; a task with a dependency that did not succeed never runs and ends FAILED_PRECONDITION or
+// CANCELLED; nothing stays pending.
+TEST(Dependencies, RandomGraphsEndEveryTaskOnceAndInOrder) {
+  constexpr int kTasks = 400;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    std::mt19937_64 rng(seed);
+    RuntimeFixture rt(nullptr, kWorkers);
+    const accel_resource_request_t half = Request(1, 0.5);
+    std::vector<accel_future_t> futures(kTasks, nullptr);
+    std::vector<std::vector<int>> deps(kTasks);
+    std::vector<char> fails(kTasks, 0);  // not vector<bool>: its bits share words between tasks
+    std::vector<std::atomic<int>> runs(kTasks);
+    std::atomic<int> early{0};  // ran before a dependency had succeeded
+    for (int i = 0; i < kTasks; ++i) {
+      const int count = i == 0 ? 0 : static_cast<int>(rng() % 4);
+      for (int k = 0; k < count; ++k) deps[i].push_back(std::max(0, i - 1 - static_cast<int>(rng() % 20)));
+      fails[i] = rng() % 10 == 0 ? 1 : 0;
+      std::vector<accel_future_t> on;
+      for (int d : deps[i]) on.push_back(futures[d]);
+      ASSERT_EQ(rt.Submit(
+                    rng() % 5 == 0 ? &half : nullptr,
+                    [&, i](accel_task_context_t) {
+                      for (int d : deps[i]) {
+                        if (accel_future_query(futures[d]) != ACCEL_SUCCESS) ++early;
+                      }
+                      ++runs[i];
+                      return fails[i] ? accel_set_last_error(ACCEL_ERROR_INTERNAL, "failed on purpose") : ACCEL_SUCCESS;
+                    },
+                    &futures[i], on),
+                ACCEL_SUCCESS)
+          << "seed " << seed << " task " << i << ": " << accel_last_error();
+      if (rng() % 25 == 0) {
+        EXPECT_EQ(accel_future_cancel(futures[i]), ACCEL_SUCCESS);
+      }
+    }
+    std::vector<accel_status_t> result(kTasks);
+    for (int i = 0; i < kTasks; ++i) result[i] = accel_future_wait(futures[i], ACCEL_TIMEOUT_INFINITE);
+    EXPECT_EQ(early.load(), 0) << "seed " << seed;
+    for (int i = 0; i < kTasks; ++i) {
+      EXPECT_LE(runs[i].load(), 1) << "seed " << seed << " task " << i << " ran twice";
+      bool deps_ok = true;
+      for (int d : deps[i]) deps_ok = deps_ok && result[d] == ACCEL_SUCCESS;
+      if (!deps_ok) {
+        EXPECT_EQ(runs[i].load(), 0) << "seed " << seed << " task " << i;
+        EXPECT_TRUE(result[i] == ACCEL_ERROR_FAILED_PRECONDITION || result[i] == ACCEL_ERROR_CANCELLED)
+            << "seed " << seed << " task " << i << ": " << accel_status_name(result[i]);
+      } else if (runs[i].load() == 1) {
+        EXPECT_EQ(result[i], fails[i] ? ACCEL_ERROR_INTERNAL : ACCEL_SUCCESS) << "seed " << seed << " task " << i;
+      } else {
+        EXPECT_EQ(result[i], ACCEL_ERROR_CANCELLED) << "seed " << seed << " task " << i << " did not run";
+      }
+    }
+    const auto c = rt.Counters();
+    EXPECT_EQ(c.submitted, static_cast<uint64_t>(kTasks)) << "seed " << seed;
+    EXPECT_EQ(c.finished + c.failed + c.cancelled, static_cast<uint64_t>(kTasks)) << "seed " << seed;
+    EXPECT_EQ(c.pending, 0U) << "seed " << seed;
+  }
 }
 
 TEST(Dependencies, AFailedDependencyEndsItsDependentWhileAnotherStillRuns) {

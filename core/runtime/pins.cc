@@ -36,14 +36,18 @@ Pins::Record* TakeFree() {
   return r;
 }
 
-// Gives the thread's record back when the thread exits (its slots are empty then: every pin is scoped). A pin after
-// the thread's destructors ran takes a record that stays taken.
+// Gives the thread's record back when the thread exits (its slots are empty then: every pin is scoped), and forgets
+// it, so that a pin made later in the thread's exit (another thread-local's destructor calling the runtime) takes a
+// record of its own, which stays taken, rather than write to one a new thread may hold.
 struct GiveBack {
-  Pins::Record* record;
-  explicit GiveBack(Pins::Record* r) : record(r) {}
+  Pins::Record** mine;  // the thread's Pins::t_record (trivially destructible: valid through the thread's exit)
+  explicit GiveBack(Pins::Record** m) : mine(m) {}
   GiveBack(const GiveBack&) = delete;
   GiveBack& operator=(const GiveBack&) = delete;
-  ~GiveBack() { record->taken.store(false, std::memory_order_release); }
+  ~GiveBack() {
+    (*mine)->taken.store(false, std::memory_order_release);
+    *mine = nullptr;
+  }
 };
 
 // seq_cst loads: they follow, in the single order of seq_cst operations, the destroyer's seq_cst store that ended
@@ -63,7 +67,7 @@ bool PinnedByOthers(const void* object, const Pins::Record* mine) {
 Pins::Record& Pins::TakeRecord() noexcept {
   Record* r = TakeFree();
   t_record = r;
-  thread_local GiveBack give_back{r};
+  thread_local GiveBack give_back{&t_record};
   (void)give_back;
   return *r;
 }

@@ -1001,9 +1001,10 @@ void Runtime::FlushReleases() {
 
 void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   (void)lock;
-  // Members, not locals: a pass per submission must not allocate them anew.
-  std::deque<std::shared_ptr<Task>>& keep = schedule_keep_;
-  std::vector<std::shared_ptr<Task>>& candidates = schedule_candidates_;
+  // A member, not a local: a pass per submission must not allocate it anew. Pointers to queue_'s own references
+  // (a pass reads thousands of tasks; copying each reference twice per pass was a third of its time): queue_ keeps its
+  // elements where they are until the pass's end, which takes out those that ended or started.
+  std::vector<const std::shared_ptr<Task>*>& candidates = schedule_candidates_;
   bool progress = true;
   // Ending a task can release its dependents in the same pass: repeat until stable.
   while (progress) {
@@ -1052,10 +1053,10 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
       it = pending_groups_.erase(it);
     }
     HoldForPendingGroup();
-    keep.clear();
     candidates.clear();
     std::unordered_set<const Actor*> blocked;  // actors whose next call in order cannot start now
-    for (auto& task : queue_) {
+    for (const std::shared_ptr<Task>& task : queue_) {
+      if (task->state == TaskState::kDone || task->state == TaskState::kRunning) continue;  // by an earlier round
       if (task->cancel_requested) {
         Finish(task, ACCEL_ERROR_CANCELLED, fmt::format("{} was cancelled before it started", task->Name()));
         progress = true;
@@ -1102,7 +1103,6 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
         if (!all) task->message = fmt::format("waiting for dependency {} ({})", open, task->dependencies[open]->Name());
         if (!all) {
           if (task->kind == TaskKind::kActorCall) blocked.insert(task->actor.get());
-          keep.push_back(task);
           continue;
         }
         task->state = TaskState::kPending;
@@ -1118,7 +1118,6 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
                               : fmt::format("waiting for {} ({}): {}", a.name,
                                             a.state == ACCEL_ACTOR_STATE_RESTARTING ? "restarting" : "not placed yet",
                                             a.holder ? a.holder->message : std::string());
-          keep.push_back(task);
           continue;
         }
         a.busy = true;
@@ -1130,13 +1129,11 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
         continue;
       }
       if (stopping_) {
-        keep.push_back(task);
         continue;
       }
       if (task->request.group && task->request.group->pending) {
         task->message = fmt::format("placement group '{}' is not placed yet: {}", task->request.group->name,
                                     task->request.group->message);
-        keep.push_back(task);
         continue;
       }
       if (task->request.device_count == 0 || task->request.group) {
@@ -1145,21 +1142,18 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
           Start(task);
           continue;
         }
-        keep.push_back(task);
         continue;
       }
-      candidates.push_back(task);
-      keep.push_back(task);
+      candidates.push_back(&task);
     }
-    queue_.swap(keep);
     if (!unblocked_.empty()) progress = true;  // released by tasks this pass ended
   }
-  if (!candidates.empty() && !stopping_) {
-    PlaceByQueue(candidates);
-    std::erase_if(queue_, [](const std::shared_ptr<Task>& t) { return t->state == TaskState::kRunning; });
-  }
+  if (!candidates.empty() && !stopping_) PlaceByQueue(candidates);
+  // What ended or started leaves the queue; the rest keeps its order.
+  std::erase_if(queue_, [](const std::shared_ptr<Task>& t) {
+    return t->state == TaskState::kDone || t->state == TaskState::kRunning;
+  });
   ReleaseHold();
-  keep.clear();
   candidates.clear();
   if (!unblocked_.empty()) Schedule(lock);  // released meanwhile: their pass now, not at the next event
 }
@@ -1260,7 +1254,7 @@ void Runtime::Charge(Task& task, int sign) {
   for (Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) q->running += sign > 0 ? 1 : -1;
 }
 
-void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
+void Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates) {
   // Candidates per leaf queue, highest priority first, then in submission order: pointers to `candidates`' own
   // references (a pass reads thousands; no copy, no map of them).
   // The queues holding candidates and their ancestors, each looked up once per pass, not once per candidate.
@@ -1268,9 +1262,9 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
     Queue* queue = nullptr;  // null: the top level
     Node* parent = nullptr;
     std::vector<Node*> children;
-    std::vector<std::shared_ptr<Task>*> tasks;  // a leaf's candidates
-    size_t next = 0;                            // the next of `tasks` to try
-    size_t remaining = 0;                       // candidates left in the subtree
+    std::vector<const std::shared_ptr<Task>*> tasks;  // a leaf's candidates
+    size_t next = 0;                                  // the next of `tasks` to try
+    size_t remaining = 0;                             // candidates left in the subtree
   };
   std::unordered_map<Queue*, Node> nodes;
   Node& root = nodes[nullptr];
@@ -1283,12 +1277,12 @@ void Runtime::PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates) {
     }
     return it->second;
   };
-  for (auto& t : candidates) {
-    Node& leaf = node_of(node_of, t->queue.get());
-    leaf.tasks.push_back(&t);
+  for (const std::shared_ptr<Task>* t : candidates) {
+    Node& leaf = node_of(node_of, (*t)->queue.get());
+    leaf.tasks.push_back(t);
     for (Node* a = &leaf; a != nullptr; a = a->parent) ++a->remaining;
   }
-  const auto before = [](const std::shared_ptr<Task>* a, const std::shared_ptr<Task>* b) {
+  const auto before = [](const std::shared_ptr<Task>* const a, const std::shared_ptr<Task>* const b) {
     const Task& x = **a;
     const Task& y = **b;
     return x.priority != y.priority ? x.priority > y.priority : x.id < y.id;

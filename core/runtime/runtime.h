@@ -345,7 +345,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void Schedule(std::unique_lock<std::mutex>& lock);
   // Places the device-needing pending tasks in queue order; preempts for
   // queues under their quota.
-  void PlaceByQueue(std::vector<std::shared_ptr<Task>>& candidates);
+  void PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates);
   // Places `task` or sets its message to why not. True when placed.
   bool TryPlace(Task& task);
   // Asks running preemptible tasks of queues over their quota to stop when
@@ -458,10 +458,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   const uint64_t serial_ = NextSerial();
   std::vector<std::shared_ptr<Task>> to_release_;
   std::vector<std::shared_ptr<Actor>> actors_to_release_;
-  std::atomic<bool> releases_due_{false};                   // to_release_ or actors_to_release_ holds something
-  std::deque<std::shared_ptr<Task>> schedule_keep_;         // Schedule's, reused
-  std::vector<std::shared_ptr<Task>> schedule_candidates_;  // Schedule's, reused
-  accel_tenant_t no_device_tenant_ = nullptr;               // shared by tasks without devices: may allocate nothing
+  std::atomic<bool> releases_due_{false};                          // to_release_ or actors_to_release_ holds something
+  std::vector<const std::shared_ptr<Task>*> schedule_candidates_;  // Schedule's, reused: elements of queue_
+  accel_tenant_t no_device_tenant_ = nullptr;  // shared by tasks without devices: may allocate nothing
   // Records a decision about a task in the event log when it is on (one relaxed load when off).
   void LogTask(accel_runtime_event_kind_t kind, const Task& task, accel_status_t status = ACCEL_SUCCESS) {
     if (events_.enabled()) LogTaskOn(kind, task, status);

@@ -3,7 +3,7 @@
 // oneTBB's tbb::task_group, placement groups against the raw planner and
 // Ray's published figure. Prints figures; asserts nothing about time.
 //
-//   accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--batch K] [--repeat R] [--seed S] [--json]
+//   accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--backlog B] [--batch K] [--repeat R] [--seed S] [--json]
 //
 // Empty tasks: N tasks with no device request, split evenly between the
 // client threads; each client submits K tasks, then waits for and releases
@@ -13,7 +13,10 @@
 // submitted with the one before it as its dependency, then a wait for the
 // last and the releases; the baseline builds a tbb::flow::graph of C
 // continue_nodes, each an edge from the one before, puts a message into the
-// first and waits for the graph. Placement groups: 8 bundles of one whole
+// first and waits for the graph. Capacity backlog: B tasks of one whole device
+// submitted behind 8 tasks that hold every device (each submission's pass
+// reads the backlog), against the same B submitted onto an idle node; the
+// submissions alone are timed. Placement groups: 8 bundles of one whole
 // device each, PACK at clique, created and destroyed N times on the sim
 // backend's h100-sxm-8 node (ACCEL_SIM_PROFILE is set to it, ACCEL_BACKENDS
 // to sim); the local baseline is the planner alone (Planner::Place and
@@ -62,6 +65,7 @@ struct Options {
   uint64_t tasks = 200000;
   uint64_t groups = 2000;
   uint64_t chain = 20000;
+  uint64_t backlog = 3000;
   uint32_t batch = 1024;
   uint64_t seed = 1;
   uint32_t repeat = 3;
@@ -299,6 +303,47 @@ std::vector<accel_resource_request_t> GroupBundles() {
   return std::vector<accel_resource_request_t>(kBundles, r);
 }
 
+// Submits `n` tasks of one whole device each and times the submissions alone; with `behind`, first occupies every
+// one of the node's `devices` devices with a task that waits until the submissions are done, so that all `n` wait
+// for capacity and every submission's scheduling pass reads the whole backlog. Then lets everything end and
+// releases it. The seconds the submissions took.
+double AccelBacklog(accel_runtime_t runtime, uint32_t devices, uint64_t n, bool behind) {
+  accel_resource_request_t one{};
+  one.stype = ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST;
+  one.struct_size = sizeof(one);
+  one.device_count = 1;
+  one.share = 1.0;
+  std::atomic<bool> open{!behind};
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.request = &one;
+  d.user_data = &open;
+  d.function = [](accel_task_context_t, void* p) {
+    while (!static_cast<std::atomic<bool>*>(p)->load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return ACCEL_SUCCESS;
+  };
+  std::vector<accel_future_t> futures;
+  futures.reserve(n + devices);
+  for (uint32_t i = 0; behind && i < devices && !g_failure.failed(); ++i) {
+    accel_future_t f = nullptr;
+    if (Check(accel_task_submit(runtime, &d, &f), "accel_task_submit (backlog)")) futures.push_back(f);
+  }
+  d.function = [](accel_task_context_t, void*) { return ACCEL_SUCCESS; };
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < n && !g_failure.failed(); ++i) {
+    accel_future_t f = nullptr;
+    if (Check(accel_task_submit(runtime, &d, &f), "accel_task_submit (backlog)")) futures.push_back(f);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  open = true;
+  for (accel_future_t f : futures) {
+    Check(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), "accel_future_wait (backlog)");
+    Check(accel_future_release(f), "accel_future_release");
+  }
+  return seconds;
+}
+
 // Creates and destroys `groups` placement groups; the seconds taken.
 double AccelGroups(accel_runtime_t runtime, uint64_t groups) {
   const auto bundles = GroupBundles();
@@ -392,6 +437,13 @@ void PrintTable(const std::vector<Row>& rows) {
                "oneTBB tasks/s", "Accel/TBB");
     fmt::print("  {:<49} {:>12.0f} {:>14.0f} {:>9.3f}x\n", r.label, r.accel, r.baseline, ratio(r));
   }
+  for (const Row& r : rows) {
+    if (r.key != "backlog") continue;
+    fmt::print("\nCapacity backlog ({} tasks of one whole device)  {:>14}\n", r.count, "submissions/s");
+    fmt::print("  {:<47} {:>14.0f}\n", "behind 8 running tasks (passes read the backlog)", r.accel);
+    fmt::print("  {:<47} {:>14.0f}\n", r.baseline_name, r.baseline);
+    fmt::print("  {:<47} {:>13.3f}x\n", "backlog / idle", ratio(r));
+  }
   fmt::print("\nPlacement groups ({} x 1 device, PACK at clique)  {:>10}\n", kBundles, "groups/s");
   for (const Row& r : rows) {
     if (r.key != "groups") continue;
@@ -405,7 +457,7 @@ void PrintTable(const std::vector<Row>& rows) {
 void PrintJson(const Options& o, const nlohmann::json& machine, const std::vector<Row>& rows) {
   nlohmann::json out;
   out["bench"] = "accel-runtime-bench";
-  out["options"] = {{"tasks", o.tasks}, {"groups", o.groups}, {"chain", o.chain},
+  out["options"] = {{"tasks", o.tasks}, {"groups", o.groups}, {"chain", o.chain}, {"backlog", o.backlog},
                     {"batch", o.batch}, {"repeat", o.repeat}, {"seed", o.seed}};
   out["machine"] = machine;
   out["rows"] = nlohmann::json::array();
@@ -430,7 +482,8 @@ void PrintJson(const Options& o, const nlohmann::json& machine, const std::vecto
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--batch K] [--repeat R] [--seed S] "
+               "usage: accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--backlog B] [--batch K] [--repeat R] "
+               "[--seed S] "
                "[--json]\n");
   std::exit(2);
 }
@@ -452,6 +505,8 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       o.groups = number();
     } else if (arg == "--chain") {
       o.chain = number();
+    } else if (arg == "--backlog") {
+      o.backlog = number();
     } else if (arg == "--batch") {
       o.batch = static_cast<uint32_t>(std::clamp<uint64_t>(number(), 1, 1U << 20));
     } else if (arg == "--repeat") {
@@ -464,7 +519,7 @@ std::optional<Options> ParseOptions(int argc, char** argv) {
       return std::nullopt;
     }
   }
-  if (o.tasks == 0 || o.groups == 0 || o.chain == 0) return std::nullopt;
+  if (o.tasks == 0 || o.groups == 0 || o.chain == 0 || o.backlog == 0) return std::nullopt;
   return o;
 }
 
@@ -602,6 +657,12 @@ int main(int argc, char** argv) {
         });
     rows.push_back({"chain", fmt::format("{} tasks, submitted (built) and run", o.chain), o.chain, Rate(o.chain, a),
                     Rate(o.chain, t), "oneTBB tbb::flow::graph of continue_nodes", ""});
+  }
+  if (!g_failure.failed()) {
+    const auto [a, idle] = pair([&] { return AccelBacklog(runtime, devices, o.backlog, true); },
+                                [&] { return AccelBacklog(runtime, devices, o.backlog, false); });
+    rows.push_back({"backlog", "capacity backlog", o.backlog, Rate(o.backlog, a), Rate(o.backlog, idle),
+                    "onto an idle node (baseline)", ""});
   }
   if (!g_failure.failed()) {
     AccelGroups(runtime, std::min<uint64_t>(o.groups, 50));  // warm-up

@@ -75,6 +75,11 @@ bool Within(const Queue* q, const Queue* ancestor) {
 
 bool Counted(const Task& task) { return task.kind == TaskKind::kTask || task.kind == TaskKind::kActorCall; }
 
+// Why `task` waits, naming its dependency `i`: "waiting for dependency 1 (task 7 ('load'))".
+std::string WaitingFor(const Task& task, size_t i) {
+  return fmt::format("waiting for dependency {} ({})", i, task.dependencies[i]->Name());
+}
+
 // Thread slots: small numbers for the threads alive now, each thread's own while it lives (the lowest free one when
 // it first asks), given back when it exits. The hand-over goes through the mutex, so a thread that takes a slot sees
 // every count its previous owner made in a shard it wrote alone (Runtime::CounterShard).
@@ -924,7 +929,7 @@ void Runtime::Enqueue(const std::shared_ptr<Task>& task) {
     }
     if (task->unmet > 0 && !failed) {  // a failed one ends it in the next pass
       task->blocked = true;
-      task->message = fmt::format("waiting for dependency {} ({})", first_open, task->dependencies[first_open]->Name());
+      task->message = WaitingFor(*task, first_open);
       blocked_.insert(task);
       return;
     }
@@ -953,7 +958,7 @@ void Runtime::ReleaseDependents(const Task& dependency) {
     }
     for (size_t i = 0; i < task->dependencies.size(); ++i) {
       if (!task->dependencies[i]->done.load(std::memory_order_seq_cst)) {
-        task->message = fmt::format("waiting for dependency {} ({})", i, task->dependencies[i]->Name());
+        task->message = WaitingFor(*task, i);
         break;
       }
     }
@@ -1099,9 +1104,8 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
           progress = true;
           continue;
         }
-        const bool all = open == task->dependencies.size();
-        if (!all) task->message = fmt::format("waiting for dependency {} ({})", open, task->dependencies[open]->Name());
-        if (!all) {
+        if (open < task->dependencies.size()) {
+          task->message = WaitingFor(*task, open);
           if (task->kind == TaskKind::kActorCall) blocked.insert(task->actor.get());
           continue;
         }
@@ -1255,9 +1259,9 @@ void Runtime::Charge(Task& task, int sign) {
 }
 
 void Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates) {
-  // Candidates per leaf queue, highest priority first, then in submission order: pointers to `candidates`' own
-  // references (a pass reads thousands; no copy, no map of them).
-  // The queues holding candidates and their ancestors, each looked up once per pass, not once per candidate.
+  // The queues holding candidates and their ancestors, each looked up once per pass, not once per candidate; each
+  // leaf's candidates (pointers to the queue's references: a pass reads thousands) highest priority first, then in
+  // submission order.
   struct Node {
     Queue* queue = nullptr;  // null: the top level
     Node* parent = nullptr;
@@ -1354,12 +1358,10 @@ void Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
       continue;
     }
     if (known == no_room.end()) {
-      no_room.emplace(
-          std::make_tuple(t->request.device_count, t->request.share, t->request.memory, t->request.selector),
-          t->message);
+      no_room.emplace(std::tuple<uint32_t, double, uint64_t, std::string>(shape), t->message);
+      // The first large task without room holds its devices from the smaller ones after it (this pass only).
+      HoldForTask(*t);
     }
-    // The first large task without room holds its devices from the smaller ones after it (this pass only).
-    if (known == no_room.end()) HoldForTask(*t);
     if (under) {
       const std::string capacity = t->message;
       if (Reclaim(GangOf(t->request), t->queue.get())) {

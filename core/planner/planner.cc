@@ -32,6 +32,15 @@ std::optional<Level> Outer(Level level) {
   return std::nullopt;
 }
 
+// The order domains are filled in: those with `need` free first, the one with the least free of them first (best
+// fit); then the freest; equal ones by index.
+bool FillsBefore(int64_t free_x, uint32_t x, int64_t free_y, uint32_t y, int64_t need) {
+  const bool fx = free_x >= need, fy = free_y >= need;
+  if (fx != fy) return fx;
+  if (free_x != free_y) return fx ? free_x < free_y : free_x > free_y;
+  return x < y;
+}
+
 std::string Shares(int64_t share) { return fmt::format("{:.2f}", static_cast<double>(share) / kShareUnits); }
 
 }  // namespace
@@ -126,17 +135,14 @@ void Planner::FillDomain(Attempt& a, Level level, uint32_t domain, uint32_t node
     std::vector<std::pair<int64_t, uint32_t>> parts;  // (free share in this clique, node domain)
     parts.reserve(dom.nodes.size());
     for (uint32_t n : dom.nodes) parts.emplace_back(0, n);
+    // Both in rank order: each node's devices come together, in the order of `nodes`.
+    size_t k = 0;
     for (uint32_t d : dom.devices) {
-      const uint32_t n = cluster_.devices()[d].domain[L(Level::kNode)];
-      for (auto& part : parts) {
-        if (part.second == n) part.first += free_[d].share;
-      }
+      while (parts[k].second != cluster_.devices()[d].domain[L(Level::kNode)]) ++k;
+      parts[k].first += free_[d].share;
     }
     std::sort(parts.begin(), parts.end(), [&](const auto& x, const auto& y) {
-      const bool fx = x.first >= a.remaining_share, fy = y.first >= a.remaining_share;
-      if (fx != fy) return fx;
-      if (fx) return x.first != y.first ? x.first < y.first : x.second < y.second;
-      return x.first != y.first ? x.first > y.first : x.second < y.second;
+      return FillsBefore(x.first, x.second, y.first, y.second, a.remaining_share);
     });
     for (const auto& [free_share, n] : parts) {
       if (a.remaining == 0 || a.budget == 0) return;
@@ -152,12 +158,8 @@ void Planner::FillDomain(Attempt& a, Level level, uint32_t domain, uint32_t node
   const auto& free = domain_free_[L(inner)];
   // Best fit first (the smallest child that holds the rest), then the freest.
   std::vector<uint32_t> order(dom.children);
-  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-    const bool fx = free[x] >= a.remaining_share, fy = free[y] >= a.remaining_share;
-    if (fx != fy) return fx;
-    if (fx) return free[x] != free[y] ? free[x] < free[y] : x < y;
-    return free[x] != free[y] ? free[x] > free[y] : x < y;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t x, uint32_t y) { return FillsBefore(free[x], x, free[y], y, a.remaining_share); });
   for (uint32_t child : order) {
     if (a.remaining == 0 || a.budget == 0) return;
     if (free[child] < a.min_share) continue;
@@ -169,12 +171,8 @@ void Planner::FillDomain(Attempt& a, Level level, uint32_t domain, uint32_t node
 void Planner::FillCluster(Attempt& a) {
   const auto& free = domain_free_[L(Level::kBlock)];
   std::vector<uint32_t> order(cluster_.blocks());
-  std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-    const bool fx = free[x] >= a.remaining_share, fy = free[y] >= a.remaining_share;
-    if (fx != fy) return fx;
-    if (fx) return free[x] != free[y] ? free[x] < free[y] : x < y;
-    return free[x] != free[y] ? free[x] > free[y] : x < y;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t x, uint32_t y) { return FillsBefore(free[x], x, free[y], y, a.remaining_share); });
   for (uint32_t block : order) {
     if (a.remaining == 0) return;
     if (free[block] >= a.min_share) FillDomain(a, Level::kBlock, block, kAnyNode);

@@ -483,8 +483,7 @@ void PrintJson(const Options& o, const nlohmann::json& machine, const std::vecto
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--backlog B] [--batch K] [--repeat R] "
-               "[--seed S] "
-               "[--json]\n");
+               "[--seed S] [--json]\n");
   std::exit(2);
 }
 

@@ -14,9 +14,9 @@
 // last and the releases; the baseline builds a tbb::flow::graph of C
 // continue_nodes, each an edge from the one before, puts a message into the
 // first and waits for the graph. Capacity backlog: B tasks of one whole device
-// submitted behind 8 tasks that hold every device (each submission's pass
-// reads the backlog), against the same B submitted onto an idle node; the
-// submissions alone are timed. Placement groups: 8 bundles of one whole
+// submitted behind 8 tasks that hold every device (every one waits for
+// capacity), against the same B submitted onto an idle node; the submissions
+// alone are timed. Placement groups: 8 bundles of one whole
 // device each, PACK at clique, created and destroyed N times on the sim
 // backend's h100-sxm-8 node (ACCEL_SIM_PROFILE is set to it, ACCEL_BACKENDS
 // to sim); the local baseline is the planner alone (Planner::Place and
@@ -305,8 +305,8 @@ std::vector<accel_resource_request_t> GroupBundles() {
 
 // Submits `n` tasks of one whole device each and times the submissions alone; with `behind`, first occupies every
 // one of the node's `devices` devices with a task that waits until the submissions are done, so that all `n` wait
-// for capacity and every submission's scheduling pass reads the whole backlog. Then lets everything end and
-// releases it. The seconds the submissions took.
+// for capacity (each submission's pass tries the new task alone: docs/scheduler.md, "Scheduling passes"). Then lets
+// everything end and releases it. The seconds the submissions took.
 double AccelBacklog(accel_runtime_t runtime, uint32_t devices, uint64_t n, bool behind) {
   accel_resource_request_t one{};
   one.stype = ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST;
@@ -440,7 +440,7 @@ void PrintTable(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     if (r.key != "backlog") continue;
     fmt::print("\nCapacity backlog ({} tasks of one whole device)  {:>14}\n", r.count, "submissions/s");
-    fmt::print("  {:<47} {:>14.0f}\n", "behind 8 running tasks (passes read the backlog)", r.accel);
+    fmt::print("  {:<47} {:>14.0f}\n", "behind 8 running tasks (all wait for capacity)", r.accel);
     fmt::print("  {:<47} {:>14.0f}\n", r.baseline_name, r.baseline);
     fmt::print("  {:<47} {:>13.3f}x\n", "backlog / idle", ratio(r));
   }

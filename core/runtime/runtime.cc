@@ -903,7 +903,7 @@ accel_status_t Runtime::Submit(const std::shared_ptr<Task>& task, std::string* w
     LogTask(ACCEL_RUNTIME_EVENT_SUBMITTED, *task);
     WatchDependencies(*task);
     Enqueue(task);
-    Schedule(lock);
+    ScheduleSubmitted(lock, task);
   }
   FlushReleases();
   return ACCEL_SUCCESS;
@@ -1004,8 +1004,52 @@ void Runtime::FlushReleases() {
   }
 }
 
+void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Task>& task) {
+  Task& t = *task;
+  // What a full pass would decide differently for the others, or for this task's place among them, needs one.
+  if (!delta_ok_ || stopping_ || !pending_groups_.empty() || !unblocked_.empty() || !holding_.empty() || t.blocked ||
+      !t.dependencies.empty() || t.kind != TaskKind::kTask || t.request.group || t.cancel_requested || queue_.empty() ||
+      queue_.back() != task || UnderQuota(*t.queue)) {
+    Schedule(lock);
+    return;
+  }
+  // The others found no room with at least the capacity free now, and nothing this pass could change makes them
+  // fit: only the new task may start, as it would in a full pass (it is tried at its turn there, and no hold nor
+  // waiting queue under its quota stands before it).
+  t.state = TaskState::kPending;
+  const auto started = [&] {
+    Start(task);
+    queue_.pop_back();
+  };
+  if (t.request.device_count == 0) {
+    if (TryPlace(t)) started();
+    return;
+  }
+  const auto [need_share, need_memory] = Need(t.request);
+  if (std::string limit = OverLimit(t.queue.get(), need_share, need_memory, "task"); !limit.empty()) {
+    t.message = std::move(limit);
+    return;
+  }
+  const std::tuple<uint32_t, double, uint64_t, std::string_view> shape{t.request.device_count, t.request.share,
+                                                                       t.request.memory, t.request.selector};
+  if (const auto known = no_room_.find(shape); known != no_room_.end()) {
+    t.message = known->second;
+    return;
+  }
+  if (TryPlace(t)) {
+    Charge(t, +1);
+    if (t.preemptible) preemptible_[t.id] = task;
+    started();
+    return;
+  }
+  no_room_.emplace(std::tuple<uint32_t, double, uint64_t, std::string>(shape), t.message);
+  // A full pass would hold devices for it from the smaller requests after it (HoldForTask): theirs are full passes.
+  if (t.request.device_count >= 2) delta_ok_ = false;
+}
+
 void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
-  (void)lock;
+  delta_ok_ = false;
+  no_room_.clear();  // anything may have changed: each request shape asks the planner again
   // A member, not a local: a pass per submission must not allocate it anew. Pointers to queue_'s own references
   // (a pass reads thousands of tasks; copying each reference twice per pass was a third of its time): queue_ keeps its
   // elements where they are until the pass's end, which takes out those that ended or started.
@@ -1152,13 +1196,14 @@ void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
     }
     if (!unblocked_.empty()) progress = true;  // released by tasks this pass ended
   }
-  if (!candidates.empty() && !stopping_) PlaceByQueue(candidates);
+  const bool in_order = candidates.empty() || stopping_ || PlaceByQueue(candidates);
   // What ended or started leaves the queue; the rest keeps its order.
   std::erase_if(queue_, [](const std::shared_ptr<Task>& t) {
     return t->state == TaskState::kDone || t->state == TaskState::kRunning;
   });
   ReleaseHold();
   candidates.clear();
+  delta_ok_ = in_order && pending_groups_.empty() && !stopping_;
   if (!unblocked_.empty()) Schedule(lock);  // released meanwhile: their pass now, not at the next event
 }
 
@@ -1258,7 +1303,7 @@ void Runtime::Charge(Task& task, int sign) {
   for (Queue* q = task.queue.get(); q != nullptr; q = q->parent.get()) q->running += sign > 0 ? 1 : -1;
 }
 
-void Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates) {
+bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates) {
   // The queues holding candidates and their ancestors, each looked up once per pass, not once per candidate; each
   // leaf's candidates (pointers to the queue's references: a pass reads thousands) highest priority first, then in
   // submission order.
@@ -1310,9 +1355,7 @@ void Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
     }
     return std::make_tuple(under ? 0 : 1, value, std::cref(q->name));
   };
-  // Requests that found no room in this pass, with why: capacity only shrinks within a pass, so an identical request
-  // fails the same way without asking the planner again.
-  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string, std::less<>> no_room;
+  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string, std::less<>>& no_room = no_room_;
   bool hold = false;  // a queue under its quota waits for capacity: over-quota queues get nothing new
   std::string hold_queue;
   std::string hold_task;
@@ -1382,6 +1425,7 @@ void Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
       }
     }
   }
+  return !hold && holding_.empty();
 }
 
 bool Runtime::Reclaim(const planner::Gang& gang, const Queue* queue) {
@@ -1548,6 +1592,7 @@ bool Runtime::TryPlace(Task& task) {
 }
 
 void Runtime::ReleasePlacement(Task& task) {
+  delta_ok_ = false;  // capacity comes back: what found no room may now
   Charge(task, -1);
   preemptible_.erase(task.id);
   if (task.request.group) {
@@ -1742,6 +1787,7 @@ void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result,
 
 void Runtime::ReleaseGroup(PlacementGroup& g) {
   if (!g.destroyed || g.running != 0 || g.placement == 0) return;
+  delta_ok_ = false;  // capacity comes back
   planner_.Release(g.placement);
   g.placement = 0;
   if (g.queue) {

@@ -17,11 +17,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -343,9 +345,14 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void Start(const std::shared_ptr<Task>& task);
   // Tries to start every waiting and pending task, in submission order.
   void Schedule(std::unique_lock<std::mutex>& lock);
+  // The pass after `task`'s submission (it is queue_'s last): only `task` is tried when the last full pass left
+  // nothing that orders it after the others and nothing gave capacity back since (delta_ok_); else a full pass.
+  // docs/scheduler.md, "Scheduling passes".
+  void ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Task>& task);
   // Places the device-needing pending tasks in queue order; preempts for
-  // queues under their quota.
-  void PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates);
+  // queues under their quota. False when something this pass decided orders later requests after earlier ones
+  // (a queue under its quota waits, or devices are held for a large task).
+  bool PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& candidates);
   // Places `task` or sets its message to why not. True when placed.
   bool TryPlace(Task& task);
   // Asks running preemptible tasks of queues over their quota to stop when
@@ -460,6 +467,14 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<std::shared_ptr<Actor>> actors_to_release_;
   std::atomic<bool> releases_due_{false};                          // to_release_ or actors_to_release_ holds something
   std::vector<const std::shared_ptr<Task>*> schedule_candidates_;  // Schedule's, reused: elements of queue_
+  // Requests (device count, share, memory, selector) that found no room since the last full pass, with why: capacity
+  // only shrinks until something gives some back, so an identical request fails the same way without asking the
+  // planner again. Under mutex_.
+  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string, std::less<>> no_room_;
+  // Whether a pass for a new task may try that task alone (ScheduleSubmitted): set by a full pass that left nothing
+  // ordering later requests after earlier ones, cleared by the next full pass and whenever capacity comes back
+  // (ReleasePlacement, ReleaseGroup, a lost device). Under mutex_.
+  bool delta_ok_ = false;
   accel_tenant_t no_device_tenant_ = nullptr;  // shared by tasks without devices: may allocate nothing
   // Records a decision about a task in the event log when it is on (one relaxed load when off).
   void LogTask(accel_runtime_event_kind_t kind, const Task& task, accel_status_t status = ACCEL_SUCCESS) {

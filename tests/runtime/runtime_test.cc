@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -594,6 +595,106 @@ TEST(Runtime, DestroyCancelsWhatWaitsAndFuturesStayReadable) {
 // Property: under a random stream of tasks with random shares and device
 // counts on the 8-GPU node, the shares running on a device never pass 1.0,
 // every task ends exactly once, and the counters add up.
+// A submission behind a full node is tried alone (docs/scheduler.md, "Scheduling passes"): it waits with its
+// reason, work that needs no device still starts, and when capacity comes back the full pass starts the oldest of
+// the highest priority first, as if every pass had read the whole backlog.
+TEST(Runtime, SubmissionsBehindAFullNodeWaitWithTheirReasonAndStartInOrder) {
+  RuntimeFixture rt(nullptr, 12);  // workers for the eight holders, two of the backlog and the work without devices
+  const auto devices = rt.Devices();
+  ASSERT_EQ(devices.size(), 8U);
+  const accel_resource_request_t whole = Request(1);
+  const accel_resource_request_t half = Request(1, 0.5);
+  std::vector<std::unique_ptr<Gate>> holders;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    holders.push_back(std::make_unique<Gate>());
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(&whole, WaitFor(*holders.back()), &f), ACCEL_SUCCESS) << accel_last_error();
+  }
+  ASSERT_TRUE(Eventually([&] { return rt.Counters().running == devices.size(); }));
+  std::mutex mutex;
+  std::vector<int> started;  // the backlog's tasks, by index, in the order they started
+  Gate backlog_gate;
+  auto backlog_task = [&](int index) -> Body {
+    return [&, index](accel_task_context_t) {
+      {
+        std::lock_guard lock(mutex);
+        started.push_back(index);
+      }
+      backlog_gate.Wait();
+      return ACCEL_SUCCESS;
+    };
+  };
+  constexpr int kBacklog = 40;
+  std::vector<accel_future_t> backlog(kBacklog + 2);
+  for (int i = 0; i < kBacklog; ++i) {
+    ASSERT_EQ(rt.Submit(i % 2 == 0 ? &whole : &half, backlog_task(i), &backlog[i]), ACCEL_SUCCESS)
+        << accel_last_error();
+  }
+  // Work without devices that is not direct (it may retry) starts behind the backlog.
+  accel_future_t free_work = nullptr;
+  ASSERT_EQ(rt.Submit(
+                nullptr, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &free_work, {}, 1),
+            ACCEL_SUCCESS);
+  EXPECT_EQ(accel_future_wait(free_work, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  for (int i = 0; i < kBacklog; ++i) {
+    EXPECT_EQ(accel_future_query(backlog[i]), ACCEL_NOT_READY) << i;
+    const std::string why = Message(backlog[i]);
+    EXPECT_NE(why.find("capacity"), std::string::npos) << i << ": " << why;
+  }
+  EXPECT_EQ(rt.Counters().pending, static_cast<uint64_t>(kBacklog));
+  for (const auto& d : rt.Devices()) EXPECT_EQ(d.share_free, 0.0);
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(started.empty());
+  }
+
+  // One device comes back: the oldest waiting task takes it, and only that one.
+  holders[0]->Open();
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mutex);
+    return !started.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(started, std::vector<int>{0});
+  }
+  // Submitted now, behind the backlog but at a higher priority: it takes the next device that comes back.
+  accel_future_t urgent = nullptr;
+  ASSERT_EQ(rt.Submit(&whole, backlog_task(kBacklog), &urgent, {}, 0, "urgent", nullptr, 5), ACCEL_SUCCESS);
+  backlog[kBacklog] = urgent;
+  EXPECT_EQ(accel_future_query(urgent), ACCEL_NOT_READY);
+  holders[1]->Open();
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mutex);
+    return started.size() == 2;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(started, (std::vector<int>{0, kBacklog}));
+  }
+  // A request that can never fit is still refused at submission, not queued.
+  const accel_resource_request_t nine = Request(9);
+  accel_future_t never = nullptr;
+  EXPECT_EQ(rt.Submit(
+                &nine, [](accel_task_context_t) { return ACCEL_SUCCESS; }, &never),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+
+  for (auto& gate : holders) gate->Open();
+  backlog_gate.Open();
+  for (int i = 0; i <= kBacklog; ++i) {
+    EXPECT_EQ(accel_future_wait(backlog[i], ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << i << accel_last_error();
+  }
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(started.size(), static_cast<size_t>(kBacklog + 1));
+  }
+  EXPECT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
+  EXPECT_EQ(rt.Counters().pending, 0U);
+  for (const auto& d : rt.Devices()) EXPECT_EQ(d.share_free, 1.0);
+}
+
 TEST(RuntimeProperty, CapacityIsNeverOversubscribed) {
   RuntimeFixture rt(nullptr, 12);
   std::mutex m;

@@ -33,7 +33,11 @@ accel_status_t SetLastError(const char* function, const Status& status) {
 accel_status_t SetLastErrorText(accel_status_t code, const char* message) {
   ThreadErrors& e = Errors();
   try {
-    e.last_message = message != nullptr ? message : "";
+    if (message == nullptr || message[0] == '\0') {
+      e.last_message.clear();  // the common case (a success clearing it), without measuring or copying
+    } else {
+      e.last_message = message;
+    }
   } catch (...) {
     e.last_message.clear();
   }

@@ -126,13 +126,20 @@ struct SlotOwner {
   }
 };
 
-// This thread's slot (ThreadSlots).
-size_t ThreadSlot() {
-  if (t_slot == kNoSlot) [[unlikely]] {
-    t_slot = Slots().Take();
-    thread_local SlotOwner owner;
-  }
+// Takes the calling thread's slot at its first call: out of line, so that ThreadSlot's common path, inlined into
+// the task path's several calls, saves no registers.
+[[gnu::noinline]] size_t TakeThreadSlot() {
+  t_slot = Slots().Take();
+  thread_local SlotOwner owner;
   return t_slot;
+}
+
+// This thread's slot (ThreadSlots).
+inline size_t ThreadSlot() {
+  const size_t slot = t_slot;
+  if (slot == kNoSlot) [[unlikely]]
+    return TakeThreadSlot();
+  return slot;
 }
 
 // Direct tasks take their ids from a block of the runtime's counter that their submitting thread holds, not one

@@ -1032,15 +1032,29 @@ void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::s
     if (TryPlace(t)) started();
     return;
   }
+  const std::tuple<uint32_t, double, uint64_t, std::string_view> shape{t.request.device_count, t.request.share,
+                                                                       t.request.memory, t.request.selector};
+  // It waits: with the others of its shape, when they are kept (waiting_), in its queue's order.
+  const auto waits = [&] {
+    if (!waiting_built_) return;
+    const Queue* other = waiting_.empty() ? nullptr : waiting_.begin()->second.begin()->second->queue.get();
+    if ((other == nullptr || other == t.queue.get()) && t.queue->quota_share == 0 && t.queue->quota_memory == 0) {
+      auto& tasks = waiting_.try_emplace(Shape(shape)).first->second;
+      tasks.emplace(WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);
+    } else {
+      waiting_.clear();  // not one queue without quota any more (BuildWaiting): the next ending's pass is a full one
+      waiting_built_ = false;
+    }
+  };
   const auto [need_share, need_memory] = Need(t.request);
   if (std::string limit = OverLimit(t.queue.get(), need_share, need_memory, "task"); !limit.empty()) {
     t.message = std::move(limit);
+    waits();
     return;
   }
-  const std::tuple<uint32_t, double, uint64_t, std::string_view> shape{t.request.device_count, t.request.share,
-                                                                       t.request.memory, t.request.selector};
   if (const auto known = no_room_.find(shape); known != no_room_.end()) {
     t.message = known->second;
+    waits();
     return;
   }
   if (TryPlace(t)) {
@@ -1049,14 +1063,95 @@ void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::s
     started();
     return;
   }
-  no_room_.emplace(std::tuple<uint32_t, double, uint64_t, std::string>(shape), t.message);
+  no_room_.emplace(Shape(shape), t.message);
   // A full pass would hold devices for it from the smaller requests after it (HoldForTask): theirs are full passes.
   if (t.request.device_count >= 2) delta_ok_ = false;
+  waits();
+}
+
+bool Runtime::BuildWaiting() {
+  waiting_.clear();
+  waiting_built_ = false;
+  const Queue* queue = nullptr;
+  for (const auto& task : queue_) {
+    const Task& t = *task;
+    if (t.state != TaskState::kPending || t.kind != TaskKind::kTask || t.request.device_count == 0 || t.request.group ||
+        t.cancel_requested || (queue != nullptr && t.queue.get() != queue)) {
+      waiting_.clear();
+      return false;
+    }
+    queue = t.queue.get();
+    auto& tasks =
+        waiting_.try_emplace(Shape(t.request.device_count, t.request.share, t.request.memory, t.request.selector))
+            .first->second;
+    tasks.emplace_hint(tasks.end(), WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);
+  }
+  // A queue with a quota reclaims and holds when under it, and its standing changes as tasks start: full passes.
+  if (queue != nullptr && (queue->quota_share > 0 || queue->quota_memory > 0)) {
+    waiting_.clear();
+    return false;
+  }
+  waiting_built_ = true;
+  return true;
+}
+
+void Runtime::ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean) {
+  if (!clean || stopping_ || !pending_groups_.empty() || !unblocked_.empty() || !holding_.empty() ||
+      (!waiting_built_ && !BuildWaiting())) {
+    Schedule(lock);
+    return;
+  }
+  // Every waiting task found no room before this release, and is of the one queue, which has no quota: a full pass
+  // would try them in (priority, submission) order, and after the first of a shape that finds no room, every later
+  // one of that shape finds none. So the first of each shape is tried, in that order across shapes, and after one
+  // that is placed the next of its shape.
+  no_room_.clear();
+  using Head = std::pair<WaitOrder, decltype(waiting_)::iterator>;
+  std::vector<Head> heads;
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) heads.emplace_back(it->second.begin()->first, it);
+  const auto later = [](const Head& a, const Head& b) { return a.first > b.first; };
+  std::make_heap(heads.begin(), heads.end(), later);
+  while (!heads.empty()) {
+    std::pop_heap(heads.begin(), heads.end(), later);
+    const auto shape = heads.back().second;
+    heads.pop_back();
+    auto& tasks = shape->second;
+    const std::shared_ptr<Task> task = tasks.begin()->second;
+    Task& t = *task;
+    const auto [need_share, need_memory] = Need(t.request);
+    if (std::string limit = OverLimit(t.queue.get(), need_share, need_memory, "task"); !limit.empty()) {
+      t.message = std::move(limit);  // and every later one of the shape
+      continue;
+    }
+    if (!TryPlace(t)) {
+      no_room_.emplace(shape->first, t.message);
+      HoldForTask(t);  // as a full pass would: from the tries after it in this pass
+      continue;
+    }
+    Charge(t, +1);
+    if (t.preemptible) preemptible_[t.id] = task;
+    Start(task);
+    // The oldest waiting tasks are near the front: the search and the deque's erase stop early.
+    if (auto at = std::find(queue_.begin(), queue_.end(), task); at != queue_.end()) queue_.erase(at);
+    tasks.erase(tasks.begin());
+    if (tasks.empty()) {
+      waiting_.erase(shape);
+    } else {
+      heads.emplace_back(tasks.begin()->first, shape);
+      std::push_heap(heads.begin(), heads.end(), later);
+    }
+  }
+  delta_ok_ = holding_.empty();
+  ReleaseHold();
 }
 
 void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
   delta_ok_ = false;
   no_room_.clear();  // anything may have changed: each request shape asks the planner again
+  if (waiting_built_) {
+    waiting_.clear();
+    waiting_built_ = false;
+  }
   // A member, not a local: a pass per submission must not allocate it anew. Pointers to queue_'s own references
   // (a pass reads thousands of tasks; copying each reference twice per pass was a third of its time): queue_ keeps its
   // elements where they are until the pass's end, which takes out those that ended or started.
@@ -1362,7 +1457,7 @@ bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
     }
     return std::make_tuple(under ? 0 : 1, value, std::cref(q->name));
   };
-  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string, std::less<>>& no_room = no_room_;
+  std::map<Shape, std::string, std::less<>>& no_room = no_room_;
   bool hold = false;  // a queue under its quota waits for capacity: over-quota queues get nothing new
   std::string hold_queue;
   std::string hold_task;
@@ -1755,6 +1850,8 @@ void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result,
     return;
   }
   {
+    // Before the release clears it: whether the passes' state allows the pass of an ending (ScheduleEnded).
+    const bool clean = delta_ok_ && result != ACCEL_ERROR_DEVICE_LOST;
     const std::vector<uint32_t> ranks = task->ranks;
     ReleasePlacement(*task);
     bool retry = false;
@@ -1788,7 +1885,7 @@ void Runtime::Complete(const std::shared_ptr<Task>& task, accel_status_t result,
     } else {
       Finish(task, result, message);
     }
-    Schedule(lock);
+    ScheduleEnded(lock, clean && !preempted && !retry);
   }
 }
 

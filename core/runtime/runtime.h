@@ -349,6 +349,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // nothing that orders it after the others and nothing gave capacity back since (delta_ok_); else a full pass.
   // docs/scheduler.md, "Scheduling passes".
   void ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Task>& task);
+  // The pass after a task that held devices ended, `clean` when the passes' state was delta_ok_ before its release:
+  // then only the first waiting task of each request shape is tried, in pass order, the next of a shape after one
+  // is placed (waiting_); else a full pass. docs/scheduler.md, "Scheduling passes".
+  void ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean);
+  // Fills waiting_ from queue_ when every task there waits for capacity alone: one plain task each, of one leaf
+  // queue without quota. False (waiting_ left empty) otherwise.
+  bool BuildWaiting();
   // Places the device-needing pending tasks in queue order; preempts for
   // queues under their quota. False when something this pass decided orders later requests after earlier ones
   // (a queue under its quota waits, or devices are held for a large task).
@@ -470,7 +477,14 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Requests (device count, share, memory, selector) that found no room since the last full pass, with why: capacity
   // only shrinks until something gives some back, so an identical request fails the same way without asking the
   // planner again. Under mutex_.
-  std::map<std::tuple<uint32_t, double, uint64_t, std::string>, std::string, std::less<>> no_room_;
+  using Shape = std::tuple<uint32_t, double, uint64_t, std::string>;  // device count, share, memory, selector
+  std::map<Shape, std::string, std::less<>> no_room_;
+  // Every task that waits for capacity, by request shape, each shape's in the order a pass tries them (highest
+  // priority first, then oldest), while waiting_built_: built by the first pass after an ending that may use it,
+  // kept by the passes of submissions and endings, dropped by a full pass. Under mutex_.
+  using WaitOrder = std::pair<int64_t, uint64_t>;  // -priority, id
+  std::map<Shape, std::map<WaitOrder, std::shared_ptr<Task>>, std::less<>> waiting_;
+  bool waiting_built_ = false;
   // Whether a pass for a new task may try that task alone (ScheduleSubmitted): set by a full pass that left nothing
   // ordering later requests after earlier ones, cleared by the next full pass and whenever capacity comes back
   // (ReleasePlacement, ReleaseGroup, a lost device). Under mutex_.

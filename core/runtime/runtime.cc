@@ -1037,12 +1037,11 @@ void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::s
   // It waits: with the others of its shape, when they are kept (waiting_), in its queue's order.
   const auto waits = [&] {
     if (!waiting_built_) return;
-    const Queue* other = waiting_.empty() ? nullptr : waiting_.begin()->second.begin()->second->queue.get();
-    if ((other == nullptr || other == t.queue.get()) && t.queue->quota_share == 0 && t.queue->quota_memory == 0) {
-      auto& tasks = waiting_.try_emplace(Shape(shape)).first->second;
+    if (t.queue->quota_share == 0 && t.queue->quota_memory == 0) {
+      auto& tasks = waiting_[t.queue.get()].try_emplace(Shape(shape)).first->second;
       tasks.emplace(WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);
     } else {
-      waiting_.clear();  // not one queue without quota any more (BuildWaiting): the next ending's pass is a full one
+      waiting_.clear();  // a queue with a quota waits (BuildWaiting): the next ending's pass is a full one
       waiting_built_ = false;
     }
   };
@@ -1072,24 +1071,18 @@ void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::s
 bool Runtime::BuildWaiting() {
   waiting_.clear();
   waiting_built_ = false;
-  const Queue* queue = nullptr;
   for (const auto& task : queue_) {
     const Task& t = *task;
+    // A queue with a quota reclaims and holds when under it, and its standing changes as tasks start: full passes.
     if (t.state != TaskState::kPending || t.kind != TaskKind::kTask || t.request.device_count == 0 || t.request.group ||
-        t.cancel_requested || (queue != nullptr && t.queue.get() != queue)) {
+        t.cancel_requested || t.queue->quota_share > 0 || t.queue->quota_memory > 0) {
       waiting_.clear();
       return false;
     }
-    queue = t.queue.get();
-    auto& tasks =
-        waiting_.try_emplace(Shape(t.request.device_count, t.request.share, t.request.memory, t.request.selector))
-            .first->second;
+    auto& tasks = waiting_[t.queue.get()]
+                      .try_emplace(Shape(t.request.device_count, t.request.share, t.request.memory, t.request.selector))
+                      .first->second;
     tasks.emplace_hint(tasks.end(), WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);
-  }
-  // A queue with a quota reclaims and holds when under it, and its standing changes as tasks start: full passes.
-  if (queue != nullptr && (queue->quota_share > 0 || queue->quota_memory > 0)) {
-    waiting_.clear();
-    return false;
   }
   waiting_built_ = true;
   return true;
@@ -1101,46 +1094,86 @@ void Runtime::ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean) {
     Schedule(lock);
     return;
   }
-  // Every waiting task found no room before this release, and is of the one queue, which has no quota: a full pass
-  // would try them in (priority, submission) order, and after the first of a shape that finds no room, every later
-  // one of that shape finds none. So the first of each shape is tried, in that order across shapes, and after one
-  // that is placed the next of its shape.
+  // Every waiting task found no room before this release, and its queue has no quota (no reclaim, no hold for a
+  // queue under it). A full pass (PlaceByQueue) would take, at each step, the next task of the leaf queue reached by
+  // descending through the siblings' order; a task whose shape found no room earlier in the pass, or that would take
+  // its queue past a limit, changes nothing. So each leaf's next task of a shape that may still fit is tried, in that
+  // order, and after one that is placed the next of its shape.
   no_room_.clear();
-  using Head = std::pair<WaitOrder, decltype(waiting_)::iterator>;
-  std::vector<Head> heads;
-  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) heads.emplace_back(it->second.begin()->first, it);
+  using Head = std::pair<WaitOrder, WaitingShapes::iterator>;
   const auto later = [](const Head& a, const Head& b) { return a.first > b.first; };
-  std::make_heap(heads.begin(), heads.end(), later);
-  while (!heads.empty()) {
-    std::pop_heap(heads.begin(), heads.end(), later);
-    const auto shape = heads.back().second;
-    heads.pop_back();
+  struct Node {
+    const Queue* queue = nullptr;  // null: the top level
+    Node* parent = nullptr;
+    std::vector<Node*> children;
+    size_t active = 0;                // leaves below (or this one) with heads left
+    WaitingShapes* shapes = nullptr;  // a leaf's
+    std::vector<Head> heads;          // a leaf's: the first task of each shape that may still fit, a min-heap
+  };
+  std::unordered_map<const Queue*, Node> nodes;
+  Node& root = nodes[nullptr];
+  auto node_of = [&](auto& self, const Queue* q) -> Node& {
+    auto [it, made] = nodes.try_emplace(q);
+    if (made) {
+      it->second.queue = q;
+      it->second.parent = &self(self, q->parent.get());  // references into an unordered_map stay valid
+      it->second.parent->children.push_back(&it->second);
+    }
+    return it->second;
+  };
+  for (auto& [queue, shapes] : waiting_) {
+    if (shapes.empty()) continue;
+    Node& leaf = node_of(node_of, queue);
+    leaf.shapes = &shapes;
+    for (auto it = shapes.begin(); it != shapes.end(); ++it) leaf.heads.emplace_back(it->second.begin()->first, it);
+    std::make_heap(leaf.heads.begin(), leaf.heads.end(), later);
+    for (Node* a = &leaf; a != nullptr; a = a->parent) ++a->active;
+  }
+  for (;;) {
+    Node* at = &root;
+    while (at->shapes == nullptr) {
+      Node* best = nullptr;
+      for (Node* c : at->children) {
+        if (c->active > 0 && (best == nullptr || SiblingOrder(*c->queue) < SiblingOrder(*best->queue))) best = c;
+      }
+      if (best == nullptr) break;
+      at = best;
+    }
+    if (at->shapes == nullptr) break;  // nothing left to try
+    std::pop_heap(at->heads.begin(), at->heads.end(), later);
+    const auto shape = at->heads.back().second;
+    at->heads.pop_back();
     auto& tasks = shape->second;
     const std::shared_ptr<Task> task = tasks.begin()->second;
     Task& t = *task;
     const auto [need_share, need_memory] = Need(t.request);
-    if (std::string limit = OverLimit(t.queue.get(), need_share, need_memory, "task"); !limit.empty()) {
-      t.message = std::move(limit);  // and every later one of the shape
-      continue;
-    }
-    if (!TryPlace(t)) {
+    std::string limit;
+    if (no_room_.find(shape->first) != no_room_.end()) {
+      // found no room in another queue's try: so does every one of this shape, in this pass
+    } else if (limit = OverLimit(t.queue.get(), need_share, need_memory, "task"); !limit.empty()) {
+      t.message = std::move(limit);  // and every later one of the shape: its queue's usage only grows in a pass
+    } else if (!TryPlace(t)) {
       no_room_.emplace(shape->first, t.message);
       HoldForTask(t);  // as a full pass would: from the tries after it in this pass
-      continue;
-    }
-    Charge(t, +1);
-    if (t.preemptible) preemptible_[t.id] = task;
-    Start(task);
-    // The oldest waiting tasks are near the front: the search and the deque's erase stop early.
-    if (auto at = std::find(queue_.begin(), queue_.end(), task); at != queue_.end()) queue_.erase(at);
-    tasks.erase(tasks.begin());
-    if (tasks.empty()) {
-      waiting_.erase(shape);
     } else {
-      heads.emplace_back(tasks.begin()->first, shape);
-      std::push_heap(heads.begin(), heads.end(), later);
+      Charge(t, +1);
+      if (t.preemptible) preemptible_[t.id] = task;
+      Start(task);
+      // The oldest waiting tasks are near the front: the search and the deque's erase stop early.
+      if (auto where = std::find(queue_.begin(), queue_.end(), task); where != queue_.end()) queue_.erase(where);
+      tasks.erase(tasks.begin());
+      if (tasks.empty()) {
+        at->shapes->erase(shape);
+      } else {
+        at->heads.emplace_back(tasks.begin()->first, shape);
+        std::push_heap(at->heads.begin(), at->heads.end(), later);
+      }
+    }
+    if (at->heads.empty()) {
+      for (Node* a = at; a != nullptr; a = a->parent) --a->active;
     }
   }
+  std::erase_if(waiting_, [](const auto& entry) { return entry.second.empty(); });
   delta_ok_ = holding_.empty();
   ReleaseHold();
 }
@@ -1360,6 +1393,20 @@ bool Runtime::UnderQuota(const Queue& q) const {
          (q.quota_memory == 0 || q.used_memory < q.quota_memory);
 }
 
+std::tuple<int, double, const std::string&> Runtime::SiblingOrder(const Queue& q) const {
+  const bool under = UnderQuota(q);
+  double value = 0.0;
+  if (under) {
+    if (q.quota_share > 0) value = static_cast<double>(q.used_share) / static_cast<double>(q.quota_share);
+    if (q.quota_memory > 0) {
+      value = std::max(value, static_cast<double>(q.used_memory) / static_cast<double>(q.quota_memory));
+    }
+  } else {
+    value = Dominant(q) / q.weight;
+  }
+  return {under ? 0 : 1, value, q.name};
+}
+
 double Runtime::Dominant(const Queue& q) const {
   const double d = total_share_ > 0 ? static_cast<double>(q.used_share) / static_cast<double>(total_share_) : 0.0;
   const double m = total_memory_ > 0 ? static_cast<double>(q.used_memory) / static_cast<double>(total_memory_) : 0.0;
@@ -1444,19 +1491,7 @@ bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
   }
   // Siblings: those under their quota first (the least used of it first),
   // then weighted dominant-resource fair share; the name breaks ties.
-  auto key = [&](const Queue* q) {
-    const bool under = UnderQuota(*q);
-    double value = 0.0;
-    if (under) {
-      if (q->quota_share > 0) value = static_cast<double>(q->used_share) / static_cast<double>(q->quota_share);
-      if (q->quota_memory > 0) {
-        value = std::max(value, static_cast<double>(q->used_memory) / static_cast<double>(q->quota_memory));
-      }
-    } else {
-      value = Dominant(*q) / q->weight;
-    }
-    return std::make_tuple(under ? 0 : 1, value, std::cref(q->name));
-  };
+  auto key = [&](const Queue* q) { return SiblingOrder(*q); };
   std::map<Shape, std::string, std::less<>>& no_room = no_room_;
   bool hold = false;  // a queue under its quota waits for capacity: over-quota queues get nothing new
   std::string hold_queue;

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -350,11 +351,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // docs/scheduler.md, "Scheduling passes".
   void ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Task>& task);
   // The pass after a task that held devices ended, `clean` when the passes' state was delta_ok_ before its release:
-  // then only the first waiting task of each request shape is tried, in pass order, the next of a shape after one
-  // is placed (waiting_); else a full pass. docs/scheduler.md, "Scheduling passes".
+  // then, queue by queue in pass order, only the first waiting task of each request shape is tried, the next of a
+  // shape after one is placed (waiting_); else a full pass. docs/scheduler.md, "Scheduling passes".
   void ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean);
-  // Fills waiting_ from queue_ when every task there waits for capacity alone: one plain task each, of one leaf
-  // queue without quota. False (waiting_ left empty) otherwise.
+  // Fills waiting_ from queue_ when every task there waits for capacity alone: each a plain task of a leaf queue
+  // without quota. False (waiting_ left empty) otherwise.
   bool BuildWaiting();
   // Places the device-needing pending tasks in queue order; preempts for
   // queues under their quota. False when something this pass decided orders later requests after earlier ones
@@ -383,6 +384,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void Charge(Task& task, int sign);
   bool UnderQuota(const Queue& q) const;
   double Dominant(const Queue& q) const;
+  // A queue's place among its siblings in a pass (smallest first): under its quota first (the least used fraction of
+  // it first), then weighted dominant-resource fair share; the name breaks ties.
+  std::tuple<int, double, const std::string&> SiblingOrder(const Queue& q) const;
   // Why `share` and `memory` more would take `leaf` or an ancestor past its limit ("... and the <asker> asks ..."),
   // or "".
   std::string OverLimit(const Queue* leaf, int64_t share, uint64_t memory, const char* asker) const;
@@ -479,11 +483,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // planner again. Under mutex_.
   using Shape = std::tuple<uint32_t, double, uint64_t, std::string>;  // device count, share, memory, selector
   std::map<Shape, std::string, std::less<>> no_room_;
-  // Every task that waits for capacity, by request shape, each shape's in the order a pass tries them (highest
-  // priority first, then oldest), while waiting_built_: built by the first pass after an ending that may use it,
-  // kept by the passes of submissions and endings, dropped by a full pass. Under mutex_.
+  // Every task that waits for capacity, by leaf queue and request shape, each shape's in the order a pass tries them
+  // (highest priority first, then oldest), while waiting_built_: built by the first pass after an ending that may
+  // use it, kept by the passes of submissions and endings, dropped by a full pass. Under mutex_.
   using WaitOrder = std::pair<int64_t, uint64_t>;  // -priority, id
-  std::map<Shape, std::map<WaitOrder, std::shared_ptr<Task>>, std::less<>> waiting_;
+  using WaitingShapes = std::map<Shape, std::map<WaitOrder, std::shared_ptr<Task>>, std::less<>>;
+  std::unordered_map<const Queue*, WaitingShapes> waiting_;
   bool waiting_built_ = false;
   // Whether a pass for a new task may try that task alone (ScheduleSubmitted): set by a full pass that left nothing
   // ordering later requests after earlier ones, cleared by the next full pass and whenever capacity comes back

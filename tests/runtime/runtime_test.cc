@@ -749,13 +749,14 @@ TEST(RuntimeProperty, CapacityIsNeverOversubscribed) {
   for (const auto& d : rt.Devices()) EXPECT_EQ(d.share_free, 1.0);
 }
 
-// Random submissions and endings of one-device tasks of one queue, of several shapes and priorities: after each step,
-// once the runtime settles, no waiting task would fit on any device (the passes after submissions and endings try
-// only part of what waits: docs/scheduler.md, "Scheduling passes"), nothing is oversubscribed, and in the end every
-// task ran once.
-TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
+// Random submissions and endings of one-device tasks of several shapes and priorities, of the default queue or of
+// three weighted queues (one with a limit): after each step, once the runtime settles, no waiting task would fit on
+// any device unless its queue is at its limit (the passes after submissions and endings try only part of what waits:
+// docs/scheduler.md, "Scheduling passes"), nothing is oversubscribed, and in the end every task ran once.
+void NoTaskWaitsWhileADeviceHasRoomForIt(bool queues) {
   struct Entry {
     accel_resource_request_t request{};
+    accel_queue_t queue = nullptr;
     accel_future_t future = nullptr;
     Gate gate;
     std::atomic<bool> started{false};
@@ -772,6 +773,27 @@ TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
   const auto devices = rt.Devices();
   ASSERT_EQ(devices.size(), 8U);
   const uint64_t total = devices[0].memory_total;
+  // With `queues`: dept (weight 1) > {a (weight 1), b (weight 2, at most 3 devices)}, and c (weight 3), no quotas.
+  std::vector<accel_queue_t> leaves;
+  accel_queue_t limited = nullptr;
+  if (queues) {
+    const auto make = [&](const char* name, double weight, double limit, accel_queue_t parent) {
+      accel_queue_desc_t d{};
+      d.stype = ACCEL_STRUCTURE_TYPE_QUEUE_DESC;
+      d.struct_size = sizeof(d);
+      d.name = name;
+      d.parent = parent;
+      d.limit_devices = limit;
+      d.weight = weight;
+      accel_queue_t q = nullptr;
+      EXPECT_EQ(accel_queue_create(rt.get(), &d, &q), ACCEL_SUCCESS) << accel_last_error();
+      return q;
+    };
+    accel_queue_t dept = make("dept", 1.0, 0.0, nullptr);
+    leaves = {make("a", 1.0, 0.0, dept), make("b", 2.0, 3.0, dept), make("c", 3.0, 0.0, nullptr)};
+    limited = leaves[1];
+    for (accel_queue_t q : leaves) ASSERT_NE(q, nullptr);
+  }
   std::mt19937 rng(20261206);
   const double shares[] = {0.25, 0.5, 1.0};
   const uint64_t memories[] = {0, total / 4, total / 2};
@@ -785,10 +807,19 @@ TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
     }
     return true;
   };
+  // A task of the limited queue may wait while a device has room: when its queue would pass its limit.
+  const auto at_limit = [&](const Entry& e) {
+    if (e.queue == nullptr || e.queue != limited) return false;
+    accel_queue_usage_t u{};
+    u.stype = ACCEL_STRUCTURE_TYPE_QUEUE_USAGE;
+    u.struct_size = sizeof(u);
+    EXPECT_EQ(accel_queue_get_usage(e.queue, &u), ACCEL_SUCCESS);
+    return u.devices + e.request.share > 3.0 + 1e-9;
+  };
   const auto settled = [&] {
     for (const auto& e : tasks) {
       if (e->released || e->started.load()) continue;
-      if (!Message(e->future).empty() && !fits_nowhere(*e)) return false;
+      if (!Message(e->future).empty() && !fits_nowhere(*e) && !at_limit(*e)) return false;
     }
     return true;
   };
@@ -808,6 +839,7 @@ TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
       e->request = Request(1, shares[rng() % 3], memories[rng() % 3]);
       Entry* raw = e.get();
       const int32_t priority = static_cast<int32_t>(rng() % 3);
+      if (!leaves.empty()) raw->queue = leaves[rng() % leaves.size()];
       ASSERT_EQ(rt.Submit(
                     &raw->request,
                     [raw, &ran](accel_task_context_t) {
@@ -816,7 +848,7 @@ TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
                       ++ran;
                       return ACCEL_SUCCESS;
                     },
-                    &raw->future, {}, 0, nullptr, nullptr, priority),
+                    &raw->future, {}, 0, nullptr, raw->queue, priority),
                 ACCEL_SUCCESS)
           << accel_last_error();
       tasks.push_back(std::move(e));
@@ -830,7 +862,9 @@ TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
       std::ostringstream text;
       for (const auto& d : rt.Devices()) text << "[" << d.share_free << " " << (d.memory_free >> 30) << " GiB] ";
       for (const auto& e : tasks) {
-        if (e->released || e->started.load() || Message(e->future).empty() || fits_nowhere(*e)) continue;
+        if (e->released || e->started.load() || Message(e->future).empty() || fits_nowhere(*e) || at_limit(*e)) {
+          continue;
+        }
         text << "\n  share " << e->request.share << " memory " << (e->request.memory >> 30)
              << " GiB: " << Message(e->future);
       }
@@ -846,5 +880,11 @@ TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) {
   EXPECT_EQ(ran.load(), static_cast<int>(tasks.size()));
   EXPECT_TRUE(Eventually([&] { return rt.Counters().running == 0; }));
   for (const auto& d : rt.Devices()) EXPECT_EQ(d.share_free, 1.0);
+}
+
+TEST(RuntimeProperty, NoTaskWaitsWhileADeviceHasRoomForIt) { NoTaskWaitsWhileADeviceHasRoomForIt(false); }
+
+TEST(RuntimeProperty, NoTaskOfWeightedQueuesWaitsWhileADeviceHasRoomForIt) {
+  NoTaskWaitsWhileADeviceHasRoomForIt(true);
 }
 }  // namespace

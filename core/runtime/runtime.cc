@@ -281,6 +281,7 @@ void Runtime::Shutdown() {
     direct = DrainDirect();
     auto queued = std::move(queue_);
     queue_.clear();
+    DropDelta();  // what it indexes ends here
     for (const auto& task : blocked_) {
       task->blocked = false;
       queued.push_back(task);
@@ -1023,6 +1024,24 @@ void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::s
   // The others found no room with at least the capacity free now, and nothing this pass could change makes them
   // fit: only the new task may start, as it would in a full pass (it is tried at its turn there, and no hold nor
   // waiting queue under its quota stands before it).
+  try {
+    TrySubmittedAlone(task);
+  } catch (...) {
+    DropDelta();  // the task may be queued but not in waiting_: the next pass is a full one
+    throw;
+  }
+}
+
+void Runtime::DropDelta() noexcept {
+  delta_ok_ = false;
+  waiting_.clear();
+  waiting_built_ = false;
+  no_room_.clear();
+  ReleaseHold();
+}
+
+void Runtime::TrySubmittedAlone(const std::shared_ptr<Task>& task) {
+  Task& t = *task;
   t.state = TaskState::kPending;
   const auto started = [&] {
     Start(task);
@@ -1094,6 +1113,15 @@ void Runtime::ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean) {
     Schedule(lock);
     return;
   }
+  try {
+    if (!TryEndedByShape()) Schedule(lock);
+  } catch (...) {
+    DropDelta();
+    throw;
+  }
+}
+
+bool Runtime::TryEndedByShape() {
   // Every waiting task found no room before this release, and its queue has no quota (no reclaim, no hold for a
   // queue under it). A full pass (PlaceByQueue) would take, at each step, the next task of the leaf queue reached by
   // descending through the siblings' order; a task whose shape found no room earlier in the pass, or that would take
@@ -1146,6 +1174,11 @@ void Runtime::ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean) {
     auto& tasks = shape->second;
     const std::shared_ptr<Task> task = tasks.begin()->second;
     Task& t = *task;
+    if (t.cancel_requested) {
+      // Asked to stop without a pass (accel_future_cancel while the runtime's destroy began): a full pass ends it.
+      ReleaseHold();
+      return false;
+    }
     const auto [need_share, need_memory] = Need(t.request);
     std::string limit;
     if (no_room_.find(shape->first) != no_room_.end()) {
@@ -1176,6 +1209,7 @@ void Runtime::ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean) {
   std::erase_if(waiting_, [](const auto& entry) { return entry.second.empty(); });
   delta_ok_ = holding_.empty();
   ReleaseHold();
+  return true;
 }
 
 void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {

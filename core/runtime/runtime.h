@@ -350,10 +350,18 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // nothing that orders it after the others and nothing gave capacity back since (delta_ok_); else a full pass.
   // docs/scheduler.md, "Scheduling passes".
   void ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Task>& task);
+  // ScheduleSubmitted's try of the new task alone.
+  void TrySubmittedAlone(const std::shared_ptr<Task>& task);
   // The pass after a task that held devices ended, `clean` when the passes' state was delta_ok_ before its release:
   // then, queue by queue in pass order, only the first waiting task of each request shape is tried, the next of a
   // shape after one is placed (waiting_); else a full pass. docs/scheduler.md, "Scheduling passes".
   void ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean);
+  // ScheduleEnded's tries by shape over waiting_; false when a full pass must follow (a task asked to stop without
+  // one).
+  bool TryEndedByShape();
+  // Forgets what the cheaper passes rely on (delta_ok_, waiting_, no_room_, a hold in place): the next pass is a full
+  // one. On an exception in them, and at shutdown.
+  void DropDelta() noexcept;
   // Fills waiting_ from queue_ when every task there waits for capacity alone: each a plain task of a leaf queue
   // without quota. False (waiting_ left empty) otherwise.
   bool BuildWaiting();

@@ -75,6 +75,19 @@ bool Within(const Queue* q, const Queue* ancestor) {
 
 bool Counted(const Task& task) { return task.kind == TaskKind::kTask || task.kind == TaskKind::kActorCall; }
 
+// The node of queue `q` in a pass's tree of queues (`nodes`, whose top level, the null queue, is made first): made
+// with its ancestors' on first use, each linked to its parent's. `Node` has `queue`, `parent` and `children`.
+template <typename Node>
+Node& TreeNode(std::unordered_map<const Queue*, Node>& nodes, const Queue* q) {
+  auto [it, made] = nodes.try_emplace(q);
+  if (made) {
+    it->second.queue = q;
+    it->second.parent = &TreeNode(nodes, q->parent.get());  // references into an unordered_map stay valid
+    it->second.parent->children.push_back(&it->second);
+  }
+  return it->second;
+}
+
 // Why `task` waits, naming its dependency `i`: "waiting for dependency 1 (task 7 ('load'))".
 std::string WaitingFor(const Task& task, size_t i) {
   return fmt::format("waiting for dependency {} ({})", i, task.dependencies[i]->Name());
@@ -1140,18 +1153,9 @@ bool Runtime::TryEndedByShape() {
   };
   std::unordered_map<const Queue*, Node> nodes;
   Node& root = nodes[nullptr];
-  auto node_of = [&](auto& self, const Queue* q) -> Node& {
-    auto [it, made] = nodes.try_emplace(q);
-    if (made) {
-      it->second.queue = q;
-      it->second.parent = &self(self, q->parent.get());  // references into an unordered_map stay valid
-      it->second.parent->children.push_back(&it->second);
-    }
-    return it->second;
-  };
   for (auto& [queue, shapes] : waiting_) {
     if (shapes.empty()) continue;
-    Node& leaf = node_of(node_of, queue);
+    Node& leaf = TreeNode(nodes, queue);
     leaf.shapes = &shapes;
     for (auto it = shapes.begin(); it != shapes.end(); ++it) leaf.heads.emplace_back(it->second.begin()->first, it);
     std::make_heap(leaf.heads.begin(), leaf.heads.end(), later);
@@ -1491,26 +1495,17 @@ bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
   // leaf's candidates (pointers to the queue's references: a pass reads thousands) highest priority first, then in
   // submission order.
   struct Node {
-    Queue* queue = nullptr;  // null: the top level
+    const Queue* queue = nullptr;  // null: the top level
     Node* parent = nullptr;
     std::vector<Node*> children;
     std::vector<const std::shared_ptr<Task>*> tasks;  // a leaf's candidates
     size_t next = 0;                                  // the next of `tasks` to try
     size_t remaining = 0;                             // candidates left in the subtree
   };
-  std::unordered_map<Queue*, Node> nodes;
+  std::unordered_map<const Queue*, Node> nodes;
   Node& root = nodes[nullptr];
-  auto node_of = [&](auto& self, Queue* q) -> Node& {
-    auto [it, made] = nodes.try_emplace(q);
-    if (made) {
-      it->second.queue = q;
-      it->second.parent = &self(self, q->parent.get());  // references into an unordered_map stay valid
-      it->second.parent->children.push_back(&it->second);
-    }
-    return it->second;
-  };
   for (const std::shared_ptr<Task>* t : candidates) {
-    Node& leaf = node_of(node_of, (*t)->queue.get());
+    Node& leaf = TreeNode(nodes, (*t)->queue.get());
     leaf.tasks.push_back(t);
     for (Node* a = &leaf; a != nullptr; a = a->parent) ++a->remaining;
   }
@@ -1542,7 +1537,7 @@ bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
       at = best;
     }
     if (at == &root) break;
-    Queue* node = at->queue;
+    const Queue* node = at->queue;
     const std::shared_ptr<Task>& task = *at->tasks[at->next++];
     Task* t = task.get();
     for (Node* a = at; a != nullptr; a = a->parent) --a->remaining;

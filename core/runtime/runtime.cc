@@ -88,6 +88,11 @@ Node& TreeNode(std::unordered_map<const Queue*, Node>& nodes, const Queue* q) {
   return it->second;
 }
 
+// A request's shape, the key of Runtime::no_room_ and Runtime::waiting_, looked up without copying its selector.
+std::tuple<uint32_t, double, uint64_t, std::string_view> ShapeOf(const Request& r) {
+  return {r.device_count, r.share, r.memory, r.selector};
+}
+
 // Why `task` waits, naming its dependency `i`: "waiting for dependency 1 (task 7 ('load'))".
 std::string WaitingFor(const Task& task, size_t i) {
   return fmt::format("waiting for dependency {} ({})", i, task.dependencies[i]->Name());
@@ -1028,9 +1033,8 @@ void Runtime::FlushReleases() {
 void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Task>& task) {
   Task& t = *task;
   // What a full pass would decide differently for the others, or for this task's place among them, needs one.
-  if (!delta_ok_ || stopping_ || !pending_groups_.empty() || !unblocked_.empty() || !holding_.empty() || t.blocked ||
-      !t.dependencies.empty() || t.kind != TaskKind::kTask || t.request.group || t.cancel_requested || queue_.empty() ||
-      queue_.back() != task || UnderQuota(*t.queue)) {
+  if (!delta_ok_ || FullPassDue() || t.blocked || !t.dependencies.empty() || t.kind != TaskKind::kTask ||
+      t.request.group || t.cancel_requested || queue_.empty() || queue_.back() != task || UnderQuota(*t.queue)) {
     Schedule(lock);
     return;
   }
@@ -1043,6 +1047,19 @@ void Runtime::ScheduleSubmitted(std::unique_lock<std::mutex>& lock, const std::s
     DropDelta();  // the task may be queued but not in waiting_: the next pass is a full one
     throw;
   }
+}
+
+bool Runtime::FullPassDue() const {
+  return stopping_ || !pending_groups_.empty() || !unblocked_.empty() || !holding_.empty();
+}
+
+bool Runtime::AddWaiting(const std::shared_ptr<Task>& task) {
+  const Task& t = *task;
+  // A queue with a quota reclaims and holds when under it, and its standing changes as tasks start: full passes.
+  if (t.queue->quota_share > 0 || t.queue->quota_memory > 0) return false;
+  auto& tasks = waiting_[t.queue.get()].try_emplace(Shape(ShapeOf(t.request))).first->second;
+  tasks.emplace_hint(tasks.end(), WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);  // usually the last
+  return true;
 }
 
 void Runtime::DropDelta() noexcept {
@@ -1064,16 +1081,12 @@ void Runtime::TrySubmittedAlone(const std::shared_ptr<Task>& task) {
     if (TryPlace(t)) started();
     return;
   }
-  const std::tuple<uint32_t, double, uint64_t, std::string_view> shape{t.request.device_count, t.request.share,
-                                                                       t.request.memory, t.request.selector};
-  // It waits: with the others of its shape, when they are kept (waiting_), in its queue's order.
+  const auto shape = ShapeOf(t.request);
+  // It waits: with the others of its shape, when they are kept (waiting_); when its queue has a quota, they are not
+  // kept any more, and the next ending's pass is a full one.
   const auto waits = [&] {
-    if (!waiting_built_) return;
-    if (t.queue->quota_share == 0 && t.queue->quota_memory == 0) {
-      auto& tasks = waiting_[t.queue.get()].try_emplace(Shape(shape)).first->second;
-      tasks.emplace(WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);
-    } else {
-      waiting_.clear();  // a queue with a quota waits (BuildWaiting): the next ending's pass is a full one
+    if (waiting_built_ && !AddWaiting(task)) {
+      waiting_.clear();
       waiting_built_ = false;
     }
   };
@@ -1105,24 +1118,18 @@ bool Runtime::BuildWaiting() {
   waiting_built_ = false;
   for (const auto& task : queue_) {
     const Task& t = *task;
-    // A queue with a quota reclaims and holds when under it, and its standing changes as tasks start: full passes.
     if (t.state != TaskState::kPending || t.kind != TaskKind::kTask || t.request.device_count == 0 || t.request.group ||
-        t.cancel_requested || t.queue->quota_share > 0 || t.queue->quota_memory > 0) {
+        t.cancel_requested || !AddWaiting(task)) {
       waiting_.clear();
       return false;
     }
-    auto& tasks = waiting_[t.queue.get()]
-                      .try_emplace(Shape(t.request.device_count, t.request.share, t.request.memory, t.request.selector))
-                      .first->second;
-    tasks.emplace_hint(tasks.end(), WaitOrder{-static_cast<int64_t>(t.priority), t.id}, task);
   }
   waiting_built_ = true;
   return true;
 }
 
 void Runtime::ScheduleEnded(std::unique_lock<std::mutex>& lock, bool clean) {
-  if (!clean || stopping_ || !pending_groups_.empty() || !unblocked_.empty() || !holding_.empty() ||
-      (!waiting_built_ && !BuildWaiting())) {
+  if (!clean || FullPassDue() || (!waiting_built_ && !BuildWaiting())) {
     Schedule(lock);
     return;
   }
@@ -1217,12 +1224,7 @@ bool Runtime::TryEndedByShape() {
 }
 
 void Runtime::Schedule(std::unique_lock<std::mutex>& lock) {
-  delta_ok_ = false;
-  no_room_.clear();  // anything may have changed: each request shape asks the planner again
-  if (waiting_built_) {
-    waiting_.clear();
-    waiting_built_ = false;
-  }
+  DropDelta();  // anything may have changed: each request shape asks the planner again
   // A member, not a local: a pass per submission must not allocate it anew. Pointers to queue_'s own references
   // (a pass reads thousands of tasks; copying each reference twice per pass was a third of its time): queue_ keeps its
   // elements where they are until the pass's end, which takes out those that ended or started.
@@ -1554,9 +1556,7 @@ bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
                       node->name, hold_queue, hold_task);
       continue;
     }
-    // Looked up without copying the selector; copied only into a new entry.
-    const std::tuple<uint32_t, double, uint64_t, std::string_view> shape{t->request.device_count, t->request.share,
-                                                                         t->request.memory, t->request.selector};
+    const auto shape = ShapeOf(t->request);  // the selector copied only into a new entry
     const auto known = no_room.find(shape);
     if (known != no_room.end()) {
       t->message = known->second;
@@ -1567,7 +1567,7 @@ bool Runtime::PlaceByQueue(const std::vector<const std::shared_ptr<Task>*>& cand
       continue;
     }
     if (known == no_room.end()) {
-      no_room.emplace(std::tuple<uint32_t, double, uint64_t, std::string>(shape), t->message);
+      no_room.emplace(Shape(shape), t->message);
       // The first large task without room holds its devices from the smaller ones after it (this pass only).
       HoldForTask(*t);
     }

@@ -362,6 +362,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Forgets what the cheaper passes rely on (delta_ok_, waiting_, no_room_, a hold in place): the next pass is a full
   // one. On an exception in them, and at shutdown.
   void DropDelta() noexcept;
+  // Whether something pending makes the next pass a full one whatever happened: a shutdown, a placement group that
+  // waits, dependents released, devices held.
+  bool FullPassDue() const;
+  // Adds a waiting task to waiting_, in its queue's and shape's order; false (nothing added) when its queue has a
+  // quota, which waiting_ does not cover.
+  bool AddWaiting(const std::shared_ptr<Task>& task);
   // Fills waiting_ from queue_ when every task there waits for capacity alone: each a plain task of a leaf queue
   // without quota. False (waiting_ left empty) otherwise.
   bool BuildWaiting();
@@ -498,9 +504,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   using WaitingShapes = std::map<Shape, std::map<WaitOrder, std::shared_ptr<Task>>, std::less<>>;
   std::unordered_map<const Queue*, WaitingShapes> waiting_;
   bool waiting_built_ = false;
-  // Whether a pass for a new task may try that task alone (ScheduleSubmitted): set by a full pass that left nothing
-  // ordering later requests after earlier ones, cleared by the next full pass and whenever capacity comes back
-  // (ReleasePlacement, ReleaseGroup, a lost device). Under mutex_.
+  // Whether the cheaper passes may run (ScheduleSubmitted; ScheduleEnded, read before the ending's release): set by
+  // a pass that left nothing ordering later requests after earlier ones, cleared by the next full pass and whenever
+  // capacity comes back (ReleasePlacement, ReleaseGroup). Under mutex_.
   bool delta_ok_ = false;
   accel_tenant_t no_device_tenant_ = nullptr;  // shared by tasks without devices: may allocate nothing
   // Records a decision about a task in the event log when it is on (one relaxed load when off).

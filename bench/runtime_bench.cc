@@ -176,6 +176,26 @@ class AccelTasks {
     });
   }
 
+  // The same batches in a task group per client (accel_task_group_*: no future per task), tbb::task_group's
+  // counterpart.
+  double Grouped(uint64_t tasks, uint32_t clients, uint32_t batch) {
+    ran_.Reset();
+    return TimeClients(clients, [&](uint32_t c) {
+      accel_task_group_t group = nullptr;
+      if (!Check(accel_task_group_create(runtime_, nullptr, &group), "accel_task_group_create")) return;
+      const accel_task_desc_t d = Desc();
+      for (uint64_t left = Part(tasks, clients, c); left > 0 && !g_failure.failed();) {
+        const uint64_t n = std::min<uint64_t>(left, batch);
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!Check(accel_task_group_submit(group, &d), "accel_task_group_submit")) break;
+        }
+        Check(accel_task_group_wait(group, ACCEL_TIMEOUT_INFINITE), "accel_task_group_wait");
+        left -= n;
+      }
+      Check(accel_task_group_destroy(group), "accel_task_group_destroy");
+    });
+  }
+
   double RoundTrip(uint64_t tasks) {
     ran_.Reset();
     return TimeClients(1, [&](uint32_t) {
@@ -192,13 +212,18 @@ class AccelTasks {
   uint64_t on_client() const { return ran_.on_client.load(); }
 
  private:
-  accel_status_t Submit(accel_future_t* out) {
+  accel_task_desc_t Desc() {
     accel_task_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
     d.struct_size = sizeof(d);
     d.function = CountTask;
     d.user_data = &ran_;
     d.request = nullptr;  // no device
+    return d;
+  }
+
+  accel_status_t Submit(accel_future_t* out) {
+    const accel_task_desc_t d = Desc();
     return accel_task_submit(runtime_, &d, out);
   }
 
@@ -581,6 +606,7 @@ int main(int argc, char** argv) {
     // Warm-up: worker threads, TBB's arena, the allocators.
     const uint64_t warm = std::min<uint64_t>(o.tasks, 2000);
     accel_tasks.Batched(warm, 2, o.batch);
+    accel_tasks.Grouped(warm, 2, o.batch);
     tbb_tasks.Batched(warm, 2, o.batch);
     const std::string goal = fmt::format(">= {:.0f} tasks/s and >= {:.1f}x TBB", kGoalTasksPerSecond, kGoalRatioToTbb);
     // The share of tasks the clients ran themselves, over all repeats of a row.
@@ -589,12 +615,13 @@ int main(int argc, char** argv) {
       uint64_t all = 0;
       double Share() const { return all > 0 ? static_cast<double>(on_client) / static_cast<double>(all) : -1; }
     };
-    for (uint32_t clients : {1U, 2U}) {
+    for (const auto& [clients, grouped] : {std::pair{1U, true}, {2U, true}, {1U, false}, {2U, false}}) {
       Inline ai;
       Inline ti;
       const auto [a, t] = pair(
           [&] {
-            const double s = accel_tasks.Batched(o.tasks, clients, o.batch);
+            const double s = grouped ? accel_tasks.Grouped(o.tasks, clients, o.batch)
+                                     : accel_tasks.Batched(o.tasks, clients, o.batch);
             CheckRan("Accel", accel_tasks.ran(), o.tasks);
             ai.on_client += accel_tasks.on_client();
             ai.all += accel_tasks.ran();
@@ -607,13 +634,14 @@ int main(int argc, char** argv) {
             ti.all += tbb_tasks.ran();
             return s;
           });
-      Row row{fmt::format("tasks.batched.{}", clients),
-              fmt::format("throughput, {} client{}, batches of {}", clients, clients > 1 ? "s" : "", o.batch),
+      Row row{fmt::format("tasks.{}.{}", grouped ? "group" : "batched", clients),
+              fmt::format("{}, {} client{}, batches of {}", grouped ? "task group" : "a future each", clients,
+                          clients > 1 ? "s" : "", o.batch),
               o.tasks,
               Rate(o.tasks, a),
               Rate(o.tasks, t),
               "oneTBB tbb::task_group",
-              goal};
+              grouped ? goal : ""};
       row.accel_inline = ai.Share();
       row.baseline_inline = ti.Share();
       rows.push_back(std::move(row));

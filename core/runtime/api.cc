@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -27,6 +28,7 @@ using accel::runtime::Queue;
 using accel::runtime::Runtime;
 using accel::runtime::SpinPause;
 using accel::runtime::Task;
+using accel::runtime::TaskGroup;
 using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): the entry points' helpers
 
 namespace {
@@ -48,17 +50,48 @@ bool WaitDone(const std::shared_ptr<Task>& task, uint64_t timeout_ns) {
   task->waiters.fetch_add(1, std::memory_order_seq_cst);
   bool done = true;
   {
-    std::unique_lock lock(task->done_mutex);
+    accel::runtime::DoneWait& wait = accel::runtime::DoneWait::For(task.get());
+    std::unique_lock lock(wait.mutex);
     const auto is_done = [&] { return task->done.load(std::memory_order_seq_cst); };
     if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
-      task->done_cv.wait(lock, is_done);
+      wait.cv.wait(lock, is_done);
     } else {
-      done = task->done_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
-                                    is_done);
+      done = wait.cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)), is_done);
     }
   }
   task->waiters.fetch_sub(1, std::memory_order_relaxed);
   return done;
+}
+
+// Waits until every task of `group` has ended or `timeout_ns` passed (false then). With no timeout, the calling
+// thread's own queued direct tasks run here meanwhile (accel_task_group_wait).
+bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
+  const bool forever = timeout_ns == ACCEL_TIMEOUT_INFINITE;
+  constexpr int kSpins = 256;
+  for (;;) {
+    if (group.Open() == 0) return true;
+    if (!forever) break;
+    // Pinned only while it runs tasks, never while it blocks: a runtime's destroy ends the tasks it waits for.
+    if (auto rt = RuntimeRef::Of(group.runtime_handle); rt && rt->RunOwnQueued(SIZE_MAX) > 0) continue;
+    int i = 0;
+    for (; i < kSpins && group.Open() != 0; ++i) SpinPause();
+    if (i < kSpins) return true;
+    break;
+  }
+  group.waiters.fetch_add(1, std::memory_order_seq_cst);
+  bool ended = true;
+  {
+    std::unique_lock lock(group.mutex);
+    const auto all_ended = [&] { return group.Open() == 0; };
+    if (forever) {
+      group.ended_cv.wait(lock, all_ended);
+    } else {
+      ended = group.ended_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
+                                      all_ended);
+    }
+  }
+  group.waiters.fetch_sub(1, std::memory_order_relaxed);
+  return ended;
 }
 
 template <typename T, typename F>
@@ -135,6 +168,85 @@ accel_status_t CopyText(const char* function, const std::string& text, size_t si
                 fmt::format("'size' {} is too small: the text needs {} bytes with its NUL", size, text.size() + 1));
   }
   std::memcpy(out_text, text.c_str(), text.size() + 1);
+  return ACCEL_SUCCESS;
+}
+
+// accel_task_submit's and accel_task_group_submit's work once the runtime is found and the desc read: the task
+// is made, checked and submitted; into `group` (no future: `out_future` null), or with a future in `*out_future`.
+accel_status_t SubmitTask(const char* fn, Runtime& rt, uint64_t runtime_handle, const accel_task_desc_t& d,
+                          const std::shared_ptr<TaskGroup>& group, accel_future_t* out_future) {
+  accel_status_t status = ACCEL_SUCCESS;
+  auto task = NewTask();
+  status = ReadTask(fn, rt, d, task.get());
+  if (status != ACCEL_SUCCESS) return status;
+  std::string why;
+  status = rt.ReadRequest(d.request, "desc->request", false, &task->request, &why);
+  if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
+  if (d.queue != nullptr) {
+    auto q = Find<Queue>(fn, d.queue, HandleType::kQueue, "desc->queue", &status);
+    if (!q) return status;
+    if (q->owner != &rt) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
+    }
+    task->queue = q;
+  }
+  if (d.near_object_count > 0 && d.near_objects == nullptr) {
+    return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                fmt::format("'desc->near_objects' is NULL with 'desc->near_object_count' {}", d.near_object_count));
+  }
+  if (d.reserved2 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved2' must be 0");
+  // A reference to each object for the task's life: the caller may release its own at once.
+  struct Held {
+    Task& task;
+    Runtime& rt;
+    bool keep = false;
+    ~Held() {
+      if (keep) return;
+      for (const auto& held : task.near) accel::runtime::ReleaseObject(held, &rt.store());
+      task.near.clear();
+    }
+  } held{*task, rt};
+  for (uint32_t i = 0; i < d.near_object_count; ++i) {
+    const std::string argument = fmt::format("desc->near_objects[{}]", i);
+    auto ref = Find<accel::runtime::ObjectRef>(fn, d.near_objects[i], HandleType::kObject, argument.c_str(), &status);
+    if (!ref) return status;
+    if (ref->runtime.lock().get() != &rt) {
+      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is an object of another runtime", argument));
+    }
+    if (!accel::runtime::RetainObject(*ref->object)) {
+      return Fail(fn, ACCEL_ERROR_INVALID_HANDLE,
+                  fmt::format("'{}' is being released (its last reference went)", argument));
+    }
+    task->near.push_back({ref->object, reinterpret_cast<uint64_t>(d.near_objects[i])});
+  }
+  task->priority = d.priority;
+  if (d.preemptible > 1) {
+    return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'desc->preemptible' is {}: 0 or 1", d.preemptible));
+  }
+  task->preemptible = d.preemptible == 1;
+  // Set before the task can end; a refused task is dropped without calling it.
+  task->release_user_data = d.release_user_data;
+  task->runtime_handle = runtime_handle;
+  if (group) {
+    // Counted before it can end; a refused one is counted out again (and wakes a waiter it held back).
+    group->Add();
+    task->task_group = group;
+  }
+  status = rt.Submit(task, &why);
+  if (status != ACCEL_SUCCESS) {
+    if (group) {
+      task->task_group.reset();
+      group->End(ACCEL_SUCCESS, "");
+    }
+    return Fail(fn, status, fmt::format("'desc->request': {}", why));
+  }
+  held.keep = true;  // the task's now: its end drops them
+  if (group) {
+    // Submitted after a cancel and before the next wait returned: it ends cancelled too.
+    if (group->cancelled.load(std::memory_order_seq_cst)) rt.Cancel(task);
+    return ACCEL_SUCCESS;
+  }
+  *out_future = NewFuture(std::move(task), runtime_handle);
   return ACCEL_SUCCESS;
 }
 
@@ -430,61 +542,7 @@ ACCEL_API accel_status_t accel_task_submit(accel_runtime_t runtime, const accel_
     if (!rt) return status;
     accel_task_desc_t d{};
     if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, out_future, "out_future", &d, &status)) return status;
-    auto task = NewTask();
-    status = ReadTask(fn, *rt, d, task.get());
-    if (status != ACCEL_SUCCESS) return status;
-    std::string why;
-    status = rt->ReadRequest(d.request, "desc->request", false, &task->request, &why);
-    if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
-    if (d.queue != nullptr) {
-      auto q = Find<Queue>(fn, d.queue, HandleType::kQueue, "desc->queue", &status);
-      if (!q) return status;
-      if (q->owner != rt.get()) {
-        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->queue' is a queue of another runtime");
-      }
-      task->queue = q;
-    }
-    if (d.near_object_count > 0 && d.near_objects == nullptr) {
-      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
-                  fmt::format("'desc->near_objects' is NULL with 'desc->near_object_count' {}", d.near_object_count));
-    }
-    if (d.reserved2 != 0) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->reserved2' must be 0");
-    // A reference to each object for the task's life: the caller may release its own at once.
-    struct Held {
-      Task& task;
-      Runtime& rt;
-      bool keep = false;
-      ~Held() {
-        if (keep) return;
-        for (const auto& held : task.near) accel::runtime::ReleaseObject(held, &rt.store());
-        task.near.clear();
-      }
-    } held{*task, *rt};
-    for (uint32_t i = 0; i < d.near_object_count; ++i) {
-      const std::string argument = fmt::format("desc->near_objects[{}]", i);
-      auto ref = Find<accel::runtime::ObjectRef>(fn, d.near_objects[i], HandleType::kObject, argument.c_str(), &status);
-      if (!ref) return status;
-      if (ref->runtime.lock().get() != rt.get()) {
-        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'{}' is an object of another runtime", argument));
-      }
-      if (!accel::runtime::RetainObject(*ref->object)) {
-        return Fail(fn, ACCEL_ERROR_INVALID_HANDLE,
-                    fmt::format("'{}' is being released (its last reference went)", argument));
-      }
-      task->near.push_back({ref->object, reinterpret_cast<uint64_t>(d.near_objects[i])});
-    }
-    task->priority = d.priority;
-    if (d.preemptible > 1) {
-      return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, fmt::format("'desc->preemptible' is {}: 0 or 1", d.preemptible));
-    }
-    task->preemptible = d.preemptible == 1;
-    // Set before the task can end; a refused task is dropped without calling it.
-    task->release_user_data = d.release_user_data;
-    status = rt->Submit(task, &why);
-    if (status != ACCEL_SUCCESS) return Fail(fn, status, fmt::format("'desc->request': {}", why));
-    held.keep = true;  // the task's now: its end drops them
-    *out_future = NewFuture(std::move(task), reinterpret_cast<uint64_t>(runtime));
-    return ACCEL_SUCCESS;
+    return SubmitTask(fn, *rt, reinterpret_cast<uint64_t>(runtime), d, nullptr, out_future);
   });
 }
 
@@ -570,6 +628,104 @@ ACCEL_API accel_status_t accel_future_release(accel_future_t future) {
   });
 }
 
+ACCEL_API accel_status_t accel_task_group_create(accel_runtime_t runtime, const accel_task_group_desc_t* desc,
+                                                 accel_task_group_t* out_group) {
+  if (out_group != nullptr) *out_group = nullptr;
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto rt = FindRuntime(fn, runtime, "runtime", &status);
+    if (!rt) return status;
+    if (out_group == nullptr) return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT, "'out_group' is NULL");
+    accel_task_group_desc_t d{};
+    if (desc != nullptr) {
+      if (!CheckHeader(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC, "desc", &status)) return status;
+      std::memcpy(&d, desc, std::min<size_t>(desc->struct_size, sizeof(d)));
+    }
+    if (rt->stopping()) return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION, "the runtime is being destroyed");
+    auto group = std::make_shared<TaskGroup>();
+    group->runtime_handle = reinterpret_cast<uint64_t>(runtime);
+    group->owner = rt.get();
+    group->label = d.name != nullptr && d.name[0] != '\0' ? fmt::format("task group '{}'", d.name) : "task group";
+    *out_group = reinterpret_cast<accel_task_group_t>(HandleTable::Get().Insert(HandleType::kTaskGroup, group));
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const accel_task_desc_t* desc) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
+    if (!g) return status;
+    auto rt = RuntimeRef::Of(g->runtime_handle);
+    if (!rt) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'group' belongs to a runtime that was destroyed");
+    accel_task_desc_t d{};
+    // No output to check: `&d` stands for it.
+    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, &d, "", &d, &status)) return status;
+    return SubmitTask(fn, *rt, g->runtime_handle, d, g, nullptr);
+  });
+}
+
+ACCEL_API accel_status_t accel_task_group_wait(accel_task_group_t group, uint64_t timeout_ns) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
+    if (!g) return status;
+    TaskGroup& tg = *g;
+    if (const Task* current = accel::runtime::CurrentTask(); current != nullptr && current->task_group == g) {
+      return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION,
+                  fmt::format("{} waits for its own {}: the wait would count the caller", current->Name(), tg.label));
+    }
+    if (!WaitGroupEnded(tg, timeout_ns)) {
+      return Fail(fn, ACCEL_ERROR_TIMEOUT,
+                  fmt::format("{} still had {} task(s) running or waiting after {} ns (they go on)", tg.label,
+                              tg.Open(), timeout_ns));
+    }
+    const std::lock_guard lock(tg.mutex);
+    const bool cancelled = tg.cancelled.exchange(false, std::memory_order_seq_cst);
+    const uint64_t failures = std::exchange(tg.failures, 0);
+    const accel_status_t first = std::exchange(tg.first_error, ACCEL_SUCCESS);
+    const std::string message = std::exchange(tg.first_message, {});
+    if (cancelled) {
+      return Fail(fn, ACCEL_ERROR_CANCELLED,
+                  failures == 0 ? fmt::format("{} was cancelled (after all its tasks had run)", tg.label)
+                                : fmt::format("{} was cancelled: {} of its tasks did not succeed; the first: {}",
+                                              tg.label, failures, message));
+    }
+    if (failures == 0) return ACCEL_SUCCESS;
+    return Fail(fn, first, fmt::format("{} of the tasks of {} failed; the first: {}", failures, tg.label, message));
+  });
+}
+
+ACCEL_API accel_status_t accel_task_group_cancel(accel_task_group_t group) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
+    if (!g) return status;
+    auto rt = RuntimeRef::Of(g->runtime_handle);
+    if (!rt) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'group' belongs to a runtime that was destroyed");
+    // Before the scan: a task the scan misses (submitted meanwhile) sees the flag when it would start.
+    g->cancelled.store(true, std::memory_order_seq_cst);
+    rt->CancelGroupTasks(*g);
+    return ACCEL_SUCCESS;
+  });
+}
+
+ACCEL_API accel_status_t accel_task_group_destroy(accel_task_group_t group) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    if (!HandleTable::Get().Take(reinterpret_cast<uint64_t>(group), HandleType::kTaskGroup)) {
+      Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);  // not a live group: why
+      return status;
+    }
+    return ACCEL_SUCCESS;  // its tasks hold it until they end
+  });
+}
+
 ACCEL_API accel_status_t accel_task_context_get_device_count(accel_task_context_t context, uint32_t* out_count) {
   return ContextValue(__func__, context, out_count, "out_count",
                       [](const Task& t) { return static_cast<uint32_t>(t.ranks.size()); });
@@ -597,8 +753,10 @@ ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t con
 }
 
 ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled) {
-  return ContextValue(__func__, context, out_cancelled, "out_cancelled",
-                      [](const Task& t) { return t.cancel_requested || t.preempt_requested ? 1 : 0; });
+  return ContextValue(__func__, context, out_cancelled, "out_cancelled", [](const Task& t) {
+    const bool group = t.task_group && t.task_group->cancelled.load(std::memory_order_acquire);
+    return t.cancel_requested || t.preempt_requested || group ? 1 : 0;
+  });
 }
 
 ACCEL_API accel_status_t accel_task_context_is_preempted(accel_task_context_t context, uint32_t* out_preempted) {

@@ -9,16 +9,23 @@
 //   auto task = std::allocate_shared<Task>(CachingAllocator<Task>{});
 //
 // Blocks move between threads freely: one freed on a thread other than the one
-// that took it joins the freeing thread's cache. A thread's cache is given
-// back to the heap when the thread exits. Under AddressSanitizer a cached
-// block is poisoned, so a use after its object's end is still reported.
+// that took it joins the freeing thread's cache. So that a stream from one
+// thread to another (a client's tasks, freed by the workers that ran them)
+// does not end in malloc on one side and free on the other, a full cache
+// hands half its blocks, as one batch, to a shared depot, and an empty one
+// takes a batch from there before it asks the heap: one lock per batch, not
+// per block. A thread's cache is given back to the heap when the thread
+// exits. Under AddressSanitizer a cached block is poisoned, so a use after
+// its object's end is still reported.
 //
-// Thread-safe: each thread touches only its own cache.
+// Thread-safe: each thread touches only its own cache; the depot has a lock.
 #ifndef ACCEL_RUNTIME_BLOCK_CACHE_H_
 #define ACCEL_RUNTIME_BLOCK_CACHE_H_
 
 #include <cstddef>
+#include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -56,8 +63,13 @@ class BlockCache {
   static constexpr size_t kBudgetBytes = size_t{1} << 20;
   static constexpr size_t kMostBlocks = kBudgetBytes / Size > 0 ? kBudgetBytes / Size : 1;
 
+  // Blocks a full cache hands to the depot at once, and the most the depot keeps (8 MiB of them).
+  static constexpr size_t kBatchBlocks = kMostBlocks / 2 > 0 ? kMostBlocks / 2 : 1;
+  static constexpr size_t kDepotBatches = 16;
+
   static void* Take() {
     Cache& cache = Mine();
+    if (cache.blocks.empty() && !cache.closed) FromDepot(cache);
     if (!cache.blocks.empty()) {
       void* block = cache.blocks.back();
       cache.blocks.pop_back();
@@ -69,6 +81,7 @@ class BlockCache {
 
   static void Give(void* block) noexcept {
     Cache& cache = Mine();
+    if (cache.blocks.size() >= kMostBlocks && !cache.closed) ToDepot(cache);
     if (cache.blocks.size() < kMostBlocks && !cache.closed) {
       try {
         cache.blocks.push_back(block);
@@ -97,6 +110,50 @@ class BlockCache {
   static Cache& Mine() {
     thread_local Cache cache;
     return cache;
+  }
+  struct Depot {
+    std::mutex mutex;
+    std::vector<std::vector<void*>> batches;
+  };
+  static Depot& TheDepot() {
+    static auto* depot = new Depot;  // leaked: threads may free blocks during exit
+    return *depot;
+  }
+  static void FromDepot(Cache& cache) noexcept {
+    Depot& depot = TheDepot();
+    std::vector<void*> batch;
+    {
+      const std::lock_guard lock(depot.mutex);
+      if (depot.batches.empty()) return;
+      batch = std::move(depot.batches.back());
+      depot.batches.pop_back();
+    }
+    std::swap(cache.blocks, batch);  // the cache was empty: its capacity goes back with nothing in it
+  }
+  static void ToDepot(Cache& cache) noexcept {
+    std::vector<void*> batch;
+    try {
+      batch.assign(cache.blocks.end() - static_cast<std::ptrdiff_t>(kBatchBlocks), cache.blocks.end());
+    } catch (const std::bad_alloc&) {
+      return;  // the caller frees its block to the heap
+    }
+    cache.blocks.resize(cache.blocks.size() - kBatchBlocks);
+    Depot& depot = TheDepot();
+    {
+      const std::lock_guard lock(depot.mutex);
+      if (depot.batches.size() < kDepotBatches) {
+        try {
+          depot.batches.push_back(std::move(batch));
+          return;
+        } catch (const std::bad_alloc&) {
+          // the batch goes to the heap below
+        }
+      }
+    }
+    for (void* block : batch) {
+      ACCEL_BLOCK_UNPOISON(block, Size);
+      DeleteBlock<Align>(block);
+    }
   }
 };
 

@@ -38,6 +38,7 @@ const char* HandleTypeName(HandleType type) {
     case HandleType::kActor: return "actor";
     case HandleType::kObject: return "object";
     case HandleType::kObjectView: return "object view";
+    case HandleType::kTaskGroup: return "task group";
   }
   return "unknown";
 }
@@ -128,7 +129,7 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
       tag == static_cast<uint8_t>(HandleType::kRuntime) || tag == static_cast<uint8_t>(HandleType::kFuture) ||
       tag == static_cast<uint8_t>(HandleType::kPlacementGroup) || tag == static_cast<uint8_t>(HandleType::kQueue) ||
       tag == static_cast<uint8_t>(HandleType::kActor) || tag == static_cast<uint8_t>(HandleType::kObject) ||
-      tag == static_cast<uint8_t>(HandleType::kObjectView);
+      tag == static_cast<uint8_t>(HandleType::kObjectView) || tag == static_cast<uint8_t>(HandleType::kTaskGroup);
   const auto generation = static_cast<uint32_t>((handle >> kGenerationShift) & kLastGeneration);
   if (!known || generation == 0) {
     *why = fmt::format("(0x{:x}) is not an Accel runtime handle (expected a {} handle)", handle, want);

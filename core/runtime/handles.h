@@ -36,7 +36,8 @@ enum class HandleType : uint8_t {
   kQueue = 0xB4,
   kActor = 0xB5,
   kObject = 0xB6,
-  kObjectView = 0xB7
+  kObjectView = 0xB7,
+  kTaskGroup = 0xB8
 };
 
 const char* HandleTypeName(HandleType type);

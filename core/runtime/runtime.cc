@@ -192,6 +192,12 @@ bool Claim(Task& task) {
 
 Task* CurrentTask() { return t_current_task; }
 
+DoneWait& DoneWait::For(const Task* task) {
+  static constexpr size_t kPairs = 64;
+  static auto* pairs = new std::array<DoneWait, kPairs>;  // leaked: futures may be waited on during exit
+  return (*pairs)[(reinterpret_cast<uintptr_t>(task) / alignof(Task)) % kPairs];
+}
+
 void DropDependencies(std::vector<std::shared_ptr<Task>>& dependencies) {
   // The list the outermost call on this thread drains; a task it drops adds its own dependencies to it.
   thread_local std::vector<std::shared_ptr<Task>>* draining = nullptr;  // NOLINT(misc-use-anonymous-namespace)
@@ -461,6 +467,7 @@ void Runtime::WorkerLoop() {
       lone_ok = true;
       continue;
     }
+    DropGroupsNow();  // idle: nothing to batch with
     // A short spin before sleeping: the next task of a stream of small ones usually comes within it, and while
     // a worker spins, submitters wake no one.
     bool found = false;
@@ -517,20 +524,28 @@ Runtime::CounterShard& Runtime::Shard() {
   return shards_[slot < kOwnedShards ? slot : kOwnedShards + slot % (kCounterShards - kOwnedShards)];
 }
 
+// Counts the tasks a waiting thread runs itself, so that Shutdown waits for them as for a worker's.
+class Runtime::InlineScope {
+ public:
+  explicit InlineScope(Runtime& rt) : rt_(rt), running_(rt.inline_running_[ThreadSlot() % kDirectShards].running) {
+    running_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  ~InlineScope() {
+    if (running_.fetch_sub(1, std::memory_order_seq_cst) == 1 && rt_.stopping_.load(std::memory_order_seq_cst)) {
+      running_.notify_all();
+    }
+  }
+  InlineScope(const InlineScope&) = delete;
+  InlineScope& operator=(const InlineScope&) = delete;
+
+ private:
+  const Runtime& rt_;
+  std::atomic<int>& running_;
+};
+
 bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
   if (!task->direct || !Claim(*task)) return false;
-  // Counted so that Shutdown waits for it as for a worker's task.
-  std::atomic<int>& running = inline_running_[ThreadSlot() % kDirectShards].running;
-  running.fetch_add(1, std::memory_order_seq_cst);
-  struct Done {
-    const Runtime& rt;
-    std::atomic<int>& running;
-    ~Done() {
-      if (running.fetch_sub(1, std::memory_order_seq_cst) == 1 && rt.stopping_.load(std::memory_order_seq_cst)) {
-        running.notify_all();
-      }
-    }
-  } done{*this, running};
+  const InlineScope counted(*this);
   {
     // Out of its shard when it is the newest (a submit-then-wait stream) or the oldest (waits in submission
     // order), so that no worker looks at it again; else a taker skips it later.
@@ -543,6 +558,23 @@ bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
   }
   RunDirect(task);
   return true;
+}
+
+size_t Runtime::RunOwnQueued(size_t most) {
+  DirectShard& shard = direct_[ThreadSlot() % kDirectShards];
+  if (shard.Size() == 0) return 0;
+  const InlineScope counted(*this);
+  size_t ran = 0;
+  // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and takes nothing
+  // its drain would have cancelled.
+  while (ran < most && !stopping_.load(std::memory_order_seq_cst)) {
+    std::shared_ptr<Task> task = shard.Take(true);
+    if (!task) break;
+    if (!Claim(*task)) continue;  // a worker, a waiter or a cancel has it; Take dropped the shard's reference
+    RunDirect(task);
+    ++ran;
+  }
+  return ran;
 }
 
 void Runtime::RunDirect(const std::shared_ptr<Task>& task) {
@@ -630,11 +662,91 @@ void Runtime::Publish(Task& task, accel_status_t result) {
   task.final_result = result;
   if (!task.message.empty()) task.final_message = task.message;  // a success's is empty: no store to its line
   task.done.store(true, std::memory_order_seq_cst);
-  // Pairs with the waiter's count: a waiter that counted itself before `done` was set is woken under done_mutex.
+  // Pairs with the waiter's count: a waiter that counted itself before `done` was set is woken under its lock.
   if (task.waiters.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard done_lock(task.done_mutex); }
-    task.done_cv.notify_all();
+    DoneWait& wait = DoneWait::For(&task);
+    { std::lock_guard done_lock(wait.mutex); }
+    wait.cv.notify_all();
   }
+  if (task.task_group) {
+    task.task_group->End(result, task.final_message);
+    DropLater(std::move(task.task_group));
+  }
+}
+
+namespace {
+
+// References to task groups whose tasks ended on this thread, dropped together (DropLater).
+struct GroupDrops {
+  static constexpr size_t kMost = 64;
+  std::vector<std::shared_ptr<TaskGroup>> groups;
+  GroupDrops() { groups.reserve(kMost); }
+};
+thread_local GroupDrops t_group_drops;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+}  // namespace
+
+void DropLater(std::shared_ptr<TaskGroup>&& group) {
+  // A group's reference count is written by the thread that submits into it at each task: a worker dropping one
+  // reference per task it ends would pull that line over at every task, 64 at a time pulls it once per 64.
+  std::vector<std::shared_ptr<TaskGroup>>& groups = t_group_drops.groups;
+  if (groups.size() >= GroupDrops::kMost) groups.clear();
+  if (groups.size() < groups.capacity()) {
+    groups.push_back(std::move(group));
+  } else {
+    group.reset();  // no room reserved (the thread is exiting): dropped now
+  }
+}
+
+void DropGroupsNow() { t_group_drops.groups.clear(); }
+
+void TaskGroup::End(accel_status_t result, const std::string& message) {
+  if (result != ACCEL_SUCCESS) {
+    std::lock_guard lock(mutex);
+    if (failures++ == 0) {
+      first_error = result;
+      first_message = message;
+    }
+  }
+  counts[ThreadSlot() % kCountShards].ended.fetch_add(1, std::memory_order_seq_cst);
+  // Pairs with the waiter's count, as Publish's `done` does. Of the ends that find a waiter, the last in that order
+  // sees every count before it, and so sees none open.
+  if (waiters.load(std::memory_order_seq_cst) > 0 && Open() == 0) {
+    { std::lock_guard lock(mutex); }
+    ended_cv.notify_all();
+  }
+}
+
+void TaskGroup::Add() { counts[ThreadSlot() % kCountShards].submitted.fetch_add(1, std::memory_order_seq_cst); }
+
+uint64_t TaskGroup::Open() const {
+  // The ends first: a task's end follows its submission, so every end read here has its submission in the sum read
+  // after; equal sums leave no task open that was submitted before the ends were read.
+  uint64_t ended = 0;
+  for (const Counts& c : counts) ended += c.ended.load(std::memory_order_seq_cst);
+  uint64_t submitted = 0;
+  for (const Counts& c : counts) submitted += c.submitted.load(std::memory_order_seq_cst);
+  return submitted - ended;
+}
+
+void Runtime::CancelGroupTasks(const TaskGroup& group) {
+  {
+    std::unique_lock lock(mutex_);
+    std::vector<std::shared_ptr<Task>> marked;
+    auto mark = [&](const std::shared_ptr<Task>& t) {
+      if (t->task_group.get() == &group && !t->cancel_requested) marked.push_back(t);
+    };
+    for (const auto& t : queue_) mark(t);
+    for (const auto& t : blocked_) mark(t);
+    for (const auto& t : unblocked_) mark(t);
+    if (marked.empty()) return;
+    for (const auto& t : marked) {
+      t->cancel_requested = true;
+      Unblock(t);  // the next pass ends it
+    }
+    Schedule(lock);
+  }
+  FlushReleases();
 }
 
 void Runtime::LogTaskOn(accel_runtime_event_kind_t kind, const Task& task, accel_status_t status) {
@@ -1897,6 +2009,10 @@ accel_status_t Runtime::Execute(const std::shared_ptr<Task>& task, std::string* 
   } else if (task->cancel_requested) {
     result = ACCEL_ERROR_CANCELLED;
     message = fmt::format("{} was cancelled before it started", task->Name());
+  } else if (task->task_group && task->task_group->cancelled.load(std::memory_order_acquire)) {
+    result = ACCEL_ERROR_CANCELLED;
+    message =
+        fmt::format("{} was cancelled before it started (its {} was cancelled)", task->Name(), task->task_group->label);
   } else {
     task->tenant = tenant;
     result = CallFunction(task, task->function, task->user_data, tenant, &message);

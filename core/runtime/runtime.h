@@ -60,6 +60,42 @@ enum class TaskState : unsigned char { kWaiting, kPending, kRunning, kDone };
 // work that places an actor and runs its init (kActorInit) or finalize.
 enum class TaskKind : unsigned char { kTask, kActorCall, kActorInit, kActorFinalize };
 
+// A task group (1.4; docs/scheduler.md, "Task groups"): counts its tasks that have not ended, keeps the first
+// failure, and is cancelled as a whole. Its tasks each hold a reference.
+//
+//   group->Add();  task->task_group = group;  // at submission
+//   group->End(result, message);              // at the task's end (Runtime::Publish)
+//
+// Its counts are kept per thread slot, a cache line each, so that a client that submits and the workers that end
+// its tasks write no common line; Open() adds them up.
+//
+// Thread-safe: the counts, `waiters` and `cancelled` are atomics; the failures are under `mutex`.
+struct TaskGroup {
+  static constexpr size_t kCountShards = 8;
+  struct alignas(64) Counts {
+    std::atomic<uint64_t> submitted{0};
+    std::atomic<uint64_t> ended{0};
+  };
+  std::array<Counts, kCountShards> counts;
+  alignas(64) std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on ended_cv
+  std::atomic<bool> cancelled{false};
+  uint64_t runtime_handle = 0;  // its runtime's handle value (RuntimeRef finds nothing once its destroy began)
+  const Runtime* owner = nullptr;
+  std::string label;  // "task group 'g'" or "task group"
+  std::mutex mutex;
+  std::condition_variable ended_cv;
+  uint64_t failures = 0;  // since the last wait returned
+  accel_status_t first_error = ACCEL_SUCCESS;
+  std::string first_message;
+
+  // Counts one task submitted (before it can end).
+  void Add();
+  // Counts one of its tasks ended with `result` (or refused: ACCEL_SUCCESS); wakes the waiters when none is open.
+  void End(accel_status_t result, const std::string& message);
+  // Its tasks submitted and not ended. 0 means every task whose Add happened before this call has ended.
+  uint64_t Open() const;
+};
+
 // One submitted task and its future. Fields under the runtime's mutex except
 // where noted.
 struct Task {
@@ -82,8 +118,10 @@ struct Task {
   std::atomic<bool> cancel_requested{false};
   std::atomic<bool> preempt_requested{false};
   bool remake = false;
-  uint32_t shard = 0;                // its shard of Runtime::direct_
-  std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on done_cv
+  uint32_t shard = 0;  // its shard of Runtime::direct_
+  // 1.4: the task group it was submitted into (accel_task_group_submit), else null; it then has no future.
+  std::shared_ptr<TaskGroup> task_group;
+  std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on its DoneWait
   accel_status_t result = ACCEL_NOT_READY;
   accel_status_t final_result = ACCEL_NOT_READY;
   std::atomic<int> result_holders{2};  // its future and its end: the later one drops `result_object`'s reference
@@ -133,8 +171,6 @@ struct Task {
   // The runtime's handle value, for the task's future (RuntimeRef: it finds nothing once the destroy began); set with
   // the future. A value, not a weak_ptr: every weak_ptr of a runtime counts on the line its other references do.
   uint64_t runtime_handle = 0;
-  std::mutex done_mutex;  // only for done_cv
-  std::condition_variable done_cv;
 
   // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
   std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }
@@ -145,6 +181,21 @@ struct Task {
   // Drops its dependencies without recursing through them (DropDependencies).
   ~Task();
 };
+
+// Where threads block until a task is done: one of a fixed set of lock and condition pairs, chosen by the task's
+// address, so that a task carries none (a waiter checks its own task's `done`; a wakeup meant for another task that
+// shares the pair is spurious). Only a task with `waiters` is notified.
+struct DoneWait {
+  std::mutex mutex;
+  std::condition_variable cv;
+  static DoneWait& For(const Task* task);
+};
+
+// Drops a reference to a task group at the task's end: kept on the calling thread with up to 63 others and dropped
+// with them (or when the thread goes idle or exits), so that ending tasks do not write the group's count one by one.
+void DropLater(std::shared_ptr<TaskGroup>&& group);
+// Drops the calling thread's kept references now.
+void DropGroupsNow();
 
 // Drops references to tasks, the last of which may drop their own dependencies and so on: done in a loop on the
 // calling thread, not by recursion, so that the end of a chain of 100,000 tasks does not run out of stack.
@@ -245,6 +296,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Runs a direct task that is not started yet on the calling thread; false
   // when another thread has it (docs/scheduler.md, "The direct path").
   bool RunIfUnclaimed(const std::shared_ptr<Task>& task);
+  // Runs up to `most` of the direct tasks the calling thread submitted that no other thread has taken, oldest first;
+  // returns how many ran (a task group's wait: docs/scheduler.md, "Task groups").
+  size_t RunOwnQueued(size_t most);
+  // Ends `group`'s tasks that wait in the scheduler's queue (cancelled); its direct tasks end so when taken.
+  void CancelGroupTasks(const TaskGroup& group);
 
   // Queues: validated desc in, queue out; errors name the field.
   accel_status_t CreateQueue(const accel_queue_desc_t& desc, std::shared_ptr<Queue> parent, std::shared_ptr<Queue>* out,
@@ -552,10 +608,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     // when there is none.
     std::shared_ptr<Task> Take(bool newest_too);
   };
+
   static constexpr size_t kDirectShards = 8;
   std::array<DirectShard, kDirectShards> direct_;
   // Direct tasks waiting threads run now (RunIfUnclaimed), counted in the shard of the thread's slot: two clients
   // that each run their own tasks touch no common line. Shutdown waits for every shard to reach 0.
+  class InlineScope;
   struct alignas(64) InlineCount {
     std::atomic<int> running{0};
   };

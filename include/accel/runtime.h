@@ -10,7 +10,8 @@
  * Versioned on its own: ACCEL_RUNTIME_VERSION, libaccel-runtime.so.1, symbol
  * versions ACCEL_RUNTIME_1.0, ACCEL_RUNTIME_1.1 (queues, preemption,
  * actors), ACCEL_RUNTIME_1.2 (the object store, accel/object_store.h) and
- * ACCEL_RUNTIME_1.3 (the decision log; docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
+ * ACCEL_RUNTIME_1.3 (the decision log) and ACCEL_RUNTIME_1.4 (task groups;
+ * docs/scheduler.md, "Versions"). The rules of accel.h hold here too: structs
  * start with the header (stype 2000..2999 are this library's), errors are
  * accel_status_t with the message in accel_last_error()'s thread-local slot
  * (docs/errors.md), handles are validated on every call.
@@ -36,15 +37,16 @@ extern "C" {
 #endif
 
 #define ACCEL_RUNTIME_VERSION_MAJOR 1
-#define ACCEL_RUNTIME_VERSION_MINOR 3
+#define ACCEL_RUNTIME_VERSION_MINOR 4
 #define ACCEL_RUNTIME_VERSION ACCEL_MAKE_VERSION(ACCEL_RUNTIME_VERSION_MAJOR, ACCEL_RUNTIME_VERSION_MINOR, 0)
 
 typedef struct accel_runtime_s* accel_runtime_t;
 typedef struct accel_future_s* accel_future_t;
 typedef struct accel_placement_group_s* accel_placement_group_t;
-typedef struct accel_queue_s* accel_queue_t;   /* 1.1 */
-typedef struct accel_actor_s* accel_actor_t;   /* 1.1 */
-typedef struct accel_object_s* accel_object_t; /* 1.2: an object of the store (accel/object_store.h) */
+typedef struct accel_queue_s* accel_queue_t;           /* 1.1 */
+typedef struct accel_actor_s* accel_actor_t;           /* 1.1 */
+typedef struct accel_object_s* accel_object_t;         /* 1.2: an object of the store (accel/object_store.h) */
+typedef struct accel_task_group_s* accel_task_group_t; /* 1.4 */
 /* Valid only during the task function's call, on its thread. */
 typedef struct accel_task_context_s* accel_task_context_t;
 
@@ -69,7 +71,8 @@ typedef enum accel_runtime_structure_type_t {
   ACCEL_STRUCTURE_TYPE_OBJECT_STORE_USAGE = 2016,
   ACCEL_STRUCTURE_TYPE_OBJECT_FILE_DESC = 2017,
   ACCEL_STRUCTURE_TYPE_OBJECT_TOKEN = 2018,
-  ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT = 2019, /* 1.3 */
+  ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT = 2019,   /* 1.3 */
+  ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC = 2020, /* 1.4 */
   ACCEL_RUNTIME_STRUCTURE_TYPE_FORCE32 = 0x7FFFFFFF
 } accel_runtime_structure_type_t;
 
@@ -422,6 +425,67 @@ ACCEL_API accel_status_t accel_future_get_message(accel_future_t future, size_t 
 ACCEL_API accel_status_t accel_future_release(accel_future_t future);
 
 /*===----------------------------------------------------------------------===*/
+/* Task groups (1.4)                                                          */
+/*===----------------------------------------------------------------------===*/
+
+/* A task group: tasks submitted without a future each and waited for
+ * together, tbb::task_group's counterpart (docs/scheduler.md, "Task groups").
+ * Not a placement group: its tasks are placed one by one, as submitted.
+ *
+ *   accel_task_group_t g;
+ *   accel_task_group_create(rt, NULL, &g);
+ *   for (int i = 0; i < n; ++i) accel_task_group_submit(g, &desc[i]);
+ *   accel_status_t s = accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE);  // the first failure, if any
+ *   accel_task_group_destroy(g); */
+typedef struct accel_task_group_desc_t {
+  uint32_t stype; /* ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC */
+  uint32_t struct_size;
+  const void* next;
+  const char* name; /* [optional] for messages */
+} accel_task_group_desc_t;
+
+/* `desc` may be NULL (an unnamed group).
+ * Returns ACCEL_ERROR_INVALID_HANDLE, ACCEL_ERROR_INVALID_ARGUMENT (a bad
+ *         header, NULL output), ACCEL_ERROR_FAILED_PRECONDITION (the runtime
+ *         is being destroyed). */
+ACCEL_API accel_status_t accel_task_group_create(accel_runtime_t runtime,
+                                                 const accel_task_group_desc_t* desc, /* [in][optional] */
+                                                 accel_task_group_t* out_group);      /* [out] */
+
+/* Submits a task into the group, as accel_task_submit does (every field of
+ * `desc` holds, and a refused submission is refused here, with the same
+ * codes), but with no future: the group's wait covers it. A task submitted
+ * while the group is cancelled ends ACCEL_ERROR_CANCELLED without running.
+ * Returns accel_task_submit's codes; ACCEL_ERROR_INVALID_HANDLE for a bad
+ * group or one whose runtime was destroyed. */
+ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const accel_task_desc_t* desc); /* [in] */
+
+/* Waits up to `timeout_ns` until every task of the group has ended
+ * (ACCEL_ERROR_TIMEOUT otherwise: they go on). Then returns ACCEL_SUCCESS
+ * when all that ended since the previous wait returned succeeded, else the
+ * first failure's code, with that task's message and the count of failures
+ * ("2 of the group's tasks failed; the first, task 7 ('load'): ..."), or
+ * ACCEL_ERROR_CANCELLED when the group was cancelled; either way the group is
+ * then clear (not cancelled, no failure kept) and may take new tasks. With
+ * ACCEL_TIMEOUT_INFINITE, tasks the calling thread submitted without
+ * devices, dependencies or retries that no worker has started run on the
+ * calling thread meanwhile (as accel_future_wait runs its own).
+ * Returns ACCEL_ERROR_INVALID_HANDLE; ACCEL_ERROR_FAILED_PRECONDITION from
+ * inside a task of the same group (the wait would count the caller). */
+ACCEL_API accel_status_t accel_task_group_wait(accel_task_group_t group, uint64_t timeout_ns);
+
+/* Cancels the group: its tasks not yet started end ACCEL_ERROR_CANCELLED
+ * without running, running ones see accel_task_context_is_cancelled
+ * return 1, and so do tasks submitted until a wait returns.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_task_group_cancel(accel_task_group_t group);
+
+/* Releases the handle; tasks already submitted go on and end as usual
+ * (nothing waits for them: wait first when their end matters).
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_task_group_destroy(accel_task_group_t group);
+
+/*===----------------------------------------------------------------------===*/
 /* Queues (1.1)                                                               */
 /*===----------------------------------------------------------------------===*/
 
@@ -581,8 +645,8 @@ ACCEL_API accel_status_t accel_task_context_get_memory_limit(accel_task_context_
                                                              uint64_t* out_bytes);
 /* 0 for the first attempt, 1 for the first retry, ... */
 ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t context, uint32_t* out_attempt);
-/* Writes 1 once accel_future_cancel, the runtime's destruction or a
- * preemption (1.1) asked the task to stop. */
+/* Writes 1 once accel_future_cancel, the runtime's destruction, a
+ * preemption (1.1) or accel_task_group_cancel (1.4) asked the task to stop. */
 ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled);
 /* 1.1: writes 1 once the task was preempted: when its function returns
  * anything but ACCEL_SUCCESS it is queued again (same attempt, same

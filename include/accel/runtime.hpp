@@ -653,6 +653,59 @@ inline TaskOptions& TaskOptions::queue(const Queue& queue) {
 }
 
 //===----------------------------------------------------------------------===//
+// Task groups (1.4; docs/scheduler.md, "Task groups")
+//===----------------------------------------------------------------------===//
+
+// Owns a task group: tasks submitted without a Future each and waited for
+// together, tbb::task_group's counterpart. Calls are thread-safe; destroying
+// (or moving) it must not race other calls on it. Destroying it lets its
+// tasks end as usual (nothing waits for them).
+//
+//   accel::TaskGroup group(runtime);
+//   for (int i = 0; i < n; ++i) group.run([i](accel::TaskContext&) { work(i); });
+//   group.wait();  // throws the first failure (accel::Error), if any
+class TaskGroup : public detail::Owner<accel_task_group_t, accel_task_group_destroy> {
+ public:
+  TaskGroup() noexcept = default;
+  explicit TaskGroup(const Runtime& runtime, const std::string& name = "") {
+    auto desc = detail::sized<accel_task_group_desc_t>(ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC);
+    desc.name = name.empty() ? nullptr : name.c_str();
+    check(accel_task_group_create(runtime.handle(), &desc, out()));
+  }
+
+  // Submits a copy of `task` into the group, as Runtime::submit does (same
+  // calls, same errors), without a Future.
+  template <class F>
+  void run(F&& task, const TaskOptions& options = {}) {
+    using Fn = std::decay_t<F>;
+    static_assert(std::is_invocable_v<Fn&, TaskContext&>, "run: the task takes a TaskContext&");
+    auto owned = std::make_unique<Fn>(std::forward<F>(task));
+    accel_resource_request_t request{};
+    accel_task_desc_t desc = options.c_desc(request);
+    desc.function = &detail::task_trampoline<Fn>;
+    desc.user_data = owned.get();
+    desc.release_user_data = &detail::delete_user_data<Fn>;
+    check(accel_task_group_submit(handle(), &desc));
+    static_cast<void>(owned.release());  // the runtime's to release now
+  }
+
+  // Waits until every task ended (running the caller's own queued tasks
+  // meanwhile); throws the first failure, or ACCEL_ERROR_CANCELLED after
+  // cancel(); either way the group is clear again.
+  void wait() { check(accel_task_group_wait(handle(), ACCEL_TIMEOUT_INFINITE)); }
+  // The same with a timeout: false when it passed first (the tasks go on).
+  bool wait_for(std::chrono::nanoseconds timeout) {
+    const accel_status_t status = accel_task_group_wait(handle(), detail::to_timeout_ns(timeout));
+    if (status == ACCEL_ERROR_TIMEOUT) return false;
+    check(status);
+    return true;
+  }
+
+  // Tasks not started end cancelled; running ones see TaskContext::cancelled().
+  void cancel() { check(accel_task_group_cancel(handle())); }
+};
+
+//===----------------------------------------------------------------------===//
 // Actors (docs/scheduler.md, "Actors")
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,8 @@
 // BlockCache and CachingAllocator (core/runtime/block_cache.h), the per-thread
 // cache of the runtime's task memory: a block freed on a thread comes back to
-// that thread's next allocation, the cache keeps no more than its budget, a
-// block freed on another thread joins that thread's cache, and shared_ptrs
+// that thread's next allocation, the cache keeps no more than its budget and
+// hands the rest to a shared depot that an empty cache draws from, a block
+// freed on another thread joins that thread's cache, and shared_ptrs
 // made with the allocator free through it (leaks and uses after free are
 // ASan's and LSan's to find: cached blocks are poisoned).
 #include "block_cache.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -21,7 +23,6 @@ using accel::runtime::CachingAllocator;
 struct Payload {
   char bytes[200];
 };
-using Cache = BlockCache<sizeof(Payload), alignof(Payload)>;
 
 TEST(BlockCache, ABlockFreedOnAThreadIsItsNextAllocation) {
   CachingAllocator<Payload> alloc;
@@ -44,25 +45,58 @@ TEST(BlockCache, ABlockFreedOnAThreadIsItsNextAllocation) {
   alloc.deallocate(b, 1);
 }
 
-TEST(BlockCache, KeepsNoMoreThanItsBudget) {
-  CachingAllocator<Payload> alloc;
-  const size_t most = Cache::kMostBlocks;
-  ASSERT_EQ(most, Cache::kBudgetBytes / sizeof(Payload));
-  // Empty the thread's cache first (earlier tests left blocks in it), then free more than it keeps.
-  std::vector<Payload*> drained;
-  for (size_t i = 0; i < most; ++i) drained.push_back(alloc.allocate(1));
-  std::vector<Payload*> blocks;
+// Sizes of their own (a cache and a depot each), so that these tests see only their own blocks.
+struct Budgeted {
+  char bytes[232];
+};
+struct Streamed {
+  char bytes[248];
+};
+
+TEST(BlockCache, AFullCacheHandsHalfToTheDepotAndAnEmptyOneTakesItBack) {
+  using BudgetCache = BlockCache<sizeof(Budgeted), alignof(Budgeted)>;
+  CachingAllocator<Budgeted> alloc;
+  const size_t most = BudgetCache::kMostBlocks;
+  const size_t half = BudgetCache::kBatchBlocks;
+  ASSERT_EQ(most, BudgetCache::kBudgetBytes / sizeof(Budgeted));
+  ASSERT_EQ(half, most / 2);
+  // Fresh blocks from the heap (this size's cache and depot start empty), then all freed here.
+  std::vector<Budgeted*> blocks;
   for (size_t i = 0; i < most + 16; ++i) blocks.push_back(alloc.allocate(1));
-  for (Payload* p : drained) ::operator delete(p);  // straight to the heap: the cache stays empty
-  for (Payload* p : blocks) alloc.deallocate(p, 1);
-  // The first `most` freed were kept; the 16 after went to the heap, so the cache gives back exactly those kept,
-  // newest first.
-  std::vector<Payload*> again;
-  for (size_t i = 0; i < most; ++i) {
+  for (Budgeted* p : blocks) alloc.deallocate(p, 1);
+  // The cache filled with the first `most`; the next free moved its newest half to the depot as one batch. So the
+  // cache gives back the 16 freed last, then the oldest half, newest first; then the depot's batch, newest first.
+  std::vector<Budgeted*> expected;
+  for (size_t i = most + 16; i-- > most;) expected.push_back(blocks[i]);
+  for (size_t i = most - half; i-- > 0;) expected.push_back(blocks[i]);
+  for (size_t i = most; i-- > most - half;) expected.push_back(blocks[i]);
+  ASSERT_EQ(expected.size(), blocks.size());
+  std::vector<Budgeted*> again;
+  for (size_t i = 0; i < expected.size(); ++i) {
     again.push_back(alloc.allocate(1));
-    ASSERT_EQ(again.back(), blocks[most - 1 - i]) << "allocation " << i;
+    ASSERT_EQ(again.back(), expected[i]) << "allocation " << i;
   }
-  for (Payload* p : again) alloc.deallocate(p, 1);
+  for (Budgeted* p : again) alloc.deallocate(p, 1);
+}
+
+TEST(BlockCache, AStreamFreedOnAnotherThreadComesBackThroughTheDepot) {
+  using StreamCache = BlockCache<sizeof(Streamed), alignof(Streamed)>;
+  CachingAllocator<Streamed> alloc;
+  const size_t most = StreamCache::kMostBlocks;
+  // A client allocates, a worker frees (past its budget): the client's next allocations are those blocks, not new
+  // ones from the heap.
+  std::vector<Streamed*> blocks;
+  for (size_t i = 0; i < most + 1; ++i) blocks.push_back(alloc.allocate(1));
+  std::thread([&] {
+    for (Streamed* p : blocks) alloc.deallocate(p, 1);
+  }).join();  // the worker's cache goes to the heap at its exit; the batch it handed over stays in the depot
+  const std::set<Streamed*> freed(blocks.begin(), blocks.end());
+  std::vector<Streamed*> again;
+  for (size_t i = 0; i < StreamCache::kBatchBlocks; ++i) {
+    again.push_back(alloc.allocate(1));
+    EXPECT_EQ(freed.count(again.back()), 1U) << "allocation " << i << " is not a block the other thread freed";
+  }
+  for (Streamed* p : again) alloc.deallocate(p, 1);
 }
 
 TEST(BlockCache, ABlockFreedOnAnotherThreadJoinsThatThreadsCache) {

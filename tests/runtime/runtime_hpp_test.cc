@@ -207,6 +207,40 @@ TEST_F(RuntimeHpp, GetThrowsTheStatusATaskReturns) {
   EXPECT_EQ(c.failed, 2U);
 }
 
+TEST_F(RuntimeHpp, ATaskGroupWaitsForItsTasksAndThrowsTheFirstFailure) {
+  accel::TaskGroup group(runtime_, "hpp");
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100; ++i) group.run([&](accel::TaskContext&) { ++ran; });
+  group.run(
+      [&](accel::TaskContext& ctx) {
+        EXPECT_EQ(ctx.device_count(), 2U);
+        ++ran;
+      },
+      accel::TaskOptions().request(accel::ResourceRequest().devices(2)));
+  group.wait();
+  EXPECT_EQ(ran.load(), 101);
+  group.run([](accel::TaskContext&) { throw std::runtime_error("bad batch"); });
+  const accel::Error e = Thrown([&] { group.wait(); });
+  EXPECT_EQ(e.status(), ACCEL_ERROR_INTERNAL);
+  EXPECT_TRUE(Contains(e.what(), "1 of the tasks of task group 'hpp' failed; the first: ")) << e.what();
+  EXPECT_TRUE(Contains(e.what(), "bad batch")) << e.what();
+  Gate gate;
+  group.run([&](accel::TaskContext&) { gate.Wait(); });
+  EXPECT_FALSE(group.wait_for(std::chrono::milliseconds(1)));
+  gate.Open();
+  EXPECT_TRUE(group.wait_for(std::chrono::seconds(60)));
+  group.cancel();
+  group.run([&](accel::TaskContext&) { ++ran; });
+  EXPECT_EQ(Thrown([&] { group.wait(); }).status(), ACCEL_ERROR_CANCELLED);
+  EXPECT_EQ(ran.load(), 101);
+  // Refused at submission: thrown, and the group counts nothing.
+  EXPECT_EQ(Thrown([&] {
+              group.run([](accel::TaskContext&) {}, accel::TaskOptions().request(accel::ResourceRequest().devices(9)));
+            }).status(),
+            ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  group.wait();
+}
+
 TEST_F(RuntimeHpp, APlacementGroupOfEightInACliqueReportsRanksZeroToSeven) {
   accel::PlacementGroup gang(runtime_, std::vector<accel::ResourceRequest>(8, accel::ResourceRequest().devices(1)),
                              ACCEL_PLACEMENT_STRATEGY_STRICT_PACK, ACCEL_TOPOLOGY_LEVEL_CLIQUE, true, "gang");

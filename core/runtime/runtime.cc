@@ -27,6 +27,8 @@ thread_local Task* t_current_task = nullptr;        // NOLINT(cppcoreguidelines-
 thread_local const Runtime* t_worker_of = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 // A worker's thread tenant between tasks (CallFunction).
 thread_local accel_tenant_t t_worker_tenant = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+// The runtime whose queued tasks the thread runs in RunOwnQueued, with its shared tenant bound for all of them.
+thread_local const Runtime* t_running_own_of = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 std::string Bytes(uint64_t bytes) {
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -467,7 +469,6 @@ void Runtime::WorkerLoop() {
       lone_ok = true;
       continue;
     }
-    DropGroupsNow();  // idle: nothing to batch with
     // A short spin before sleeping: the next task of a stream of small ones usually comes within it, and while
     // a worker spins, submitters wake no one.
     bool found = false;
@@ -564,6 +565,23 @@ size_t Runtime::RunOwnQueued(size_t most) {
   DirectShard& shard = direct_[ThreadSlot() % kDirectShards];
   if (shard.Size() == 0) return 0;
   const InlineScope counted(*this);
+  // The shared tenant of tasks without devices, bound once for all the tasks run here, not twice per task.
+  struct Bound {
+    const Runtime* outer = t_running_own_of;
+    accel_tenant_t previous = nullptr;
+    Bound(const Runtime& rt, accel_tenant_t tenant) {
+      if (outer == &rt) return;  // a task of this loop waits for a group in turn: bound already
+      accel_thread_set_tenant(tenant, &previous);
+      t_running_own_of = &rt;
+    }
+    ~Bound() {
+      if (t_running_own_of == outer) return;
+      t_running_own_of = outer;
+      accel_thread_set_tenant(previous, nullptr);
+    }
+    Bound(const Bound&) = delete;
+    Bound& operator=(const Bound&) = delete;
+  } bound(*this, no_device_tenant_);
   size_t ran = 0;
   // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and takes nothing
   // its drain would have cancelled.
@@ -661,6 +679,12 @@ void Runtime::Publish(Task& task, accel_status_t result) {
           task, result);
   task.final_result = result;
   if (!task.message.empty()) task.final_message = task.message;  // a success's is empty: no store to its line
+  if (task.task_group) {
+    // No future, and so no waiter and no dependent: its group's count is what others read.
+    task.done.store(true, std::memory_order_release);
+    task.task_group->End(result, task.final_message);
+    return;
+  }
   task.done.store(true, std::memory_order_seq_cst);
   // Pairs with the waiter's count: a waiter that counted itself before `done` was set is woken under its lock.
   if (task.waiters.load(std::memory_order_seq_cst) > 0) {
@@ -668,37 +692,7 @@ void Runtime::Publish(Task& task, accel_status_t result) {
     { std::lock_guard done_lock(wait.mutex); }
     wait.cv.notify_all();
   }
-  if (task.task_group) {
-    task.task_group->End(result, task.final_message);
-    DropLater(std::move(task.task_group));
-  }
 }
-
-namespace {
-
-// References to task groups whose tasks ended on this thread, dropped together (DropLater).
-struct GroupDrops {
-  static constexpr size_t kMost = 64;
-  std::vector<std::shared_ptr<TaskGroup>> groups;
-  GroupDrops() { groups.reserve(kMost); }
-};
-thread_local GroupDrops t_group_drops;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-
-}  // namespace
-
-void DropLater(std::shared_ptr<TaskGroup>&& group) {
-  // A group's reference count is written by the thread that submits into it at each task: a worker dropping one
-  // reference per task it ends would pull that line over at every task, 64 at a time pulls it once per 64.
-  std::vector<std::shared_ptr<TaskGroup>>& groups = t_group_drops.groups;
-  if (groups.size() >= GroupDrops::kMost) groups.clear();
-  if (groups.size() < groups.capacity()) {
-    groups.push_back(std::move(group));
-  } else {
-    group.reset();  // no room reserved (the thread is exiting): dropped now
-  }
-}
-
-void DropGroupsNow() { t_group_drops.groups.clear(); }
 
 void TaskGroup::End(accel_status_t result, const std::string& message) {
   if (result != ACCEL_SUCCESS) {
@@ -1930,11 +1924,12 @@ accel_status_t Runtime::CallFunction(const std::shared_ptr<Task>& task, accel_ta
                                      accel_tenant_t tenant, std::string* message) {
   // A worker keeps the shared tenant of tasks without devices between them: switching costs two libaccel calls
   // per task, and a worker allocates nothing of its own between tasks.
-  const bool keep = t_worker_of == this && tenant == no_device_tenant_;
+  const bool own = t_running_own_of == this && tenant == no_device_tenant_;  // bound by RunOwnQueued
+  const bool keep = own || (t_worker_of == this && tenant == no_device_tenant_);
   accel_tenant_t previous = nullptr;
   if (!keep) {
     accel_thread_set_tenant(tenant, &previous);
-  } else if (t_worker_tenant != tenant) {
+  } else if (!own && t_worker_tenant != tenant) {
     accel_thread_set_tenant(tenant, nullptr);
     t_worker_tenant = tenant;
   }

@@ -191,12 +191,6 @@ struct DoneWait {
   static DoneWait& For(const Task* task);
 };
 
-// Drops a reference to a task group at the task's end: kept on the calling thread with up to 63 others and dropped
-// with them (or when the thread goes idle or exits), so that ending tasks do not write the group's count one by one.
-void DropLater(std::shared_ptr<TaskGroup>&& group);
-// Drops the calling thread's kept references now.
-void DropGroupsNow();
-
 // Drops references to tasks, the last of which may drop their own dependencies and so on: done in a loop on the
 // calling thread, not by recursion, so that the end of a chain of 100,000 tasks does not run out of stack.
 void DropDependencies(std::vector<std::shared_ptr<Task>>& dependencies);

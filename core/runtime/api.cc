@@ -699,6 +699,16 @@ ACCEL_API accel_status_t accel_task_group_wait(accel_task_group_t group, uint64_
   });
 }
 
+ACCEL_API accel_status_t accel_task_group_query(accel_task_group_t group) {
+  const char* const fn = __func__;
+  return Guarded(fn, [&]() -> accel_status_t {
+    accel_status_t status = ACCEL_SUCCESS;
+    auto g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
+    if (!g) return status;
+    return g->Open() == 0 ? ACCEL_SUCCESS : ACCEL_NOT_READY;
+  });
+}
+
 ACCEL_API accel_status_t accel_task_group_cancel(accel_task_group_t group) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {

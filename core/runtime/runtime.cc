@@ -682,7 +682,15 @@ void Runtime::Publish(Task& task, accel_status_t result) {
   if (task.task_group) {
     // No future, and so no waiter and no dependent: its group's count is what others read.
     task.done.store(true, std::memory_order_release);
-    task.task_group->End(result, task.final_message);
+    if (result == ACCEL_SUCCESS) {
+      task.task_group->End(result, "");
+    } else {
+      // Named, unless its message names it already ("task 7 was cancelled: ...").
+      const std::string name = task.Name();
+      task.task_group->End(result, task.final_message.rfind(name, 0) == 0
+                                       ? task.final_message
+                                       : fmt::format("{}: {}", name, task.final_message));
+    }
     return;
   }
   task.done.store(true, std::memory_order_seq_cst);

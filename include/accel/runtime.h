@@ -463,8 +463,9 @@ ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const
 /* Waits up to `timeout_ns` until every task of the group has ended
  * (ACCEL_ERROR_TIMEOUT otherwise: they go on). Then returns ACCEL_SUCCESS
  * when all that ended since the previous wait returned succeeded, else the
- * first failure's code, with that task's message and the count of failures
- * ("2 of the group's tasks failed; the first, task 7 ('load'): ..."), or
+ * first failure's code, with that task's name and message and the count of
+ * failures ("2 of the tasks of task group 'g' failed; the first: task 7
+ * ('load'): ..."), or
  * ACCEL_ERROR_CANCELLED when the group was cancelled; either way the group is
  * then clear (not cancelled, no failure kept) and may take new tasks. With
  * ACCEL_TIMEOUT_INFINITE, tasks the calling thread submitted without
@@ -473,6 +474,12 @@ ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const
  * Returns ACCEL_ERROR_INVALID_HANDLE; ACCEL_ERROR_FAILED_PRECONDITION from
  * inside a task of the same group (the wait would count the caller). */
 ACCEL_API accel_status_t accel_task_group_wait(accel_task_group_t group, uint64_t timeout_ns);
+
+/* ACCEL_NOT_READY while a task of the group has not ended, else
+ * ACCEL_SUCCESS (failures are the wait's to report). It tells a wait's
+ * ACCEL_ERROR_TIMEOUT from a task that failed with that code.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_task_group_query(accel_task_group_t group);
 
 /* Cancels the group: its tasks not yet started end ACCEL_ERROR_CANCELLED
  * without running, running ones see accel_task_context_is_cancelled

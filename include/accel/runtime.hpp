@@ -696,7 +696,8 @@ class TaskGroup : public detail::Owner<accel_task_group_t, accel_task_group_dest
   // The same with a timeout: false when it passed first (the tasks go on).
   bool wait_for(std::chrono::nanoseconds timeout) {
     const accel_status_t status = accel_task_group_wait(handle(), detail::to_timeout_ns(timeout));
-    if (status == ACCEL_ERROR_TIMEOUT) return false;
+    // A task may itself fail with ACCEL_ERROR_TIMEOUT: the query tells.
+    if (status == ACCEL_ERROR_TIMEOUT && accel_task_group_query(handle()) == ACCEL_NOT_READY) return false;
     check(status);
     return true;
   }

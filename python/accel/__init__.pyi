@@ -434,6 +434,47 @@ class Queue:
     @property
     def name(self) -> str: ...
 
+class TaskGroup:
+    """Tasks without a Future each, waited for together (Runtime.task_group; docs/scheduler.md, "Task groups").
+    `with rt.task_group() as g:` waits for them at the end of the block (raising the first failure), or cancels them
+    and waits for the running ones when an exception leaves it."""
+
+    def submit(
+        self,
+        function: Callable[..., Any],
+        /,
+        *args: Any,
+        devices: int = 0,
+        share: float | None = None,
+        memory: int = 0,
+        selector: str | None = None,
+        placement_group: PlacementGroup | None = None,
+        bundle: int = 0,
+        after: Future | Iterable[Future] = (),
+        max_retries: int = 0,
+        queue: Queue | None = None,
+        priority: int = 0,
+        preemptible: bool = False,
+        near: Iterable[ObjectRef] = (),
+        name: str | None = None,
+    ) -> None:
+        """As Runtime.submit, into the group: no Future, and the return value is dropped."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once every task ended; False when `timeout` seconds passed first (they go on). Raises TaskError for
+        the first failure (its status; the count of failures and that task's name and message), or CANCELLED after
+        cancel(); either way the group is clear again."""
+    def done(self) -> bool:
+        """Whether every task submitted so far has ended."""
+    def cancel(self) -> None:
+        """Tasks not started end CANCELLED, running ones see ctx.cancelled, and so do tasks submitted until a wait
+        returns."""
+    def destroy(self) -> None:
+        """Releases the group; its tasks go on and end as usual."""
+    def __enter__(self) -> TaskGroup: ...
+    def __exit__(self, *exc_info: Any) -> bool: ...
+    @property
+    def name(self) -> str: ...
+
 class Runtime:
     """The scheduler over this process's devices. `with accel.Runtime() as rt:` makes it the current runtime
     (accel.current_runtime) and closes it at the end: tasks not started are cancelled, running ones awaited."""
@@ -523,6 +564,8 @@ class Runtime:
         name: str | None = None,
     ) -> ActorHandle:
         """Creates an actor: cls(*args) runs on its reservation (again after each restart)."""
+    def task_group(self, name: str | None = None) -> TaskGroup:
+        """A TaskGroup (tbb::task_group's counterpart): group.submit(...) without a Future each, group.wait()."""
     def placement_group(
         self,
         bundles: list[_Bundle],

@@ -20,7 +20,7 @@ import threading
 import traceback
 
 from . import _accel
-from ._accel import Future, Runtime
+from ._accel import Future, Runtime, TaskGroup
 
 _local = threading.local()  # .ctx: the TaskContext of the task running on this thread, if any
 _entered: list = []  # runtimes inside `with`, innermost last; process-wide, so tasks see them too
@@ -182,6 +182,15 @@ def _runtime_submit(self, function, /, *args, **options) -> Future:
     if isinstance(function, RemoteFunction):
         return _submit(self, function._function, args, {}, {**function._options, **options}, function._wants_ctx)
     return _submit(self, function, args, {}, options)
+
+
+def _group_submit(self, function, /, *args, **options) -> None:
+    """Submits function(*args) into the task group: as Runtime.submit, without a Future (group.wait() reports
+    the first failure)."""
+    if isinstance(function, RemoteFunction):
+        _submit(self, function._function, args, {}, {**function._options, **options}, function._wants_ctx)
+    else:
+        _submit(self, function, args, {}, options)
 
 
 def _runtime_enter(self):
@@ -346,6 +355,7 @@ class ActorHandle:
 
 
 Runtime.submit = _runtime_submit
+TaskGroup.submit = _group_submit
 Runtime.actor = _runtime_actor
 Runtime.__enter__ = _runtime_enter
 Runtime.__exit__ = _runtime_exit

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 #include "common.h"
 #include "names.h"
@@ -631,45 +632,137 @@ std::vector<accel_future_t> dependency_handles(const std::vector<FuturePtr>& aft
 // The accel_object_t of an accel.ObjectRef (TypeError otherwise); defined with the objects below.
 accel_object_t object_handle(py::handle object);
 
-FuturePtr submit(const RuntimePtr& rt, py::object runner, const std::string& name, uint32_t devices,
-                 std::optional<double> share, uint64_t memory, std::optional<std::string> selector, GroupPtr group,
-                 uint32_t bundle, const std::vector<FuturePtr>& after, uint32_t max_retries, QueuePtr queue,
-                 int32_t priority, bool preemptible, const py::list& near) {
+// A task's C descriptor from Python arguments, with everything it points to.
+struct PreparedTask {
   std::vector<accel_object_t> near_handles;
-  for (py::handle object : near) near_handles.push_back(object_handle(object));
-  auto request = make_request(devices, share, memory, std::move(selector), std::move(group), bundle);
-  auto deps = dependency_handles(after);
-  auto result = std::make_shared<TaskResult>();
-  auto payload =
-      std::make_unique<TaskPayload>(TaskPayload{TaskCall{name, std::move(runner), result}, Origin{rt, rt->inst}});
+  std::unique_ptr<Request> request;
+  std::vector<accel_future_t> deps;
+  std::shared_ptr<TaskResult> result = std::make_shared<TaskResult>();
+  std::unique_ptr<TaskPayload> payload;
+  accel_task_desc_t desc = sized<accel_task_desc_t>(ACCEL_STRUCTURE_TYPE_TASK_DESC);
+};
 
-  auto desc = sized<accel_task_desc_t>(ACCEL_STRUCTURE_TYPE_TASK_DESC);
-  desc.name = payload->call.name.c_str();
+std::unique_ptr<PreparedTask> prepare_task(const RuntimePtr& rt, py::object runner, const std::string& name,
+                                           uint32_t devices, std::optional<double> share, uint64_t memory,
+                                           std::optional<std::string> selector, GroupPtr group, uint32_t bundle,
+                                           const std::vector<FuturePtr>& after, uint32_t max_retries,
+                                           const QueuePtr& queue, int32_t priority, bool preemptible,
+                                           const py::list& near) {
+  auto t = std::make_unique<PreparedTask>();
+  for (py::handle object : near) t->near_handles.push_back(object_handle(object));
+  t->request = make_request(devices, share, memory, std::move(selector), std::move(group), bundle);
+  t->deps = dependency_handles(after);
+  t->payload =
+      std::make_unique<TaskPayload>(TaskPayload{TaskCall{name, std::move(runner), t->result}, Origin{rt, rt->inst}});
+  accel_task_desc_t& desc = t->desc;
+  desc.name = t->payload->call.name.c_str();
   desc.function = run_task;
-  desc.user_data = payload.get();
+  desc.user_data = t->payload.get();
   desc.release_user_data = release_task;
-  desc.request = &request->c;  // device_count 0: no device (the C side checks the rest)
-  desc.dependencies = deps.empty() ? nullptr : deps.data();
-  desc.dependency_count = static_cast<uint32_t>(deps.size());
+  desc.request = &t->request->c;  // device_count 0: no device (the C side checks the rest)
+  desc.dependencies = t->deps.empty() ? nullptr : t->deps.data();
+  desc.dependency_count = static_cast<uint32_t>(t->deps.size());
   desc.max_retries = max_retries;
   desc.queue = queue ? queue->live() : nullptr;
   desc.priority = priority;
   desc.preemptible = preemptible ? 1 : 0;
-  desc.near_objects = near_handles.empty() ? nullptr : near_handles.data();
-  desc.near_object_count = static_cast<uint32_t>(near_handles.size());
+  desc.near_objects = t->near_handles.empty() ? nullptr : t->near_handles.data();
+  desc.near_object_count = static_cast<uint32_t>(t->near_handles.size());
+  return t;
+}
 
+FuturePtr submit(const RuntimePtr& rt, py::object runner, const std::string& name, uint32_t devices,
+                 std::optional<double> share, uint64_t memory, std::optional<std::string> selector, GroupPtr group,
+                 uint32_t bundle, const std::vector<FuturePtr>& after, uint32_t max_retries, QueuePtr queue,
+                 int32_t priority, bool preemptible, const py::list& near) {
+  auto t = prepare_task(rt, std::move(runner), name, devices, share, memory, std::move(selector), std::move(group),
+                        bundle, after, max_retries, queue, priority, preemptible, near);
   auto future = std::make_shared<Future>();
   future->rt = rt;
-  future->group = request->group;
+  future->group = t->request->group;
   future->name = name;
-  future->result = result;
+  future->result = t->result;
   accel_runtime_t handle = rt->live();
   CallWithoutGil([&] {
-    return accel_task_submit(handle, &desc, &future->handle);
+    return accel_task_submit(handle, &t->desc, &future->handle);
   });  // the payload is still ours (freed with the GIL held)
-  payload.release();
+  static_cast<void>(t->payload.release());
   return future;
 }
+
+// ---- task groups (1.4) ---------------------------------------------------------
+
+// Tasks without a Future each, waited for together (Runtime.task_group). The
+// placement groups its tasks run in are kept until a wait returns.
+struct TaskGroupCore {
+  RuntimePtr rt;
+  accel_task_group_t handle = nullptr;
+  std::string name;
+  std::vector<GroupPtr> placement_groups;
+  ~TaskGroupCore() { destroy(); }
+  void destroy() {
+    if (handle == nullptr) return;
+    accel_task_group_t h = std::exchange(handle, nullptr);
+    NoGil nogil;
+    accel_task_group_destroy(h);  // its tasks go on
+  }
+  accel_task_group_t live() const {
+    if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, name + " was destroyed");
+    return handle;
+  }
+
+  void submit(py::object runner, const std::string& task_name, uint32_t devices, std::optional<double> share,
+              uint64_t memory, std::optional<std::string> selector, GroupPtr group, uint32_t bundle,
+              const std::vector<FuturePtr>& after, uint32_t max_retries, QueuePtr queue, int32_t priority,
+              bool preemptible, const py::list& near) {
+    auto t = prepare_task(rt, std::move(runner), task_name, devices, share, memory, std::move(selector),
+                          std::move(group), bundle, after, max_retries, queue, priority, preemptible, near);
+    accel_task_group_t h = live();
+    CallWithoutGil([&] { return accel_task_group_submit(h, &t->desc); });
+    static_cast<void>(t->payload.release());
+    if (t->request->group) placement_groups.push_back(t->request->group);
+  }
+
+  // As Future.wait: in 100 ms slices on the main thread (Ctrl-C interrupts it), else one C wait, which runs this
+  // thread's own queued tasks meanwhile. True once all ended; false when `timeout_s` passed first; raises
+  // TaskError for the first failure (or the cancel).
+  bool wait(std::optional<double> timeout_s) {
+    using clock = std::chrono::steady_clock;
+    const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
+    const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                       std::chrono::duration<double>(std::max(0.0, *timeout_s)))
+                                  : clock::time_point::max();
+    accel_task_group_t h = live();
+    for (;;) {
+      uint64_t slice = ACCEL_TIMEOUT_INFINITE;
+      if (bounded || on_main_thread()) {
+        slice = 100'000'000;  // 100 ms
+        if (bounded) {
+          const auto left =
+              std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::min(deadline, clock::now()));
+          slice = std::min<uint64_t>(slice, static_cast<uint64_t>(left.count()));
+        }
+      }
+      accel_status_t status;
+      std::string error;
+      {
+        NoGil nogil;
+        status = accel_task_group_wait(h, slice);
+        // A task may itself fail with ACCEL_ERROR_TIMEOUT: the query tells.
+        if (status == ACCEL_ERROR_TIMEOUT && accel_task_group_query(h) == ACCEL_NOT_READY) status = ACCEL_NOT_READY;
+        if (status < 0) error = accel_last_error();
+      }
+      if (status != ACCEL_NOT_READY) {
+        placement_groups.clear();
+        if (status < 0) raise_as(g_task_error, status, error);
+        return true;
+      }
+      if (bounded && clock::now() >= deadline) return false;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+  }
+};
+using TaskGroupPtr = std::shared_ptr<TaskGroupCore>;
 
 py::dict counters_dict(const accel_runtime_counters_t& c) {
   py::dict d;
@@ -1297,6 +1390,50 @@ void init_runtime(py::module_& m) {
                (g.handle == nullptr ? " destroyed" : "") + ">";
       });
 
+  py::class_<TaskGroupCore, TaskGroupPtr>(m, "TaskGroup",
+                                          "Tasks without a Future each, waited for together (Runtime.task_group).")
+      .def("_submit", &TaskGroupCore::submit, py::arg("runner"), py::arg("name"), py::arg("devices"), py::arg("share"),
+           py::arg("memory"), py::arg("selector"), py::arg("placement_group"), py::arg("bundle"), py::arg("after"),
+           py::arg("max_retries"), py::arg("queue"), py::arg("priority"), py::arg("preemptible"),
+           py::arg("near") = py::list())
+      .def("wait", &TaskGroupCore::wait, py::arg("timeout") = py::none())
+      .def("done",
+           [](const TaskGroupCore& g) {
+             accel_task_group_t h = g.live();
+             accel_status_t status;
+             {
+               NoGil nogil;
+               status = accel_task_group_query(h);
+             }
+             return check(status) != ACCEL_NOT_READY;
+           })
+      .def("cancel",
+           [](const TaskGroupCore& g) {
+             accel_task_group_t h = g.live();
+             CallWithoutGil([&] { return accel_task_group_cancel(h); });
+           })
+      .def("destroy", &TaskGroupCore::destroy)
+      .def_property_readonly("name", [](const TaskGroupCore& g) { return g.name; })
+      .def("__enter__", [](TaskGroupPtr g) { return g; })
+      .def("__exit__",
+           [](TaskGroupCore& g, const py::object& type, const py::object&, const py::object&) {
+             // Leaving the block waits for the tasks (raising the first failure), unless an exception leaves it:
+             // then the tasks are cancelled, waited for quietly, and that exception goes on.
+             if (g.handle == nullptr) return false;
+             if (type.is_none()) {
+               g.wait(std::nullopt);
+             } else {
+               accel_task_group_t h = g.handle;
+               NoGil nogil;
+               accel_task_group_cancel(h);
+               accel_task_group_wait(h, ACCEL_TIMEOUT_INFINITE);
+             }
+             g.placement_groups.clear();
+             g.destroy();
+             return false;
+           })
+      .def("__repr__", [](const TaskGroupCore& g) { return "<accel.TaskGroup " + g.name + ">"; });
+
   py::class_<QueueCore, QueuePtr>(m, "Queue", "A scheduling queue with a quota, a limit and a weight (Runtime.queue).")
       .def("usage",
            [](const QueueCore& q) {
@@ -1550,6 +1687,21 @@ void init_runtime(py::module_& m) {
            py::arg("memory"), py::arg("selector"), py::arg("placement_group"), py::arg("bundle"), py::arg("after"),
            py::arg("max_retries"), py::arg("queue"), py::arg("priority"), py::arg("preemptible"),
            py::arg("near") = py::list())
+      .def(
+          "task_group",
+          [](const RuntimePtr& rt, std::optional<std::string> name) {
+            auto g = std::make_shared<TaskGroupCore>();
+            g->rt = rt;
+            g->name = name ? "task group '" + *name + "'" : "task group";
+            auto desc = sized<accel_task_group_desc_t>(ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC);
+            desc.name = name ? name->c_str() : nullptr;
+            accel_runtime_t handle = rt->live();
+            CallWithoutGil([&] { return accel_task_group_create(handle, &desc, &g->handle); });
+            return g;
+          },
+          py::arg("name") = py::none(),
+          "A TaskGroup: tasks submitted with group.submit(fn, *args, **options) have no Future; group.wait() (or "
+          "leaving a `with` block) waits for all and raises the first failure.")
       .def(
           "placement_group",
           [](const RuntimePtr& rt, const py::list& bundles, const std::string& strategy, const std::string& level,

@@ -375,6 +375,67 @@ def test_two_hundred_small_tasks(rt):
     assert counters["submitted"] == 200 and counters["finished"] == 200
 
 
+def test_a_task_group_waits_for_all_and_raises_the_first_failure(rt):
+    done = []
+    lock = threading.Lock()
+
+    def work(i):
+        with lock:
+            done.append(i)
+
+    with rt.task_group("batch") as group:
+        for i in range(300):
+            group.submit(work, i)
+    assert sorted(done) == list(range(300))  # leaving the block waited for all
+    counters = rt.counters()
+    assert counters["finished"] == 300 and counters["failed"] == 0
+
+    group = rt.task_group("g")
+    group.submit(work, 1000)
+    group.submit(lambda: 1 / 0, name="divide")
+    with pytest.raises(accel.TaskError, match=r"1 of the tasks of task group 'g' failed; the first: .*'divide'.*"
+                                              r"ZeroDivisionError") as failure:
+        group.wait()
+    assert failure.value.status == STATUS.ACCEL_ERROR_INTERNAL
+    assert group.wait() is True and group.done()  # reported once: the group is clear
+    gate = threading.Event()
+    group.submit(gate.wait)
+    assert group.wait(timeout=0.01) is False and not group.done()
+    gate.set()
+    assert group.wait(timeout=60) is True
+    group.cancel()
+    group.submit(work, 2000)
+    with pytest.raises(accel.TaskError, match="was cancelled") as cancelled:
+        group.wait()
+    assert cancelled.value.status == STATUS.ACCEL_ERROR_CANCELLED and 2000 not in done
+    group.destroy()
+    with pytest.raises(accel.AccelError, match="task group 'g' was destroyed"):
+        group.submit(work, 3)
+
+
+def test_a_task_group_left_by_an_exception_cancels_its_tasks(rt, node):
+    ran = []
+    started = threading.Event()
+    stopped = []
+
+    def hold(ctx):  # holds every device until the group is cancelled
+        started.set()
+        deadline = time.monotonic() + 60
+        while not ctx.cancelled and time.monotonic() < deadline:
+            time.sleep(0.001)
+        stopped.append(ctx.cancelled)
+
+    with pytest.raises(KeyError):
+        with rt.task_group() as group:
+            group.submit(hold, devices=8)
+            assert started.wait(60)
+            for i in range(3):
+                group.submit(ran.append, i, devices=1)  # wait for a device
+            raise KeyError("left early")
+    assert ran == []  # cancelled while they waited
+    assert stopped == [True]  # the running one saw the cancel, and the block waited for it
+
+
 def test_tasks_overlap_where_they_release_the_gil(rt):
     # Four workers, four tasks sleeping 0.5 s each (sleeping releases the GIL): together well under 2 s.
     start = time.monotonic()

@@ -385,6 +385,21 @@ class TaskOptions {
   std::vector<accel_object_t> near_;
 };
 
+namespace detail {
+
+// The C descriptor of task `owned` with `options` (see TaskOptions::c_desc for `request`): the runtime calls it
+// through task_trampoline and releases it once the submission succeeded.
+template <class Fn>
+accel_task_desc_t task_desc(const TaskOptions& options, accel_resource_request_t& request, Fn* owned) {
+  accel_task_desc_t desc = options.c_desc(request);
+  desc.function = &task_trampoline<Fn>;
+  desc.user_data = owned;
+  desc.release_user_data = &delete_user_data<Fn>;
+  return desc;
+}
+
+}  // namespace detail
+
 //===----------------------------------------------------------------------===//
 // Runtime
 //===----------------------------------------------------------------------===//
@@ -465,10 +480,7 @@ class Runtime : public detail::Owner<accel_runtime_t, accel_runtime_destroy> {
     static_assert(std::is_invocable_v<Fn&, TaskContext&>, "submit: the task takes a TaskContext&");
     auto owned = std::make_unique<Fn>(std::forward<F>(task));
     accel_resource_request_t request{};
-    accel_task_desc_t desc = options.c_desc(request);
-    desc.function = &detail::task_trampoline<Fn>;
-    desc.user_data = owned.get();
-    desc.release_user_data = &detail::delete_user_data<Fn>;
+    const accel_task_desc_t desc = detail::task_desc(options, request, owned.get());
     accel_future_t future = nullptr;
     check(accel_task_submit(handle(), &desc, &future));
     static_cast<void>(owned.release());  // the runtime's to release now
@@ -681,10 +693,7 @@ class TaskGroup : public detail::Owner<accel_task_group_t, accel_task_group_dest
     static_assert(std::is_invocable_v<Fn&, TaskContext&>, "run: the task takes a TaskContext&");
     auto owned = std::make_unique<Fn>(std::forward<F>(task));
     accel_resource_request_t request{};
-    accel_task_desc_t desc = options.c_desc(request);
-    desc.function = &detail::task_trampoline<Fn>;
-    desc.user_data = owned.get();
-    desc.release_user_data = &detail::delete_user_data<Fn>;
+    const accel_task_desc_t desc = detail::task_desc(options, request, owned.get());
     check(accel_task_group_submit(handle(), &desc));
     static_cast<void>(owned.release());  // the runtime's to release now
   }

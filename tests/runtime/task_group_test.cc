@@ -47,6 +47,14 @@ accel_status_t GroupSubmit(accel_task_group_t group, Body body, const accel_reso
 
 std::string LastError() { return accel_last_error(); }
 
+// A task body that counts its runs in `n`.
+Body CountInto(std::atomic<int>& n) {
+  return [&n](accel_task_context_t) {
+    ++n;
+    return ACCEL_SUCCESS;
+  };
+}
+
 TEST(TaskGroups, AWaitReturnsOnceEveryTaskEndedAndTheWaiterRunsItsOwnTasks) {
   RuntimeFixture rt(nullptr, 2);
   constexpr int kClients = 2;
@@ -58,13 +66,7 @@ TEST(TaskGroups, AWaitReturnsOnceEveryTaskEndedAndTheWaiterRunsItsOwnTasks) {
       accel_task_group_t g = NewGroup(rt.get());
       for (int round = 0; round < 3; ++round) {
         for (int i = 0; i < kTasks / 3; ++i) {
-          ASSERT_EQ(GroupSubmit(g,
-                                [&](accel_task_context_t) {
-                                  ++ran;
-                                  return ACCEL_SUCCESS;
-                                }),
-                    ACCEL_SUCCESS)
-              << LastError();
+          ASSERT_EQ(GroupSubmit(g, CountInto(ran)), ACCEL_SUCCESS) << LastError();
         }
         EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
         // Every task submitted before the wait has ended when it returns.
@@ -137,12 +139,7 @@ TEST(TaskGroups, TasksWithDevicesCountInTheGroupAsDirectOnesDo) {
                   &one),
               ACCEL_SUCCESS)
         << LastError();
-    ASSERT_EQ(GroupSubmit(g,
-                          [&](accel_task_context_t) {
-                            ++direct;
-                            return ACCEL_SUCCESS;
-                          }),
-              ACCEL_SUCCESS);
+    ASSERT_EQ(GroupSubmit(g, CountInto(direct)), ACCEL_SUCCESS);
   }
   EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
   EXPECT_EQ(on_device.load(), 24);
@@ -224,29 +221,12 @@ TEST(TaskGroups, CancelEndsTasksNotStartedTellsRunningOnesAndLastsUntilAWaitRetu
   std::atomic<int> ran_after{0};
   const accel_resource_request_t one = Request(1);
   for (int i = 0; i < 5; ++i) {
-    ASSERT_EQ(GroupSubmit(
-                  g,
-                  [&](accel_task_context_t) {
-                    ++ran_after;
-                    return ACCEL_SUCCESS;
-                  },
-                  &one),
-              ACCEL_SUCCESS);
-    ASSERT_EQ(GroupSubmit(g,
-                          [&](accel_task_context_t) {
-                            ++ran_after;
-                            return ACCEL_SUCCESS;
-                          }),
-              ACCEL_SUCCESS);
+    ASSERT_EQ(GroupSubmit(g, CountInto(ran_after), &one), ACCEL_SUCCESS);
+    ASSERT_EQ(GroupSubmit(g, CountInto(ran_after)), ACCEL_SUCCESS);
   }
   ASSERT_EQ(accel_task_group_cancel(g), ACCEL_SUCCESS) << LastError();
   // Submitted after the cancel and before the wait returned: cancelled too.
-  ASSERT_EQ(GroupSubmit(g,
-                        [&](accel_task_context_t) {
-                          ++ran_after;
-                          return ACCEL_SUCCESS;
-                        }),
-            ACCEL_SUCCESS);
+  ASSERT_EQ(GroupSubmit(g, CountInto(ran_after)), ACCEL_SUCCESS);
   EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
   const std::string message = LastError();
   EXPECT_NE(message.find("task group 'c' was cancelled: 11 of its tasks did not succeed; the first: "),
@@ -256,14 +236,7 @@ TEST(TaskGroups, CancelEndsTasksNotStartedTellsRunningOnesAndLastsUntilAWaitRetu
   EXPECT_EQ(ran_after.load(), 0);
   EXPECT_EQ(rt.Counters().cancelled, 11U);
   // The wait cleared the cancel: the group runs tasks again.
-  ASSERT_EQ(GroupSubmit(
-                g,
-                [&](accel_task_context_t) {
-                  ++ran_after;
-                  return ACCEL_SUCCESS;
-                },
-                &one),
-            ACCEL_SUCCESS);
+  ASSERT_EQ(GroupSubmit(g, CountInto(ran_after), &one), ACCEL_SUCCESS);
   EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
   EXPECT_EQ(ran_after.load(), 1);
   EXPECT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
@@ -357,14 +330,7 @@ TEST(TaskGroups, ARuntimeDestroyEndsTheTasksItHasAndTheGroupStaysWaitable) {
               ACCEL_SUCCESS);
   }
   for (int i = 0; i < 4; ++i) {
-    ASSERT_EQ(GroupSubmit(
-                  g,
-                  [&](accel_task_context_t) {
-                    ++ran;
-                    return ACCEL_SUCCESS;
-                  },
-                  &one),
-              ACCEL_SUCCESS);
+    ASSERT_EQ(GroupSubmit(g, CountInto(ran), &one), ACCEL_SUCCESS);
   }
   std::thread opener([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -175,6 +175,16 @@ struct TaskIdBlock {
 };
 thread_local TaskIdBlock t_task_ids;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
+// The group tasks a thread submitted to one runtime and has not run itself, newest last: its group waits run them
+// newest first (RunOwnQueued), as a work-stealing deque's owner does, while the workers take the oldest. The
+// references keep them until then; past kMostOwnTasks the oldest half is forgotten (they run as any other).
+struct OwnTasks {
+  uint64_t runtime = 0;  // Runtime::serial_
+  std::vector<std::shared_ptr<Task>> tasks;
+};
+thread_local OwnTasks t_own_tasks;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+constexpr size_t kMostOwnTasks = 4096;
+
 // How long a worker with nothing to do spins before it sleeps, and how long
 // of that it leaves a lone direct task to its submitter (pauses, each some
 // 10-40 ns).
@@ -563,7 +573,9 @@ bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
 
 size_t Runtime::RunOwnQueued(size_t most) {
   DirectShard& shard = direct_[ThreadSlot() % kDirectShards];
-  if (shard.Size() == 0) return 0;
+  OwnTasks& own = t_own_tasks;
+  const bool listed = own.runtime == serial_ && !own.tasks.empty();
+  if (shard.Size() == 0 && !listed) return 0;
   const InlineScope counted(*this);
   // The shared tenant of tasks without devices, bound once for all the tasks run here, not twice per task.
   struct Bound {
@@ -585,6 +597,20 @@ size_t Runtime::RunOwnQueued(size_t most) {
   size_t ran = 0;
   // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and takes nothing
   // its drain would have cancelled.
+  // The group tasks this thread submitted, newest first, while workers take the oldest from the shard: the two ends
+  // meet only near the last one, and a task run here stays in this core's cache from its submission to its end.
+  while (listed && ran < most && !own.tasks.empty() && !stopping_.load(std::memory_order_seq_cst)) {
+    std::shared_ptr<Task> task = std::move(own.tasks.back());
+    own.tasks.pop_back();
+    if (!Claim(*task)) continue;  // a worker or a cancel has it
+    // Out of its shard when it is the newest; else it stays in the ring, claimed, and a taker drops it there.
+    Task* expected = task.get();
+    if (direct_[task->shard].newest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
+      task->queued.reset();
+    }
+    RunDirect(task);
+    ++ran;
+  }
   while (ran < most && !stopping_.load(std::memory_order_seq_cst)) {
     std::shared_ptr<Task> task = shard.Take(true);
     if (!task) break;
@@ -986,6 +1012,17 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
   task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
   DirectShard& ds = direct_[task->shard];
+  if (task->task_group) {
+    OwnTasks& own = t_own_tasks;
+    if (own.runtime != serial_) {
+      own.tasks.clear();
+      own.runtime = serial_;
+    }
+    if (own.tasks.size() >= kMostOwnTasks) {
+      own.tasks.erase(own.tasks.begin(), own.tasks.begin() + static_cast<std::ptrdiff_t>(kMostOwnTasks / 2));
+    }
+    own.tasks.push_back(task);
+  }
   task->queued = task;
   // The newest waits where its submitter may take it back; the one it displaces goes to the ring. The exchange is
   // seq_cst: it pairs with a worker's count of sleeping_ and with the shutdown's store of stopping_ (the loads

@@ -82,7 +82,7 @@ TEST(TaskGroups, AWaitReturnsOnceEveryTaskEndedAndTheWaiterRunsItsOwnTasks) {
   EXPECT_EQ(c.finished, static_cast<uint64_t>(kClients * kTasks));
 }
 
-TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStarted) {
+TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStartedNewestFirst) {
   RuntimeFixture rt(nullptr, 2);
   // Both workers held: nothing but the waiting thread can run the group's tasks.
   Gate gate;
@@ -102,19 +102,35 @@ TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStarted) {
   ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
   accel_task_group_t g = NewGroup(rt.get());
   const auto me = std::this_thread::get_id();
-  std::atomic<int> here{0};
-  for (int i = 0; i < 100; ++i) {
+  std::vector<int> order;  // written only by this thread (checked below)
+  std::atomic<int> elsewhere{0};
+  constexpr int kTasks = 100;
+  for (int i = 0; i < kTasks; ++i) {
     ASSERT_EQ(GroupSubmit(g,
-                          [&](accel_task_context_t) {
-                            if (std::this_thread::get_id() == me) ++here;
+                          [&, i](accel_task_context_t) {
+                            if (std::this_thread::get_id() == me) {
+                              order.push_back(i);
+                            } else {
+                              ++elsewhere;
+                            }
                             return ACCEL_SUCCESS;
                           }),
               ACCEL_SUCCESS);
   }
   EXPECT_EQ(accel_task_group_wait(g, 1000000), ACCEL_ERROR_TIMEOUT);  // a finite wait runs nothing
-  EXPECT_EQ(here.load(), 0);
+  EXPECT_TRUE(order.empty());
   EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
-  EXPECT_EQ(here.load(), 100);
+  EXPECT_EQ(elsewhere.load(), 0);
+  // As a work-stealing deque's owner: the newest first (workers, when free, take the oldest).
+  std::vector<int> newest_first(kTasks);
+  for (int i = 0; i < kTasks; ++i) newest_first[i] = kTasks - 1 - i;
+  EXPECT_EQ(order, newest_first);
+
+  // More than the thread keeps track of (4,096): the oldest it forgot still run here, from its shard.
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5000; ++i) ASSERT_EQ(GroupSubmit(g, CountInto(ran)), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
+  EXPECT_EQ(ran.load(), 5000);
   gate.Open();
   EXPECT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
 }

@@ -432,7 +432,7 @@ double Rate(uint64_t n, double seconds) { return seconds > 0 ? static_cast<doubl
 
 // One row: Accel's figure beside its baseline's.
 struct Row {
-  std::string key;    // "tasks.batched.1", ...
+  std::string key;    // "tasks.group.1", "tasks.batched.2", ...
   std::string label;  // for the table
   uint64_t count = 0;
   double accel = 0;     // per second

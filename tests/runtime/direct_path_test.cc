@@ -29,28 +29,11 @@ accel_status_t Rendezvous(std::atomic<uint32_t>& running, uint32_t all) {
   return together ? ACCEL_SUCCESS : accel_set_last_error(ACCEL_ERROR_TIMEOUT, "ran without the others");
 }
 
-// Occupies every worker of `rt` until `gate` opens; returns once all run.
-void BlockWorkers(RuntimeFixture& rt, Gate& gate, std::atomic<int>& started) {
-  for (uint32_t i = 0; i < kWorkers; ++i) {
-    accel_future_t f = nullptr;
-    ASSERT_EQ(rt.Submit(
-                  nullptr,
-                  [&](accel_task_context_t) {
-                    ++started;
-                    gate.Wait();
-                    return ACCEL_SUCCESS;
-                  },
-                  &f),
-              ACCEL_SUCCESS);
-  }
-  ASSERT_TRUE(Eventually([&] { return started.load() == static_cast<int>(kWorkers); }));
-}
-
 TEST(DirectPath, AnInfiniteWaitRunsATaskNoWorkerStartedOnTheWaitingThread) {
   RuntimeFixture rt(nullptr, kWorkers);
   Gate gate;
   std::atomic<int> started{0};
-  BlockWorkers(rt, gate, started);
+  BlockWorkers(rt, kWorkers, gate, started);
 
   std::atomic<bool> ran{false};
   std::thread::id ran_on;
@@ -94,7 +77,7 @@ TEST(DirectPath, CancelEndsATaskNotStartedAtOnceWithoutRunningIt) {
   RuntimeFixture rt(nullptr, kWorkers);
   Gate gate;
   std::atomic<int> started{0};
-  BlockWorkers(rt, gate, started);
+  BlockWorkers(rt, kWorkers, gate, started);
 
   std::atomic<bool> ran{false};
   std::atomic<int> released{0};
@@ -258,7 +241,7 @@ TEST(DirectPath, DestroyFromInsideACallOnTheSameRuntimeIsRefused) {
   RuntimeFixture rt(nullptr, kWorkers);
   Gate gate;
   std::atomic<int> started{0};
-  BlockWorkers(rt, gate, started);  // so that the task below is not started when it is cancelled
+  BlockWorkers(rt, kWorkers, gate, started);  // so that the task below is not started when it is cancelled
   struct Data {
     accel_runtime_t rt;
     accel_status_t status = ACCEL_SUCCESS;
@@ -433,7 +416,7 @@ TEST(DirectPath, MoreQueuedTasksThanTheRingHoldsRunOnceEach) {
   RuntimeFixture rt(nullptr, kWorkers);
   Gate gate;
   std::atomic<int> started{0};
-  BlockWorkers(rt, gate, started);
+  BlockWorkers(rt, kWorkers, gate, started);
   constexpr int kQueued = 2500;
   std::vector<std::atomic<int>> runs(kQueued);
   struct Slot {

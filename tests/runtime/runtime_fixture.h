@@ -7,6 +7,7 @@
 #include <accel/runtime.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -50,6 +51,20 @@ inline accel_resource_request_t Request(uint32_t devices, double share = 1.0, ui
   return r;
 }
 
+// A task desc that runs `owned` (a heap Body the runtime deletes once the submission succeeded).
+inline accel_task_desc_t BodyDesc(Body* owned, const accel_resource_request_t* request = nullptr,
+                                  const char* name = nullptr) {
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.name = name;
+  d.function = Trampoline;
+  d.user_data = owned;
+  d.release_user_data = DeleteBody;
+  d.request = request;
+  return d;
+}
+
 // A runtime over a fresh instance, destroyed in order.
 class RuntimeFixture {
  public:
@@ -74,18 +89,11 @@ class RuntimeFixture {
   accel_status_t Submit(const accel_resource_request_t* request, Body body, accel_future_t* out,
                         std::vector<accel_future_t> deps = {}, uint32_t max_retries = 0, const char* name = nullptr,
                         accel_queue_t queue = nullptr, int32_t priority = 0, uint32_t preemptible = 0) {
-    accel_task_desc_t d{};
+    auto* owned = new Body(std::move(body));
+    accel_task_desc_t d = BodyDesc(owned, request, name);
     d.queue = queue;
     d.priority = priority;
     d.preemptible = preemptible;
-    d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
-    d.struct_size = sizeof(d);
-    d.name = name;
-    d.function = Trampoline;
-    auto* owned = new Body(std::move(body));
-    d.user_data = owned;
-    d.release_user_data = DeleteBody;
-    d.request = request;
     d.dependencies = deps.data();
     d.dependency_count = static_cast<uint32_t>(deps.size());
     d.max_retries = max_retries;
@@ -248,6 +256,23 @@ inline bool Eventually(P predicate) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return predicate();
+}
+
+// Occupies `workers` workers of `rt` with tasks that wait for `gate`; returns once all of them run.
+inline void BlockWorkers(RuntimeFixture& rt, uint32_t workers, Gate& gate, std::atomic<int>& started) {
+  for (uint32_t i = 0; i < workers; ++i) {
+    accel_future_t f = nullptr;
+    ASSERT_EQ(rt.Submit(
+                  nullptr,
+                  [&](accel_task_context_t) {
+                    ++started;
+                    gate.Wait();
+                    return ACCEL_SUCCESS;
+                  },
+                  &f),
+              ACCEL_SUCCESS);
+  }
+  ASSERT_TRUE(Eventually([&] { return started.load() == static_cast<int>(workers); }));
 }
 
 // A profile file: h100-sxm-8 with device 0 at exactly 80 GiB.

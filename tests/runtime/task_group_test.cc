@@ -31,15 +31,8 @@ accel_task_group_t NewGroup(accel_runtime_t rt, const char* name = nullptr) {
 // Submits `body` into `group`; its user data is released by the runtime (by the caller when refused).
 accel_status_t GroupSubmit(accel_task_group_t group, Body body, const accel_resource_request_t* request = nullptr,
                            const char* name = nullptr) {
-  accel_task_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
-  d.struct_size = sizeof(d);
-  d.name = name;
-  d.function = Trampoline;
   auto* owned = new Body(std::move(body));
-  d.user_data = owned;
-  d.release_user_data = DeleteBody;
-  d.request = request;
+  const accel_task_desc_t d = BodyDesc(owned, request, name);
   const accel_status_t status = accel_task_group_submit(group, &d);
   if (status != ACCEL_SUCCESS) delete owned;
   return status;
@@ -87,19 +80,7 @@ TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStartedNewestFi
   // Both workers held: nothing but the waiting thread can run the group's tasks.
   Gate gate;
   std::atomic<int> started{0};
-  std::vector<accel_future_t> held(2);
-  for (auto& f : held) {
-    ASSERT_EQ(rt.Submit(
-                  nullptr,
-                  [&](accel_task_context_t) {
-                    ++started;
-                    gate.Wait();
-                    return ACCEL_SUCCESS;
-                  },
-                  &f),
-              ACCEL_SUCCESS);
-  }
-  ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
+  BlockWorkers(rt, 2, gate, started);
   accel_task_group_t g = NewGroup(rt.get());
   const auto me = std::this_thread::get_id();
   std::vector<int> order;  // written only by this thread (checked below)

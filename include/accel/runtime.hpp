@@ -2,8 +2,8 @@
 // libaccel-runtime (accel/runtime.h, docs/scheduler.md); link Accel::runtime.
 //
 // It follows accel.hpp and reuses its accel::Error, accel::check, accel::infinite
-// and owners: Runtime, PlacementGroup, Queue, Actor and Future release their
-// handle in their destructor and are move-only; ResourceRequest, TaskOptions,
+// and owners: Runtime, PlacementGroup, Queue, Actor, TaskGroup and Future
+// release their handle in their destructor and are move-only; ResourceRequest, TaskOptions,
 // QueueDesc and ActorOptions are plain values that build the C structs;
 // TaskContext is a non-owning value valid only during the task function's
 // call. A failing call throws accel::Error with the C status and message;

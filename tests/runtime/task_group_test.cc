@@ -116,6 +116,45 @@ TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStartedNewestFi
   EXPECT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
 }
 
+TEST(TaskGroups, ThreadsSubmittingIntoOneGroupWhileOthersWaitLoseNoTask) {
+  RuntimeFixture rt(nullptr, 2);
+  accel_task_group_t g = NewGroup(rt.get(), "shared");
+  constexpr int kSubmitters = 4;
+  constexpr int kEach = 2000;
+  std::atomic<int> ran{0};
+  std::atomic<int> submitted{0};  // counted after each submission returned
+  std::atomic<bool> submitting{true};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kSubmitters; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        ASSERT_EQ(GroupSubmit(g, CountInto(ran)), ACCEL_SUCCESS) << LastError();
+        ++submitted;
+      }
+    });
+  }
+  // A waiter meanwhile: each return means every task whose submission returned before the wait began has ended,
+  // whichever thread slot counted it.
+  int waits = 0;
+  std::thread waiter([&] {
+    while (submitting.load()) {
+      const int before = submitted.load();
+      EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
+      EXPECT_GE(ran.load(), before);
+      ++waits;
+    }
+  });
+  for (auto& t : threads) t.join();
+  submitting = false;
+  waiter.join();
+  EXPECT_GT(waits, 0);
+  EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
+  EXPECT_EQ(ran.load(), kSubmitters * kEach);
+  EXPECT_EQ(accel_task_group_query(g), ACCEL_SUCCESS);
+  EXPECT_EQ(rt.Counters().finished, static_cast<uint64_t>(kSubmitters * kEach));
+  EXPECT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+}
+
 TEST(TaskGroups, TasksWithDevicesCountInTheGroupAsDirectOnesDo) {
   RuntimeFixture rt;
   accel_task_group_t g = NewGroup(rt.get(), "mixed");

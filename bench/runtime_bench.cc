@@ -6,9 +6,10 @@
 //   accel-runtime-bench [--tasks N] [--groups N] [--chain C] [--backlog B] [--batch K] [--repeat R] [--seed S] [--json]
 //
 // Empty tasks: N tasks with no device request, split evenly between the
-// client threads; each client submits K tasks, then waits for and releases
-// those K (throughput), and the round-trip row submits, waits and releases
-// one task at a time (N / 10 of them). The baseline does the same with
+// client threads; each client submits K tasks, then waits for those K
+// (throughput): in a task group of its own, with one group wait, and with a
+// future each, waited for and released one by one; the round-trip row
+// submits, waits and releases one task at a time (N / 10 of them). The baseline does the same with
 // tbb::task_group::run and wait. Dependency chains: C empty tasks, each
 // submitted with the one before it as its dependency, then a wait for the
 // last and the releases; the baseline builds a tbb::flow::graph of C

@@ -5,7 +5,9 @@
 #include <accel/runtime.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -33,6 +35,25 @@ using namespace accel::runtime::api;  // NOLINT(google-build-using-namespace): t
 
 namespace {
 
+// Blocks until `done()` or `timeout_ns` passed (false then), counted in `waiters` first: the side that makes
+// `done()` true checks `waiters` after its seq_cst store, and wakes the waiters under `mutex` when it is not 0.
+template <typename Done>
+bool BlockUntil(std::atomic<uint32_t>& waiters, std::mutex& mutex, std::condition_variable& cv, uint64_t timeout_ns,
+                Done done) {
+  waiters.fetch_add(1, std::memory_order_seq_cst);
+  bool ended = true;
+  {
+    std::unique_lock lock(mutex);
+    if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
+      cv.wait(lock, done);
+    } else {
+      ended = cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)), done);
+    }
+  }
+  waiters.fetch_sub(1, std::memory_order_relaxed);
+  return ended;
+}
+
 // Waits until `task` is done or `timeout_ns` passed (false then). With no
 // timeout, a direct task nobody runs yet runs here (docs/scheduler.md, "The
 // direct path"); a short spin covers the common end of an empty task on
@@ -47,51 +68,28 @@ bool WaitDone(const std::shared_ptr<Task>& task, uint64_t timeout_ns) {
     if (task->done.load(std::memory_order_acquire)) return true;
     SpinPause();
   }
-  task->waiters.fetch_add(1, std::memory_order_seq_cst);
-  bool done = true;
-  {
-    accel::runtime::DoneWait& wait = accel::runtime::DoneWait::For(task.get());
-    std::unique_lock lock(wait.mutex);
-    const auto is_done = [&] { return task->done.load(std::memory_order_seq_cst); };
-    if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
-      wait.cv.wait(lock, is_done);
-    } else {
-      done = wait.cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)), is_done);
-    }
-  }
-  task->waiters.fetch_sub(1, std::memory_order_relaxed);
-  return done;
+  accel::runtime::DoneWait& wait = accel::runtime::DoneWait::For(task.get());
+  return BlockUntil(task->waiters, wait.mutex, wait.cv, timeout_ns,
+                    [&] { return task->done.load(std::memory_order_seq_cst); });
 }
 
 // Waits until every task of `group` has ended or `timeout_ns` passed (false then). With no timeout, the calling
 // thread's own queued direct tasks run here meanwhile (accel_task_group_wait).
 bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
-  const bool forever = timeout_ns == ACCEL_TIMEOUT_INFINITE;
-  constexpr int kSpins = 256;
-  for (;;) {
-    if (group.Open() == 0) return true;
-    if (!forever) break;
-    // Pinned only while it runs tasks, never while it blocks: a runtime's destroy ends the tasks it waits for.
-    if (auto rt = RuntimeRef::Of(group.runtime_handle); rt && rt->RunOwnQueued(SIZE_MAX) > 0) continue;
-    int i = 0;
-    for (; i < kSpins && group.Open() != 0; ++i) SpinPause();
-    if (i < kSpins) return true;
-    break;
-  }
-  group.waiters.fetch_add(1, std::memory_order_seq_cst);
-  bool ended = true;
-  {
-    std::unique_lock lock(group.mutex);
-    const auto all_ended = [&] { return group.Open() == 0; };
-    if (forever) {
-      group.ended_cv.wait(lock, all_ended);
-    } else {
-      ended = group.ended_cv.wait_for(lock, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)),
-                                      all_ended);
+  if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
+    for (;;) {
+      if (group.Open() == 0) return true;
+      // Pinned only while it runs tasks, never while it blocks: a runtime's destroy ends the tasks it waits for.
+      auto rt = RuntimeRef::Of(group.runtime_handle);
+      if (!rt || rt->RunOwnQueued(SIZE_MAX) == 0) break;
+    }
+    constexpr int kSpins = 256;
+    for (int i = 0; i < kSpins; ++i) {
+      if (group.Open() == 0) return true;
+      SpinPause();
     }
   }
-  group.waiters.fetch_sub(1, std::memory_order_relaxed);
-  return ended;
+  return BlockUntil(group.waiters, group.mutex, group.ended_cv, timeout_ns, [&] { return group.Open() == 0; });
 }
 
 template <typename T, typename F>
@@ -645,7 +643,6 @@ ACCEL_API accel_status_t accel_task_group_create(accel_runtime_t runtime, const 
     if (rt->stopping()) return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION, "the runtime is being destroyed");
     auto group = std::make_shared<TaskGroup>();
     group->runtime_handle = reinterpret_cast<uint64_t>(runtime);
-    group->owner = rt.get();
     group->label = d.name != nullptr && d.name[0] != '\0' ? fmt::format("task group '{}'", d.name) : "task group";
     *out_group = reinterpret_cast<accel_task_group_t>(HandleTable::Get().Insert(HandleType::kTaskGroup, group));
     return ACCEL_SUCCESS;
@@ -764,8 +761,7 @@ ACCEL_API accel_status_t accel_task_context_get_attempt(accel_task_context_t con
 
 ACCEL_API accel_status_t accel_task_context_is_cancelled(accel_task_context_t context, uint32_t* out_cancelled) {
   return ContextValue(__func__, context, out_cancelled, "out_cancelled", [](const Task& t) {
-    const bool group = t.task_group && t.task_group->cancelled.load(std::memory_order_acquire);
-    return t.cancel_requested || t.preempt_requested || group ? 1 : 0;
+    return t.cancel_requested || t.preempt_requested || t.GroupCancelled() ? 1 : 0;
   });
 }
 

@@ -557,18 +557,17 @@ class Runtime::InlineScope {
 bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
   if (!task->direct || !Claim(*task)) return false;
   const InlineScope counted(*this);
-  {
-    // Out of its shard when it is the newest (a submit-then-wait stream) or the oldest (waits in submission
-    // order), so that no worker looks at it again; else a taker skips it later.
-    DirectShard& shard = direct_[task->shard];
-    Task* expected = task.get();
-    if (shard.newest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel) ||
-        shard.ring.PopIf(task.get())) {
-      task->queued.reset();  // the shard's reference; the caller holds another
-    }
-  }
+  LeaveShard(*task);  // the newest of a submit-then-wait stream, or the oldest of waits in submission order
   RunDirect(task);
   return true;
+}
+
+void Runtime::LeaveShard(Task& task) {
+  DirectShard& shard = direct_[task.shard];
+  Task* expected = &task;
+  if (shard.newest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel) || shard.ring.PopIf(&task)) {
+    task.queued.reset();  // the shard's reference; the caller holds another
+  }
 }
 
 size_t Runtime::RunOwnQueued(size_t most) {
@@ -603,11 +602,7 @@ size_t Runtime::RunOwnQueued(size_t most) {
     std::shared_ptr<Task> task = std::move(own.tasks.back());
     own.tasks.pop_back();
     if (!Claim(*task)) continue;  // a worker or a cancel has it
-    // Out of its shard when it is the newest; else it stays in the ring, claimed, and a taker drops it there.
-    Task* expected = task.get();
-    if (direct_[task->shard].newest.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
-      task->queued.reset();
-    }
+    LeaveShard(*task);
     RunDirect(task);
     ++ran;
   }
@@ -2049,7 +2044,7 @@ accel_status_t Runtime::Execute(const std::shared_ptr<Task>& task, std::string* 
   } else if (task->cancel_requested) {
     result = ACCEL_ERROR_CANCELLED;
     message = fmt::format("{} was cancelled before it started", task->Name());
-  } else if (task->task_group && task->task_group->cancelled.load(std::memory_order_acquire)) {
+  } else if (task->GroupCancelled()) {
     result = ACCEL_ERROR_CANCELLED;
     message =
         fmt::format("{} was cancelled before it started (its {} was cancelled)", task->Name(), task->task_group->label);

@@ -80,8 +80,7 @@ struct TaskGroup {
   alignas(64) std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on ended_cv
   std::atomic<bool> cancelled{false};
   uint64_t runtime_handle = 0;  // its runtime's handle value (RuntimeRef finds nothing once its destroy began)
-  const Runtime* owner = nullptr;
-  std::string label;  // "task group 'g'" or "task group"
+  std::string label;            // "task group 'g'" or "task group"
   std::mutex mutex;
   std::condition_variable ended_cv;
   uint64_t failures = 0;  // since the last wait returned
@@ -174,6 +173,8 @@ struct Task {
 
   // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
   std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }
+  // Whether its task group (if any) was cancelled: it then does not start, or is asked to stop.
+  bool GroupCancelled() const { return task_group && task_group->cancelled.load(std::memory_order_acquire); }
 
   Task() = default;
   Task(const Task&) = delete;
@@ -290,8 +291,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Runs a direct task that is not started yet on the calling thread; false
   // when another thread has it (docs/scheduler.md, "The direct path").
   bool RunIfUnclaimed(const std::shared_ptr<Task>& task);
-  // Runs up to `most` of the direct tasks the calling thread submitted that no other thread has taken, oldest first;
-  // returns how many ran (a task group's wait: docs/scheduler.md, "Task groups").
+  // Runs up to `most` of the direct tasks the calling thread submitted that no other thread has taken: its group
+  // tasks newest first, then what its shard holds, oldest first; returns how many ran (a task group's wait:
+  // docs/scheduler.md, "Task groups").
   size_t RunOwnQueued(size_t most);
   // Ends `group`'s tasks that wait in the scheduler's queue (cancelled); its direct tasks end so when taken.
   void CancelGroupTasks(const TaskGroup& group);
@@ -363,6 +365,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   size_t DirectWaiting() const;
   // The most tasks one direct shard holds.
   size_t DirectMost() const;
+  // For a direct task claimed by a thread that runs it inline: out of its shard when it is the newest or the oldest
+  // there, so that no worker looks at it again (the shard's reference dropped); else a taker drops it later.
+  void LeaveShard(Task& task);
   // At a task's end, under any lock: records the lineage of its result, or hands a remake's result to the store.
   void RecordObjects(Task& task, accel_status_t result);
   // After a task's end, without the runtime's lock: drops the object references it held (its result's only when
@@ -602,7 +607,6 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     // when there is none.
     std::shared_ptr<Task> Take(bool newest_too);
   };
-
   static constexpr size_t kDirectShards = 8;
   std::array<DirectShard, kDirectShards> direct_;
   // Direct tasks waiting threads run now (RunIfUnclaimed), counted in the shard of the thread's slot: two clients

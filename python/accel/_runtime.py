@@ -187,10 +187,7 @@ def _runtime_submit(self, function, /, *args, **options) -> Future:
 def _group_submit(self, function, /, *args, **options) -> None:
     """Submits function(*args) into the task group: as Runtime.submit, without a Future (group.wait() reports
     the first failure)."""
-    if isinstance(function, RemoteFunction):
-        _submit(self, function._function, args, {}, {**function._options, **options}, function._wants_ctx)
-    else:
-        _submit(self, function, args, {}, options)
+    _runtime_submit(self, function, *args, **options)  # the group's _submit returns no Future
 
 
 def _runtime_enter(self):

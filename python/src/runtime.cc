@@ -501,6 +501,39 @@ struct ActorCore {
 };
 using ActorPtr = std::shared_ptr<ActorCore>;
 
+// Waits through `wait(slice_ns)`, called without the GIL, which returns ACCEL_NOT_READY while what it waits for has
+// not ended: on the main thread in 100 ms slices, so that Ctrl-C interrupts the wait; elsewhere, without a deadline,
+// one call with ACCEL_TIMEOUT_INFINITE. Returns its last status, or nullopt when `timeout_s` passed first.
+template <class Wait>
+std::optional<accel_status_t> wait_in_slices(std::optional<double> timeout_s, Wait&& wait) {
+  using clock = std::chrono::steady_clock;
+  // inf, NaN or more than 30 years: no deadline (the conversion below would overflow).
+  const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
+  const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                     std::chrono::duration<double>(std::max(0.0, *timeout_s)))
+                                : clock::time_point::max();
+  const bool sliced = bounded || on_main_thread();
+  for (;;) {
+    uint64_t slice = ACCEL_TIMEOUT_INFINITE;
+    if (sliced) {
+      slice = 100'000'000;  // 100 ms
+      if (bounded) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::min(deadline, clock::now()));
+        slice = std::min<uint64_t>(slice, static_cast<uint64_t>(left.count()));
+      }
+    }
+    accel_status_t status;
+    {
+      NoGil nogil;
+      status = wait(slice);
+    }
+    if (status != ACCEL_NOT_READY) return status;
+    if (clock::now() >= deadline) return std::nullopt;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+}
+
 struct Future {
   RuntimePtr rt;
   GroupPtr group;  // the placement group it runs in, kept until the future goes
@@ -520,48 +553,23 @@ struct Future {
         [&](size_t size, char* text, size_t* out) { return accel_future_get_message(handle, size, text, out); });
   }
 
-  // Waits without the GIL; on the main thread in slices, so that Ctrl-C
-  // interrupts the wait. Elsewhere a wait without a deadline is one C wait,
-  // which runs the task here when no worker started it (docs/scheduler.md,
-  // "The direct path": a task that waits for another never starves the workers).
-  // Returns the task's result, or nullopt when `timeout_s` passed first.
+  // Waits (wait_in_slices); a wait without a deadline off the main thread is one C wait, which runs the task here
+  // when no worker started it (docs/scheduler.md, "The direct path": a task that waits for another never starves
+  // the workers). Returns the task's result, or nullopt when `timeout_s` passed first.
   std::optional<accel_status_t> wait(std::optional<double> timeout_s, std::string* error) {
-    using clock = std::chrono::steady_clock;
-    // inf, NaN or more than 30 years: no deadline (the conversion below would overflow).
-    const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
-    if (!bounded && !on_main_thread()) {
-      NoGil nogil;
-      const accel_status_t status = accel_future_wait(handle, ACCEL_TIMEOUT_INFINITE);
+    auto ended = wait_in_slices(timeout_s, [&](uint64_t slice) {
+      accel_status_t status = accel_future_wait(handle, slice);
+      // A task may itself end with ACCEL_ERROR_TIMEOUT: the query tells.
+      if (status == ACCEL_ERROR_TIMEOUT) status = accel_future_query(handle);
       if (status < 0) *error = accel_last_error();
       return status;
+    });
+    if (!ended) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof(seconds), "%g", timeout_s.value_or(0.0));
+      *error = name + " did not end within " + seconds + " s (it goes on)";
     }
-    const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                       std::chrono::duration<double>(std::max(0.0, *timeout_s)))
-                                  : clock::time_point::max();
-    for (;;) {
-      const auto now = clock::now();
-      uint64_t slice = 100'000'000;  // 100 ms
-      if (deadline != clock::time_point::max()) {
-        const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::min(deadline, now));
-        slice = std::min<uint64_t>(slice, static_cast<uint64_t>(left.count()));
-      }
-      accel_status_t status;
-      {
-        NoGil nogil;
-        status = accel_future_wait(handle, slice);
-        // A task may itself end with ACCEL_ERROR_TIMEOUT: the query tells.
-        if (status == ACCEL_ERROR_TIMEOUT) status = accel_future_query(handle);
-        if (status < 0) *error = accel_last_error();
-      }
-      if (status != ACCEL_NOT_READY) return status;
-      if (clock::now() >= deadline) {
-        char seconds[32];
-        std::snprintf(seconds, sizeof(seconds), "%g", timeout_s.value_or(0.0));
-        *error = name + " did not end within " + seconds + " s (it goes on)";
-        return std::nullopt;
-      }
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    }
+    return ended;
   }
 
   py::object get(std::optional<double> timeout_s) {
@@ -723,43 +731,23 @@ struct TaskGroupCore {
     if (t->request->group) placement_groups.push_back(t->request->group);
   }
 
-  // As Future.wait: in 100 ms slices on the main thread (Ctrl-C interrupts it), else one C wait, which runs this
-  // thread's own queued tasks meanwhile. True once all ended; false when `timeout_s` passed first; raises
-  // TaskError for the first failure (or the cancel).
+  // As Future.wait (wait_in_slices): a C wait without a deadline runs this thread's own queued tasks meanwhile.
+  // True once all ended; false when `timeout_s` passed first; raises TaskError for the first failure (or the
+  // cancel).
   bool wait(std::optional<double> timeout_s) {
-    using clock = std::chrono::steady_clock;
-    const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
-    const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                       std::chrono::duration<double>(std::max(0.0, *timeout_s)))
-                                  : clock::time_point::max();
     accel_task_group_t h = live();
-    for (;;) {
-      uint64_t slice = ACCEL_TIMEOUT_INFINITE;
-      if (bounded || on_main_thread()) {
-        slice = 100'000'000;  // 100 ms
-        if (bounded) {
-          const auto left =
-              std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::min(deadline, clock::now()));
-          slice = std::min<uint64_t>(slice, static_cast<uint64_t>(left.count()));
-        }
-      }
-      accel_status_t status;
-      std::string error;
-      {
-        NoGil nogil;
-        status = accel_task_group_wait(h, slice);
-        // A task may itself fail with ACCEL_ERROR_TIMEOUT: the query tells.
-        if (status == ACCEL_ERROR_TIMEOUT && accel_task_group_query(h) == ACCEL_NOT_READY) status = ACCEL_NOT_READY;
-        if (status < 0) error = accel_last_error();
-      }
-      if (status != ACCEL_NOT_READY) {
-        placement_groups.clear();
-        if (status < 0) raise_as(g_task_error, status, error);
-        return true;
-      }
-      if (bounded && clock::now() >= deadline) return false;
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    }
+    std::string error;
+    auto ended = wait_in_slices(timeout_s, [&](uint64_t slice) {
+      accel_status_t status = accel_task_group_wait(h, slice);
+      // A task may itself fail with ACCEL_ERROR_TIMEOUT: the query tells.
+      if (status == ACCEL_ERROR_TIMEOUT && accel_task_group_query(h) == ACCEL_NOT_READY) return ACCEL_NOT_READY;
+      if (status < 0) error = accel_last_error();
+      return status;
+    });
+    if (!ended) return false;
+    placement_groups.clear();
+    if (*ended < 0) raise_as(g_task_error, *ended, error);
+    return true;
   }
 };
 using TaskGroupPtr = std::shared_ptr<TaskGroupCore>;

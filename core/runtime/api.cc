@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -76,12 +78,24 @@ bool WaitDone(const std::shared_ptr<Task>& task, uint64_t timeout_ns) {
 // Waits until every task of `group` has ended or `timeout_ns` passed (false then). With no timeout, the calling
 // thread's own queued direct tasks run here meanwhile (accel_task_group_wait).
 bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
+  // The thread's client slot goes when it stops running its tasks: at once for a finite wait, else once its own
+  // queued tasks ran (docs/scheduler.md, "Client slots").
+  const auto give_up_slot = [&] {
+    if (auto rt = RuntimeRef::Of(group.runtime_handle)) rt->ClientWaits();
+  };
   if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
     for (;;) {
-      if (group.Open() == 0) return true;
       // Pinned only while it runs tasks, never while it blocks: a runtime's destroy ends the tasks it waits for.
       auto rt = RuntimeRef::Of(group.runtime_handle);
-      if (!rt || rt->RunOwnQueued(SIZE_MAX) == 0) break;
+      if (group.Open() == 0) {
+        if (rt) rt->ClientWaits();
+        return true;
+      }
+      if (!rt) break;
+      if (rt->RunOwnQueued(SIZE_MAX) == 0) {
+        rt->ClientWaits();
+        break;
+      }
     }
     constexpr int kSpins = 256;
     for (int i = 0; i < kSpins; ++i) {
@@ -89,6 +103,7 @@ bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
       SpinPause();
     }
   }
+  if (timeout_ns != ACCEL_TIMEOUT_INFINITE) give_up_slot();
   return BlockUntil(group.waiters, group.mutex, group.ended_cv, timeout_ns, [&] { return group.Open() == 0; });
 }
 
@@ -292,7 +307,23 @@ ACCEL_API accel_status_t accel_runtime_create(accel_instance_t instance, const a
       store_options.device_capacity = sd.device_capacity;
       if (sd.spill_directory != nullptr) store_options.spill_directory = sd.spill_directory;
     }
-    auto runtime = Runtime::Create(instance, d.worker_threads, std::move(store_options));
+    // How long a task-group client may leave its queued tasks before the workers take them (docs/scheduler.md,
+    // "Client slots").
+    std::chrono::microseconds client_lease = Runtime::kDefaultClientLease;
+    if (const char* env = std::getenv("ACCEL_RUNTIME_CLIENT_LEASE_US"); env != nullptr && *env != '\0') {
+      constexpr uint64_t kMostLeaseUs = 60'000'000;
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long us = std::strtoull(env, &end, 10);  // NOLINT(google-runtime-int): strtoull's type
+      if (errno != 0 || end == env || *end != '\0' || *env == '-' || us > kMostLeaseUs) {
+        return Fail(fn, ACCEL_ERROR_INVALID_ARGUMENT,
+                    fmt::format("ACCEL_RUNTIME_CLIENT_LEASE_US='{}': expected a whole number of microseconds from 0 "
+                                "to {}",
+                                env, kMostLeaseUs));
+      }
+      client_lease = std::chrono::microseconds(us);
+    }
+    auto runtime = Runtime::Create(instance, d.worker_threads, std::move(store_options), client_lease);
     if (!runtime) return Fail(fn, ACCEL_ERROR_INTERNAL, runtime.error().message);
     const uint64_t handle = HandleTable::Get().Insert(HandleType::kRuntime, runtime.value());
     runtime.value()->set_handle(handle);

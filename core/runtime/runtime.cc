@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <sched.h>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -175,12 +176,33 @@ struct TaskIdBlock {
 };
 thread_local TaskIdBlock t_task_ids;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
-// The group tasks a thread submitted to one runtime and has not run itself, newest last: its group waits run them
-// newest first (RunOwnQueued), as a work-stealing deque's owner does, while the workers take the oldest. The
-// references keep them until then; past kMostOwnTasks the oldest half is forgotten (they run as any other).
+// A thread as a task-group client of one runtime. `tasks`: the group tasks it submitted there and has not run
+// itself, newest last: its group waits run them newest first (RunOwnQueued), as a work-stealing deque's owner does,
+// while the workers take the oldest. The references keep them until then; past kMostOwnTasks the oldest half is
+// forgotten (they run as any other). `clients`: set while it holds a client slot (docs/scheduler.md, "Client
+// slots"), from its first group submission until a group wait of its blocks or returns, or the thread exits.
 struct OwnTasks {
   uint64_t runtime = 0;  // Runtime::serial_
   std::vector<std::shared_ptr<Task>> tasks;
+  std::shared_ptr<GroupClients> clients;
+  uint32_t shard = 0;  // where it is counted in `clients`
+
+  OwnTasks() = default;
+  OwnTasks(const OwnTasks&) = delete;
+  OwnTasks& operator=(const OwnTasks&) = delete;
+  ~OwnTasks() { Leave(); }
+  void Enter(const std::shared_ptr<GroupClients>& all, uint32_t in_shard) {
+    clients = all;
+    shard = in_shard;
+    clients->shards[shard].n.fetch_add(1, std::memory_order_seq_cst);
+    clients->total.fetch_add(1, std::memory_order_seq_cst);
+  }
+  void Leave() {
+    if (!clients) return;
+    clients->shards[shard].n.fetch_sub(1, std::memory_order_seq_cst);
+    clients->total.fetch_sub(1, std::memory_order_seq_cst);
+    clients.reset();
+  }
 };
 thread_local OwnTasks t_own_tasks;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 constexpr size_t kMostOwnTasks = 4096;
@@ -194,6 +216,17 @@ constexpr int kLoneTaskSpins = 256;
 // holding kDeepShard or more, and then at most kMostTaken.
 constexpr size_t kDeepShard = 32;
 constexpr size_t kMostTaken = 16;
+// A client's shard this deep is the workers' whatever the CPUs (docs/scheduler.md, "Client slots"): a client that
+// submits without waiting keeps a bounded backlog.
+constexpr size_t kClientDeep = 2048;
+
+// The CPUs this process may run on: its affinity, else the machine's.
+uint32_t AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1U, std::thread::hardware_concurrency());
+}
 
 // Claims a direct task: true for the one caller that gets to run or end it.
 bool Claim(Task& task) {
@@ -233,7 +266,8 @@ void DropDependencies(std::vector<std::shared_ptr<Task>>& dependencies) {
 Task::~Task() { DropDependencies(dependencies); }
 
 planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t instance, uint32_t workers,
-                                                            ObjectStore::Options store_options) {
+                                                            ObjectStore::Options store_options,
+                                                            std::chrono::microseconds client_lease) {
   auto resources = ReadResources(instance);
   if (!resources) return resources.error();
   std::shared_ptr<Runtime> runtime(new Runtime(instance, std::move(resources).value()));
@@ -260,7 +294,9 @@ planner::Expected<std::shared_ptr<Runtime>> Runtime::Create(accel_instance_t ins
     return planner::Error{
         fmt::format("the tenant for tasks without devices could not be made: {}", accel_last_error())};
   }
-  if (workers == 0) workers = std::max(2U, std::thread::hardware_concurrency());
+  runtime->cpus_ = AllowedCpus();
+  runtime->client_lease_ = client_lease;
+  if (workers == 0) workers = std::max(2U, runtime->cpus_);
   runtime->worker_count_ = workers;
   runtime->workers_.reserve(workers);
   for (uint32_t i = 0; i < workers; ++i) runtime->workers_.emplace_back([r = runtime.get()] { r->WorkerLoop(); });
@@ -399,17 +435,80 @@ size_t Runtime::DirectWaiting() const {
   return n;
 }
 
-size_t Runtime::DirectMost() const {
+struct Runtime::WorkerView {
+  size_t start = 0;  // the first shard it looks at
+  // Per shard: its beat when last seen, and since when the worker has seen that beat.
+  std::array<uint64_t, kDirectShards> beat{};
+  std::array<std::chrono::steady_clock::time_point, kDirectShards> since{};
+  bool held_back = false;  // the last look found tasks it left to their clients
+};
+
+Runtime::MayTake Runtime::MayTakeFrom(size_t s, size_t n, WorkerView& view) {
+  if (clients_->shards[s].n.load(std::memory_order_relaxed) == 0 || n >= kClientDeep ||
+      stopping_.load(std::memory_order_relaxed)) {
+    return MayTake::kFree;
+  }
+  const uint32_t clients = clients_->total.load(std::memory_order_relaxed);
+  if (clients < cpus_ && helping_.load(std::memory_order_relaxed) < cpus_ - clients) return MayTake::kHelp;
+  // Every CPU has a client: the shard is its client's while the client keeps submitting or running its tasks.
+  const uint64_t beat = direct_[s].beat.load(std::memory_order_relaxed);
+  const auto now = std::chrono::steady_clock::now();
+  if (beat != view.beat[s] || view.since[s] == std::chrono::steady_clock::time_point{}) {
+    view.beat[s] = beat;
+    view.since[s] = now;
+  } else if (now - view.since[s] >= client_lease_) {
+    return MayTake::kFree;  // its client is away (computing, blocked, gone): the tasks are anyone's
+  }
+  view.held_back = true;
+  return MayTake::kNo;
+}
+
+bool Runtime::TryHelp() {
+  const uint32_t clients = clients_->total.load(std::memory_order_relaxed);
+  const uint32_t allowed = clients < cpus_ ? cpus_ - clients : 0;
+  uint32_t helping = helping_.load(std::memory_order_relaxed);
+  while (helping < allowed) {
+    if (helping_.compare_exchange_weak(helping, helping + 1, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+size_t Runtime::StealableMost(WorkerView& view) {
   size_t most = 0;
-  for (const DirectShard& shard : direct_) most = std::max(most, shard.Size());
+  for (size_t s = 0; s < kDirectShards; ++s) {
+    const size_t n = direct_[s].Size();
+    if (n > most && MayTakeFrom(s, n, view) != MayTake::kNo) most = n;
+  }
   return most;
 }
 
-bool Runtime::StealDirect(size_t start, size_t at_least, std::vector<std::shared_ptr<Task>>* batch) {
+void Runtime::WakeForClient(const DirectShard& shard, uint64_t beat) {
+  if (clients_->total.load(std::memory_order_seq_cst) < cpus_ || watching_.load(std::memory_order_seq_cst) == 0 ||
+      (beat % 64 == 0 && shard.Size() >= kClientDeep)) {
+    WakeOne();
+  }
+}
+
+void Runtime::ClientWaits() {
+  t_own_tasks.Leave();
+  // The CPU it gave up (or one a client gave up by exiting) may take what waits.
+  if (DirectWaiting() > 0) WakeOne();
+}
+
+bool Runtime::StealDirect(WorkerView& view, size_t at_least, std::vector<std::shared_ptr<Task>>* batch,
+                          bool* helping) {
+  *helping = false;
   for (size_t i = 0; i < kDirectShards; ++i) {
-    DirectShard& shard = direct_[(start + i) % kDirectShards];
+    const size_t s = (view.start + i) % kDirectShards;
+    DirectShard& shard = direct_[s];
     const size_t n = shard.Size();
     if (n < at_least) continue;
+    const MayTake may = MayTakeFrom(s, n, view);
+    if (may == MayTake::kNo) continue;
+    if (may == MayTake::kHelp && !TryHelp()) {
+      view.held_back = true;
+      continue;
+    }
     // Oldest first. One at a time unless many wait: a task taken is no other worker's, and a batch of long tasks
     // on one worker would run one after the other while workers idle. From a deep shard, a small share each.
     // The newest is taken only when the grace of a lone task is over (at_least 1).
@@ -422,7 +521,11 @@ bool Runtime::StealDirect(size_t start, size_t at_least, std::vector<std::shared
         --take;
       }
     }
-    if (!batch->empty()) return true;
+    if (!batch->empty()) {
+      *helping = may == MayTake::kHelp;
+      return true;
+    }
+    if (may == MayTake::kHelp) helping_.fetch_sub(1, std::memory_order_relaxed);
   }
   return false;
 }
@@ -430,7 +533,8 @@ bool Runtime::StealDirect(size_t start, size_t at_least, std::vector<std::shared
 void Runtime::WorkerLoop() {
   t_worker_of = this;
   static std::atomic<size_t> next_start{0};
-  const size_t start = next_start.fetch_add(1, std::memory_order_relaxed);
+  WorkerView view;
+  view.start = next_start.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::shared_ptr<Task>> batch;
   bool lone_ok = true;
   for (;;) {
@@ -460,9 +564,10 @@ void Runtime::WorkerLoop() {
     }
     // A lone direct task is left to its submitter for a short grace (it usually waits for it next and runs it
     // itself); two or more, or a lone one after the grace, are stolen.
-    if (StealDirect(start, lone_ok ? 1 : 2, &batch)) {
+    bool helping = false;
+    if (StealDirect(view, lone_ok ? 1 : 2, &batch, &helping)) {
       lone_ok = false;
-      if (DirectWaiting() > 0) WakeOne();  // more than this worker's batch: pass the wakeup on
+      if (StealableMost(view) > 0) WakeOne();  // more than this worker's batch: pass the wakeup on
       for (auto& t : batch) {
         if (stopping_.load(std::memory_order_relaxed)) {
           CancelForShutdown(t);
@@ -471,6 +576,7 @@ void Runtime::WorkerLoop() {
         }
       }
       batch.clear();
+      if (helping) helping_.fetch_sub(1, std::memory_order_relaxed);
       continue;
     }
     if (stopping_.load(std::memory_order_seq_cst)) {
@@ -486,10 +592,13 @@ void Runtime::WorkerLoop() {
     for (int i = 0; i < kWorkerSpins && !found; ++i) {
       if ((i & 127) == 0) {
         // As StealDirect sees it: a shard with two, or with one once the grace is over.
-        const size_t most = DirectMost();
+        view.held_back = false;
+        const size_t most = StealableMost(view);
         lone_ok = i >= kLoneTaskSpins;
         found = ready_size_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed) ||
                 most >= 2 || (most == 1 && lone_ok);
+        // What waits is its clients' (client slots): watch it asleep, not on a CPU they need.
+        if (!found && most == 0 && view.held_back) break;
       }
       // Now and then the core goes to another runnable thread: with more threads than cores (clients and workers),
       // a spinning worker would otherwise take the time of the client whose tasks it waits for.
@@ -503,9 +612,19 @@ void Runtime::WorkerLoop() {
     if (found) continue;
     std::unique_lock ready_lock(ready_mutex_);
     sleeping_.fetch_add(1, std::memory_order_seq_cst);
-    // Pairs with the submitters' check of sleeping_ after their push: one of the two sees the other.
-    if (ready_.empty() && DirectWaiting() == 0 && !stopping_.load(std::memory_order_seq_cst)) {
-      ready_cv_.wait(ready_lock);
+    // Pairs with the submitters' check of sleeping_ (and watching_) after their push: one of the two sees the other.
+    if (ready_.empty() && !stopping_.load(std::memory_order_seq_cst)) {
+      view.held_back = false;
+      if (StealableMost(view) == 0) {
+        if (view.held_back) {
+          // Tasks left to their clients: look again after the lease, when a client that stayed away loses them.
+          watching_.fetch_add(1, std::memory_order_seq_cst);
+          ready_cv_.wait_for(ready_lock, client_lease_);
+          watching_.fetch_sub(1, std::memory_order_seq_cst);
+        } else {
+          ready_cv_.wait(ready_lock);
+        }
+      }
     }
     sleeping_.fetch_sub(1, std::memory_order_seq_cst);
     lone_ok = true;  // woken for work: take what there is
@@ -602,6 +721,7 @@ size_t Runtime::RunOwnQueued(size_t most) {
     std::shared_ptr<Task> task = std::move(own.tasks.back());
     own.tasks.pop_back();
     if (!Claim(*task)) continue;  // a worker or a cancel has it
+    shard.beat.store(shard.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // client slots
     LeaveShard(*task);
     RunDirect(task);
     ++ran;
@@ -610,6 +730,7 @@ size_t Runtime::RunOwnQueued(size_t most) {
     std::shared_ptr<Task> task = shard.Take(true);
     if (!task) break;
     if (!Claim(*task)) continue;  // a worker, a waiter or a cancel has it; Take dropped the shard's reference
+    shard.beat.store(shard.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     RunDirect(task);
     ++ran;
   }
@@ -1007,12 +1128,22 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
   task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
   DirectShard& ds = direct_[task->shard];
+  uint64_t beat = 0;
+  bool as_client = false;  // submitted by a thread that holds a client slot
   if (task->task_group) {
     OwnTasks& own = t_own_tasks;
     if (own.runtime != serial_) {
+      own.Leave();
       own.tasks.clear();
       own.runtime = serial_;
     }
+    // Client slots: the thread holds one from its first group submission until a group wait of its blocks or
+    // returns. Worker threads (a task submitting into a group) hold none: they hold a CPU as workers already.
+    if (!own.clients && t_worker_of != this) [[unlikely]]
+      own.Enter(clients_, task->shard);
+    as_client = own.clients != nullptr;
+    beat = ds.beat.load(std::memory_order_relaxed) + 1;
+    ds.beat.store(beat, std::memory_order_relaxed);
     if (own.tasks.size() >= kMostOwnTasks) {
       own.tasks.erase(own.tasks.begin(), own.tasks.begin() + static_cast<std::ptrdiff_t>(kMostOwnTasks / 2));
     }
@@ -1033,6 +1164,8 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
     // The shutdown began between the check in Submit and here and may have drained the shards already: the task
     // ends cancelled, as a queued one does (the claim decides who ends it; the destructor frees what stays queued).
     CancelForShutdown(task);
+  } else if (as_client) {
+    WakeForClient(ds, beat);
   } else {
     WakeOne();
   }

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -93,6 +94,22 @@ struct TaskGroup {
   void End(accel_status_t result, const std::string& message);
   // Its tasks submitted and not ended. 0 means every task whose Add happened before this call has ended.
   uint64_t Open() const;
+};
+
+// How many direct shards a runtime has (Runtime::direct_): one per submitting thread slot, modulo this.
+inline constexpr size_t kDirectShardCount = 8;
+
+// The task-group clients of one runtime (docs/scheduler.md, "Client slots"): threads that submitted group tasks and
+// have not waited for them since, each counted in the direct shard of its thread slot. Held by the runtime and by
+// each counted thread, so that a thread that exits while counted leaves after the runtime is gone.
+//
+// Thread-safe: atomics.
+struct GroupClients {
+  struct alignas(64) Count {
+    std::atomic<uint32_t> n{0};
+  };
+  alignas(64) std::atomic<uint32_t> total{0};
+  std::array<Count, kDirectShardCount> shards;
 };
 
 // One submitted task and its future. Fields under the runtime's mutex except
@@ -277,8 +294,12 @@ struct PlacementGroup {
 
 class Runtime : public std::enable_shared_from_this<Runtime> {
  public:
+  // How long a task-group client may stay away from its queued tasks before the workers take them whatever the
+  // CPUs (docs/scheduler.md, "Client slots").
+  static constexpr std::chrono::microseconds kDefaultClientLease{1000};
   static planner::Expected<std::shared_ptr<Runtime>> Create(accel_instance_t instance, uint32_t workers,
-                                                            ObjectStore::Options store_options = {});
+                                                            ObjectStore::Options store_options = {},
+                                                            std::chrono::microseconds client_lease = kDefaultClientLease);
   ~Runtime();
 
   // Cancels what has not started, waits for what runs, stops the workers.
@@ -295,6 +316,10 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // tasks newest first, then what its shard holds, oldest first; returns how many ran (a task group's wait:
   // docs/scheduler.md, "Task groups").
   size_t RunOwnQueued(size_t most);
+  // The calling thread runs none of its queued group tasks for now (a group wait blocks, has a timeout, or
+  // returned): it gives up its client slot, and a worker wakes for what may be taken now (docs/scheduler.md,
+  // "Client slots").
+  void ClientWaits();
   // Ends `group`'s tasks that wait in the scheduler's queue (cancelled); its direct tasks end so when taken.
   void CancelGroupTasks(const TaskGroup& group);
 
@@ -358,13 +383,26 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void MakeReady(std::shared_ptr<Task> task);
   // Wakes a sleeping worker unless one spins (and so takes what comes).
   void WakeOne();
-  // Takes the oldest task (a few from a deep shard) of the first direct shard holding `at_least`, from `start`
-  // on, into `batch`; false when none had any.
-  bool StealDirect(size_t start, size_t at_least, std::vector<std::shared_ptr<Task>>* batch);
+  // What one worker saw of the direct shards (client slots: when each shard's client last showed activity).
+  struct WorkerView;
+  // Whether a worker may take from direct shard `s`, holding `n` (docs/scheduler.md, "Client slots"): kFree, kHelp
+  // (as one of the helpers the CPUs left free by the clients allow: counted in helping_), or kNo (then
+  // `view.held_back` is set).
+  enum class MayTake : unsigned char { kNo, kHelp, kFree };
+  MayTake MayTakeFrom(size_t s, size_t n, WorkerView& view);
+  // Counts one more helper in helping_ if the clients leave a CPU for it.
+  bool TryHelp();
+  // Takes the oldest task (a few from a deep shard) of the first direct shard holding `at_least` that the worker
+  // may take from, from `view.start` on, into `batch`; false when none had any. `*helping`: counted in helping_.
+  bool StealDirect(WorkerView& view, size_t at_least, std::vector<std::shared_ptr<Task>>* batch, bool* helping);
   // How many tasks the direct shards hold (claimed ones included).
   size_t DirectWaiting() const;
-  // The most tasks one direct shard holds.
-  size_t DirectMost() const;
+  // The most tasks one direct shard holds that the worker may take from.
+  size_t StealableMost(WorkerView& view);
+  // After a task-group client's submission into `shard` (its `beat`-th): wakes a worker when the clients leave a
+  // CPU free, when no worker watches the shards, or when the shard is deep.
+  struct DirectShard;
+  void WakeForClient(const DirectShard& shard, uint64_t beat);
   // For a direct task claimed by a thread that runs it inline: out of its shard when it is the newest or the oldest
   // there, so that no worker looks at it again (the shard's reference dropped); else a taker drops it later.
   void LeaveShard(Task& task);
@@ -583,6 +621,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   alignas(64) std::atomic<size_t> ready_size_{0};  // ready_.size(), written under ready_mutex_
   std::atomic<uint32_t> spinning_{0};              // workers spinning before they sleep: they take what comes
   std::atomic<uint32_t> sleeping_{0};              // workers in (or entering) ready_cv_'s wait
+  std::atomic<uint32_t> watching_{0};  // of those, workers in a timed wait: they watch tasks left to clients
   uint64_t handle_ = 0;
   alignas(64) std::atomic<bool> stopping_{false};  // set under mutex_ and ready_mutex_
   // The direct tasks submitted by the threads of one slot. The newest waits in
@@ -594,6 +633,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   struct alignas(64) DirectShard {
     static constexpr size_t kRingSlots = 1024;
     std::atomic<Task*> newest{nullptr};
+    // Bumped by its task-group clients at each submission and each task they run themselves: a worker that sees
+    // it still for the client lease takes the shard's tasks (docs/scheduler.md, "Client slots").
+    std::atomic<uint64_t> beat{0};
     PointerRing<Task> ring{kRingSlots};
     SpinLock overflow_lock;
     std::deque<std::shared_ptr<Task>> overflow;  // under overflow_lock
@@ -607,8 +649,15 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     // when there is none.
     std::shared_ptr<Task> Take(bool newest_too);
   };
-  static constexpr size_t kDirectShards = 8;
+  static constexpr size_t kDirectShards = kDirectShardCount;
   std::array<DirectShard, kDirectShards> direct_;
+  // Client slots (docs/scheduler.md, "Client slots"): the task-group clients, the CPUs this process may run on
+  // (its affinity when created), how long a client's idle shard is left to it, and the workers taking from the
+  // shards of clients as helpers (their own line: workers write it at each such take).
+  std::shared_ptr<GroupClients> clients_ = std::make_shared<GroupClients>();
+  uint32_t cpus_ = 1;
+  std::chrono::steady_clock::duration client_lease_ = kDefaultClientLease;
+  alignas(64) std::atomic<uint32_t> helping_{0};
   // Direct tasks waiting threads run now (RunIfUnclaimed), counted in the shard of the thread's slot: two clients
   // that each run their own tasks touch no common line. Shutdown waits for every shard to reach 0.
   class InlineScope;

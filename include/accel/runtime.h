@@ -87,7 +87,7 @@ typedef struct accel_runtime_desc_t {
   uint32_t stype; /* ACCEL_STRUCTURE_TYPE_RUNTIME_DESC */
   uint32_t struct_size;
   const void* next;
-  uint32_t worker_threads; /* 0: the machine's logical CPUs, at least 2 */
+  uint32_t worker_threads; /* 0: the CPUs this process may run on (its affinity), at least 2 */
   uint32_t reserved0;      /* 0 */
 } accel_runtime_desc_t;
 

@@ -419,7 +419,7 @@ accel_task_desc_t task_desc(const TaskOptions& options, accel_resource_request_t
 class Runtime : public detail::Owner<accel_runtime_t, accel_runtime_destroy> {
  public:
   Runtime() noexcept = default;
-  // `worker_threads` 0: the machine's logical CPUs, at least 2.
+  // `worker_threads` 0: the CPUs this process may run on (its affinity), at least 2.
   explicit Runtime(const Instance& instance, uint32_t worker_threads = 0)
       : Runtime(instance.handle(), worker_threads) {}
   explicit Runtime(accel_instance_t instance, uint32_t worker_threads = 0) {

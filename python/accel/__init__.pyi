@@ -487,7 +487,7 @@ class Runtime:
         store_device_capacity: int = 0,
         spill_directory: str | None = None,
     ) -> None:
-        """workers: worker threads (0: the machine's logical CPUs, at least 2). The object store's capacity on the
+        """workers: worker threads (0: the CPUs this process may run on, at least 2). The object store's capacity on the
         host and on each device (0: defaults) and its spill directory (None: $ACCEL_SPILL_DIR or a temporary one)."""
     def put(self, data: Any, *, name: str | None = None) -> ObjectRef:
         """A copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) in the object store."""

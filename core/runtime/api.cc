@@ -92,7 +92,7 @@ bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
         return true;
       }
       if (!rt) break;
-      if (rt->RunOwnQueued(SIZE_MAX) == 0) {
+      if (rt->RunOwnLight(group) + rt->RunOwnQueued(SIZE_MAX) == 0) {
         rt->ClientWaits();
         break;
       }
@@ -691,6 +691,14 @@ ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const
     accel_task_desc_t d{};
     // No output to check: `&d` stands for it.
     if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, &d, "", &d, &status)) return status;
+    // A task that asks nothing of the scheduler is a light one (docs/scheduler.md, "Light group tasks"): every
+    // field but the function and its user data at its default, so that nothing it could have asked for is lost.
+    if (d.function != nullptr && d.next == nullptr && (d.name == nullptr || d.name[0] == '\0') &&
+        d.request == nullptr && d.dependency_count == 0 && d.max_retries == 0 && d.queue == nullptr &&
+        d.near_object_count == 0 && d.reserved2 == 0 && d.preemptible <= 1 &&
+        rt->SubmitLight(g, accel::runtime::LightTask{d.function, d.user_data, d.release_user_data, 0})) {
+      return ACCEL_SUCCESS;
+    }
     return SubmitTask(fn, *rt, g->runtime_handle, d, g, nullptr);
   });
 }
@@ -702,7 +710,7 @@ ACCEL_API accel_status_t accel_task_group_wait(accel_task_group_t group, uint64_
     auto g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
     if (!g) return status;
     TaskGroup& tg = *g;
-    if (const Task* current = accel::runtime::CurrentTask(); current != nullptr && current->task_group == g) {
+    if (const Task* current = accel::runtime::CurrentTask(); current != nullptr && current->group() == g.get()) {
       return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION,
                   fmt::format("{} waits for its own {}: the wait would count the caller", current->Name(), tg.label));
     }

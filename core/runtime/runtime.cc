@@ -207,6 +207,15 @@ struct OwnTasks {
 thread_local OwnTasks t_own_tasks;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 constexpr size_t kMostOwnTasks = 4096;
 
+// The Task objects a thread runs light group tasks in (Runtime::RunLight), one per nesting level (a light task that
+// waits for a group runs others inside it): what the task's context and the end's bookkeeping read. Made on first
+// use, kept for the thread's life.
+struct LightFrames {
+  std::deque<std::shared_ptr<Task>> frames;  // a deque: a deeper level's frame moves no shallower one
+  size_t depth = 0;
+};
+thread_local std::unique_ptr<LightFrames> t_light_frames;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
 // How long a worker with nothing to do spins before it sleeps, and how long
 // of that it leaves a lone direct task to its submitter (pauses, each some
 // 10-40 ns).
@@ -349,7 +358,7 @@ void Runtime::Shutdown() {
       }
       ready_size_.store(ready_.size(), std::memory_order_relaxed);
     }
-    // A direct task queued after this sees stopping_ and ends itself (SubmitDirect).
+    // A direct task queued after this sees stopping_ and ends itself (SubmitDirect); a light one too (SubmitLight).
     direct = DrainDirect();
     auto queued = std::move(queue_);
     queue_.clear();
@@ -385,6 +394,7 @@ void Runtime::Shutdown() {
     pending_groups_.clear();
   }
   for (auto& task : direct) CancelForShutdown(task);
+  DrainLight();
   { std::lock_guard ready_lock(ready_mutex_); }
   ready_cv_.notify_all();
   for (auto& w : workers_) w.join();
@@ -482,9 +492,9 @@ size_t Runtime::StealableMost(WorkerView& view) {
   return most;
 }
 
-void Runtime::WakeForClient(const DirectShard& shard, uint64_t beat) {
+void Runtime::WakeForClient(size_t queued, uint64_t beat) {
   if (clients_->total.load(std::memory_order_seq_cst) < cpus_ || watching_.load(std::memory_order_seq_cst) == 0 ||
-      (beat % 64 == 0 && shard.Size() >= kClientDeep)) {
+      (beat % 64 == 0 && queued >= kClientDeep)) {
     WakeOne();
   }
 }
@@ -492,7 +502,7 @@ void Runtime::WakeForClient(const DirectShard& shard, uint64_t beat) {
 void Runtime::ClientWaits() {
   t_own_tasks.Leave();
   // The CPU it gave up (or one a client gave up by exiting) may take what waits.
-  if (DirectWaiting() > 0) WakeOne();
+  if (DirectWaiting() > 0 || light_listed_.load(std::memory_order_seq_cst) > 0) WakeOne();
 }
 
 bool Runtime::StealDirect(WorkerView& view, size_t at_least, std::vector<std::shared_ptr<Task>>* batch,
@@ -536,6 +546,8 @@ void Runtime::WorkerLoop() {
   WorkerView view;
   view.start = next_start.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::shared_ptr<Task>> batch;
+  std::shared_ptr<TaskGroup> light_group;
+  std::vector<LightTask> light_batch;
   bool lone_ok = true;
   for (;;) {
     std::shared_ptr<Task> task;
@@ -579,9 +591,17 @@ void Runtime::WorkerLoop() {
       if (helping) helping_.fetch_sub(1, std::memory_order_relaxed);
       continue;
     }
+    if (light_listed_.load(std::memory_order_relaxed) > 0 && StealLight(view, &light_group, &light_batch, &helping)) {
+      lone_ok = false;
+      for (const LightTask& t : light_batch) RunLight(*light_group, t, stopping_.load(std::memory_order_relaxed));
+      light_batch.clear();
+      light_group.reset();
+      if (helping) helping_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
     if (stopping_.load(std::memory_order_seq_cst)) {
       std::lock_guard ready_lock(ready_mutex_);
-      if (ready_.empty() && DirectWaiting() == 0) return;  // nothing left to run
+      if (ready_.empty() && DirectWaiting() == 0 && light_listed_.load() == 0) return;  // nothing left to run
       lone_ok = true;
       continue;
     }
@@ -593,7 +613,7 @@ void Runtime::WorkerLoop() {
       if ((i & 127) == 0) {
         // As StealDirect sees it: a shard with two, or with one once the grace is over.
         view.held_back = false;
-        const size_t most = StealableMost(view);
+        const size_t most = std::max(StealableMost(view), LightMost(view));
         lone_ok = i >= kLoneTaskSpins;
         found = ready_size_.load(std::memory_order_relaxed) > 0 || stopping_.load(std::memory_order_relaxed) ||
                 most >= 2 || (most == 1 && lone_ok);
@@ -615,7 +635,7 @@ void Runtime::WorkerLoop() {
     // Pairs with the submitters' check of sleeping_ (and watching_) after their push: one of the two sees the other.
     if (ready_.empty() && !stopping_.load(std::memory_order_seq_cst)) {
       view.held_back = false;
-      if (StealableMost(view) == 0) {
+      if (StealableMost(view) == 0 && LightMost(view) == 0) {
         if (view.held_back) {
           // Tasks left to their clients: look again after the lease, when a client that stayed away loses them.
           watching_.fetch_add(1, std::memory_order_seq_cst);
@@ -689,29 +709,35 @@ void Runtime::LeaveShard(Task& task) {
   }
 }
 
+// The shared tenant of tasks without devices, bound once for all the tasks a waiting thread runs itself
+// (RunOwnQueued, RunOwnLight), not twice per task.
+class Runtime::OwnTenant {
+ public:
+  explicit OwnTenant(const Runtime& rt) {
+    if (outer_ == &rt) return;  // a task of this loop waits for a group in turn: bound already
+    accel_thread_set_tenant(rt.no_device_tenant_, &previous_);
+    t_running_own_of = &rt;
+  }
+  ~OwnTenant() {
+    if (t_running_own_of == outer_) return;
+    t_running_own_of = outer_;
+    accel_thread_set_tenant(previous_, nullptr);
+  }
+  OwnTenant(const OwnTenant&) = delete;
+  OwnTenant& operator=(const OwnTenant&) = delete;
+
+ private:
+  const Runtime* outer_ = t_running_own_of;
+  accel_tenant_t previous_ = nullptr;
+};
+
 size_t Runtime::RunOwnQueued(size_t most) {
   DirectShard& shard = direct_[ThreadSlot() % kDirectShards];
   OwnTasks& own = t_own_tasks;
   const bool listed = own.runtime == serial_ && !own.tasks.empty();
   if (shard.Size() == 0 && !listed) return 0;
   const InlineScope counted(*this);
-  // The shared tenant of tasks without devices, bound once for all the tasks run here, not twice per task.
-  struct Bound {
-    const Runtime* outer = t_running_own_of;
-    accel_tenant_t previous = nullptr;
-    Bound(const Runtime& rt, accel_tenant_t tenant) {
-      if (outer == &rt) return;  // a task of this loop waits for a group in turn: bound already
-      accel_thread_set_tenant(tenant, &previous);
-      t_running_own_of = &rt;
-    }
-    ~Bound() {
-      if (t_running_own_of == outer) return;
-      t_running_own_of = outer;
-      accel_thread_set_tenant(previous, nullptr);
-    }
-    Bound(const Bound&) = delete;
-    Bound& operator=(const Bound&) = delete;
-  } bound(*this, no_device_tenant_);
+  const OwnTenant bound(*this);
   size_t ran = 0;
   // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and takes nothing
   // its drain would have cancelled.
@@ -821,17 +847,16 @@ void Runtime::Publish(Task& task, accel_status_t result) {
           task, result);
   task.final_result = result;
   if (!task.message.empty()) task.final_message = task.message;  // a success's is empty: no store to its line
-  if (task.task_group) {
+  if (TaskGroup* group = task.group(); group != nullptr) {
     // No future, and so no waiter and no dependent: its group's count is what others read.
     task.done.store(true, std::memory_order_release);
     if (result == ACCEL_SUCCESS) {
-      task.task_group->End(result, "");
+      group->End(result, "");
     } else {
       // Named, unless its message names it already ("task 7 was cancelled: ...").
       const std::string name = task.Name();
-      task.task_group->End(result, task.final_message.rfind(name, 0) == 0
-                                       ? task.final_message
-                                       : fmt::format("{}: {}", name, task.final_message));
+      group->End(result, task.final_message.rfind(name, 0) == 0 ? task.final_message
+                                                                 : fmt::format("{}: {}", name, task.final_message));
     }
     return;
   }
@@ -871,6 +896,236 @@ uint64_t TaskGroup::Open() const {
   uint64_t submitted = 0;
   for (const Counts& c : counts) submitted += c.submitted.load(std::memory_order_seq_cst);
   return submitted - ended;
+}
+
+TaskGroup::~TaskGroup() {
+  for (auto& lane : lanes) delete lane.load(std::memory_order_relaxed);
+}
+
+bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTask& light) {
+  const size_t slot = ThreadSlot();
+  if (slot >= TaskGroup::kLightSlots || events_.enabled() || stopping_.load(std::memory_order_relaxed)) return false;
+  // Only this slot's thread writes its lane's pointer (slots go to one thread at a time).
+  LightLane* lane = group->lanes[slot].load(std::memory_order_relaxed);
+  if (lane == nullptr) [[unlikely]] {
+    lane = new LightLane;
+    group->lanes[slot].store(lane, std::memory_order_release);
+  }
+  if (lane->Size() >= static_cast<size_t>(LightLane::kSlots)) return false;  // only this thread adds to it
+  TaskIdBlock& ids = t_task_ids;
+  if (ids.runtime != serial_ || ids.next == ids.end) {
+    ids.runtime = serial_;
+    ids.next = next_task_.fetch_add(kTaskIdBlock, std::memory_order_relaxed);
+    ids.end = ids.next + kTaskIdBlock;
+  }
+  LightTask task = light;
+  task.id = ids.next++;
+  // Client slots, as for a group's direct tasks (SubmitDirect).
+  OwnTasks& own = t_own_tasks;
+  if (own.runtime != serial_) {
+    own.Leave();
+    own.tasks.clear();
+    own.runtime = serial_;
+  }
+  DirectShard& ds = direct_[slot % kDirectShards];
+  if (!own.clients && t_worker_of != this) [[unlikely]]
+    own.Enter(clients_, static_cast<uint32_t>(slot % kDirectShards));
+  const bool as_client = own.clients != nullptr;
+  const uint64_t beat = ds.beat.load(std::memory_order_relaxed) + 1;
+  ds.beat.store(beat, std::memory_order_relaxed);
+  // Counted before it can end. Add is a seq_cst read-modify-write, and so is ordered before the load of `listed`:
+  // either this sees a worker's unlisting (and lists the group again), or that worker's count of open tasks sees
+  // this one (StealLight).
+  group->Add();
+  if (!group->listed.load(std::memory_order_seq_cst)) ListLight(group);
+  lane->Push(task);  // room checked above
+  CounterShard& counters = Shard();
+  counters.Add(&CounterShard::submitted);
+  counters.Add(&CounterShard::placed);
+  counters.Add(&CounterShard::run_in);
+  if (stopping_.load(std::memory_order_seq_cst)) {
+    // The shutdown began and may have drained the lanes already: take it back (unless a drain or a worker did).
+    LightTask back;
+    if (lane->Pop(&back)) RunLight(*group, back, true);
+  } else if (as_client) {
+    WakeForClient(lane->Size(), beat);
+  } else {
+    WakeOne();
+  }
+  return true;
+}
+
+void Runtime::ListLight(const std::shared_ptr<TaskGroup>& group) {
+  std::lock_guard lock(light_lock_);
+  if (group->listed.exchange(true, std::memory_order_seq_cst)) return;
+  light_groups_.push_back(group);
+  light_listed_.store(light_groups_.size(), std::memory_order_seq_cst);
+}
+
+size_t Runtime::RunOwnLight(TaskGroup& group) {
+  const size_t slot = ThreadSlot();
+  if (slot >= TaskGroup::kLightSlots) return 0;
+  LightLane* lane = group.lanes[slot].load(std::memory_order_acquire);
+  if (lane == nullptr || lane->Size() == 0) return 0;
+  const InlineScope counted(*this);
+  const OwnTenant bound(*this);
+  DirectShard& shard = direct_[slot % kDirectShards];
+  size_t ran = 0;
+  LightTask task;
+  // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and leaves the
+  // rest to its drain.
+  while (!stopping_.load(std::memory_order_seq_cst) && lane->Pop(&task)) {
+    shard.beat.store(shard.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // client slots
+    RunLight(group, task, false);
+    ++ran;
+  }
+  return ran;
+}
+
+void Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel) {
+  std::unique_ptr<LightFrames>& frames = t_light_frames;
+  if (!frames) frames = std::make_unique<LightFrames>();
+  if (frames->depth == frames->frames.size()) frames->frames.push_back(std::make_shared<Task>());
+  const std::shared_ptr<Task>& frame = frames->frames[frames->depth];
+  struct Level {
+    size_t& depth;
+    explicit Level(size_t& d) : depth(d) { ++depth; }
+    ~Level() { --depth; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+  } level(frames->depth);
+  Task& t = *frame;
+  t.owner = this;
+  t.runtime_handle = handle_;
+  t.id = light.id;
+  t.function = light.function;
+  t.user_data = light.user_data;
+  t.release_user_data = light.release_user_data;
+  t.light_group = &group;
+  t.direct = true;
+  t.state = TaskState::kRunning;
+  // What Execute and FinishDirect do for a direct task, less what a light one cannot have (devices, a queue,
+  // objects, dependents, a future).
+  accel_status_t result = ACCEL_SUCCESS;
+  std::string message;
+  if (cancel) {
+    result = ACCEL_ERROR_CANCELLED;
+    message = fmt::format("{} was cancelled: the runtime was destroyed first", t.Name());
+  } else {
+    LogTask(ACCEL_RUNTIME_EVENT_STARTED, t);
+    if (group.cancelled.load(std::memory_order_acquire)) {
+      result = ACCEL_ERROR_CANCELLED;
+      message = fmt::format("{} was cancelled before it started (its {} was cancelled)", t.Name(), group.label);
+    } else {
+      result = CallFunction(frame, t.function, t.user_data, no_device_tenant_, &message);
+    }
+  }
+  t.result = result;
+  CounterShard& counters = Shard();
+  counters.Add(&CounterShard::default_finished);
+  counters.Add(&CounterShard::run_out);
+  if (auto release = std::exchange(t.release_user_data, nullptr); release != nullptr) release(t.user_data);
+  if (result == ACCEL_SUCCESS) {
+    counters.Add(&CounterShard::finished);
+    LogTask(ACCEL_RUNTIME_EVENT_FINISHED, t, result);
+    group.End(result, "");
+  } else {
+    counters.Add(result == ACCEL_ERROR_CANCELLED ? &CounterShard::cancelled : &CounterShard::failed);
+    LogTask(result == ACCEL_ERROR_CANCELLED ? ACCEL_RUNTIME_EVENT_CANCELLED : ACCEL_RUNTIME_EVENT_FAILED, t, result);
+    // Named, unless its message names it already, as Publish does.
+    const std::string name = t.Name();
+    group.End(result, message.rfind(name, 0) == 0 ? message : fmt::format("{}: {}", name, message));
+  }
+  t.light_group = nullptr;
+  t.user_data = nullptr;
+  t.release_user_data = nullptr;
+}
+
+size_t Runtime::LightMost(WorkerView& view) {
+  if (light_listed_.load(std::memory_order_relaxed) == 0) return 0;
+  size_t most = 0;
+  std::lock_guard lock(light_lock_);
+  for (const auto& g : light_groups_) {
+    for (size_t slot = 0; slot < TaskGroup::kLightSlots; ++slot) {
+      const LightLane* lane = g->lanes[slot].load(std::memory_order_acquire);
+      const size_t n = lane != nullptr ? lane->Size() : 0;
+      if (n > most && MayTakeFrom(slot % kDirectShards, n, view) != MayTake::kNo) most = n;
+    }
+  }
+  return most;
+}
+
+void Runtime::DrainLight() {
+  std::vector<std::shared_ptr<TaskGroup>> groups;
+  {
+    std::lock_guard lock(light_lock_);
+    groups.swap(light_groups_);
+    light_listed_.store(0, std::memory_order_seq_cst);
+  }
+  for (const auto& g : groups) {
+    g->listed.store(false, std::memory_order_seq_cst);
+    for (auto& lane_ptr : g->lanes) {
+      LightLane* lane = lane_ptr.load(std::memory_order_acquire);
+      LightTask task;
+      while (lane != nullptr && lane->Size() > 0) {
+        if (lane->Steal(&task)) RunLight(*g, task, true);
+      }
+    }
+  }
+}
+
+bool Runtime::StealLight(WorkerView& view, std::shared_ptr<TaskGroup>* group, std::vector<LightTask>* batch,
+                         bool* helping) {
+  *helping = false;
+  std::vector<std::shared_ptr<TaskGroup>> unlisted;  // dropped outside the lock
+  bool found = false;
+  {
+    std::lock_guard lock(light_lock_);
+    for (size_t i = 0; i < light_groups_.size() && !found;) {
+      const size_t at = (light_next_ + i) % light_groups_.size();
+      const std::shared_ptr<TaskGroup>& g = light_groups_[at];
+      for (size_t slot = 0; slot < TaskGroup::kLightSlots && !found; ++slot) {
+        LightLane* lane = g->lanes[slot].load(std::memory_order_acquire);
+        const size_t n = lane != nullptr ? lane->Size() : 0;
+        if (n == 0) continue;
+        const MayTake may = MayTakeFrom(slot % kDirectShards, n, view);
+        if (may == MayTake::kNo) continue;
+        if (may == MayTake::kHelp && !TryHelp()) {
+          view.held_back = true;
+          continue;
+        }
+        // As from a direct shard: one at a time unless many wait.
+        const size_t share = n >= kDeepShard ? std::min<size_t>(n / (2 * worker_count_), kMostTaken) : 1;
+        LightTask task;
+        for (size_t take = std::max<size_t>(share, 1); take > 0 && lane->Steal(&task); --take) batch->push_back(task);
+        if (batch->empty()) {
+          if (may == MayTake::kHelp) helping_.fetch_sub(1, std::memory_order_relaxed);
+          continue;
+        }
+        *group = g;
+        *helping = may == MayTake::kHelp;
+        light_next_ = at + 1;
+        found = true;
+      }
+      if (found) break;
+      // Nothing taken here: a group with nothing open leaves the list. Unlisted first, then its count read (seq_cst
+      // both): a submission either finds it unlisted and lists it again, or is counted in what this reads.
+      if (g->listed.load(std::memory_order_relaxed)) {
+        g->listed.store(false, std::memory_order_seq_cst);
+        if (g->Open() > 0) {
+          g->listed.store(true, std::memory_order_seq_cst);
+        } else {
+          unlisted.push_back(std::move(light_groups_[at]));
+          light_groups_[at] = std::move(light_groups_.back());
+          light_groups_.pop_back();
+          light_listed_.store(light_groups_.size(), std::memory_order_seq_cst);
+          continue;  // `at` holds another group now
+        }
+      }
+      ++i;
+    }
+  }
+  return found;
 }
 
 void Runtime::CancelGroupTasks(const TaskGroup& group) {
@@ -1165,7 +1420,7 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
     // ends cancelled, as a queued one does (the claim decides who ends it; the destructor frees what stays queued).
     CancelForShutdown(task);
   } else if (as_client) {
-    WakeForClient(ds, beat);
+    WakeForClient(beat % 64 == 0 ? ds.Size() : 0, beat);
   } else {
     WakeOne();
   }
@@ -2180,7 +2435,7 @@ accel_status_t Runtime::Execute(const std::shared_ptr<Task>& task, std::string* 
   } else if (task->GroupCancelled()) {
     result = ACCEL_ERROR_CANCELLED;
     message =
-        fmt::format("{} was cancelled before it started (its {} was cancelled)", task->Name(), task->task_group->label);
+        fmt::format("{} was cancelled before it started (its {} was cancelled)", task->Name(), task->group()->label);
   } else {
     task->tenant = tenant;
     result = CallFunction(task, task->function, task->user_data, tenant, &message);

@@ -32,6 +32,7 @@
 
 #include "block_cache.h"
 #include "event_log.h"
+#include "light_lane.h"
 #include "object_store.h"
 #include "planner.h"
 #include "pointer_ring.h"
@@ -73,6 +74,9 @@ enum class TaskKind : unsigned char { kTask, kActorCall, kActorInit, kActorFinal
 // Thread-safe: the counts, `waiters` and `cancelled` are atomics; the failures are under `mutex`.
 struct TaskGroup {
   static constexpr size_t kCountShards = 8;
+  // Light tasks (docs/scheduler.md, "Light group tasks"): one lane per thread slot below kLightSlots, made by
+  // that slot's thread at its first light submission, freed with the group.
+  static constexpr size_t kLightSlots = 16;
   struct alignas(64) Counts {
     std::atomic<uint64_t> submitted{0};
     std::atomic<uint64_t> ended{0};
@@ -87,6 +91,14 @@ struct TaskGroup {
   uint64_t failures = 0;  // since the last wait returned
   accel_status_t first_error = ACCEL_SUCCESS;
   std::string first_message;
+  alignas(64) std::array<std::atomic<LightLane*>, kLightSlots> lanes{};
+  // In its runtime's list of groups with light tasks (Runtime::light_groups_), which holds it there.
+  std::atomic<bool> listed{false};
+
+  TaskGroup() = default;
+  TaskGroup(const TaskGroup&) = delete;
+  TaskGroup& operator=(const TaskGroup&) = delete;
+  ~TaskGroup();
 
   // Counts one task submitted (before it can end).
   void Add();
@@ -137,6 +149,8 @@ struct Task {
   uint32_t shard = 0;  // its shard of Runtime::direct_
   // 1.4: the task group it was submitted into (accel_task_group_submit), else null; it then has no future.
   std::shared_ptr<TaskGroup> task_group;
+  // A light task's group while a thread runs it in this frame (Runtime::RunLight), else null.
+  TaskGroup* light_group = nullptr;
   std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on its DoneWait
   accel_status_t result = ACCEL_NOT_READY;
   accel_status_t final_result = ACCEL_NOT_READY;
@@ -191,7 +205,12 @@ struct Task {
   // "task 7 ('load')", "call 3 of actor 1", or "task 9" for an unnamed direct task.
   std::string Name() const { return name.empty() ? "task " + std::to_string(id) : name; }
   // Whether its task group (if any) was cancelled: it then does not start, or is asked to stop.
-  bool GroupCancelled() const { return task_group && task_group->cancelled.load(std::memory_order_acquire); }
+  // Its task group (submitted into one, or a light task's frame), else null.
+  TaskGroup* group() const { return task_group ? task_group.get() : light_group; }
+  bool GroupCancelled() const {
+    const TaskGroup* g = group();
+    return g != nullptr && g->cancelled.load(std::memory_order_acquire);
+  }
 
   Task() = default;
   Task(const Task&) = delete;
@@ -316,6 +335,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // tasks newest first, then what its shard holds, oldest first; returns how many ran (a task group's wait:
   // docs/scheduler.md, "Task groups").
   size_t RunOwnQueued(size_t most);
+  // Light group tasks (docs/scheduler.md, "Light group tasks"). SubmitLight queues one into `group`'s lane of the
+  // calling thread: false when it does not qualify there (no lane for its slot, the lane full, events on, the
+  // runtime stopping): the caller then submits it as any task. RunOwnLight runs the calling thread's queued light
+  // tasks of `group`, newest first, and returns how many ran (a group wait).
+  bool SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTask& task);
+  size_t RunOwnLight(TaskGroup& group);
   // The calling thread runs none of its queued group tasks for now (a group wait blocks, has a timeout, or
   // returned): it gives up its client slot, and a worker wakes for what may be taken now (docs/scheduler.md,
   // "Client slots").
@@ -402,7 +427,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // After a task-group client's submission into `shard` (its `beat`-th): wakes a worker when the clients leave a
   // CPU free, when no worker watches the shards, or when the shard is deep.
   struct DirectShard;
-  void WakeForClient(const DirectShard& shard, uint64_t beat);
+  void WakeForClient(size_t queued, uint64_t beat);
   // For a direct task claimed by a thread that runs it inline: out of its shard when it is the newest or the oldest
   // there, so that no worker looks at it again (the shard's reference dropped); else a taker drops it later.
   void LeaveShard(Task& task);
@@ -417,6 +442,17 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   }
   // Takes every task out of the direct shards.
   std::vector<std::shared_ptr<Task>> DrainDirect();
+  // Runs (or, `cancel`, ends as cancelled by the shutdown) a light task of `group` in a frame of the calling thread.
+  void RunLight(TaskGroup& group, const LightTask& task, bool cancel);
+  // Lists `group` among those with light tasks (held there) unless it is.
+  void ListLight(const std::shared_ptr<TaskGroup>& group);
+  // A worker's take of light tasks: from the first lane it may take from (client slots), up to a few, into
+  // `batch`, with their group in `*group`; unlists groups with nothing open. `*helping` as StealDirect's.
+  bool StealLight(WorkerView& view, std::shared_ptr<TaskGroup>* group, std::vector<LightTask>* batch, bool* helping);
+  // The most light tasks one lane holds that the worker may take from.
+  size_t LightMost(WorkerView& view);
+  // Shutdown: ends every queued light task as cancelled and empties the list.
+  void DrainLight();
   // Ends a direct task that is not started as cancelled by the shutdown (when it gets the claim).
   void CancelForShutdown(const std::shared_ptr<Task>& task);
   // Submit's direct path (the task qualifies; the caller checked stopping_).
@@ -658,9 +694,15 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   uint32_t cpus_ = 1;
   std::chrono::steady_clock::duration client_lease_ = kDefaultClientLease;
   alignas(64) std::atomic<uint32_t> helping_{0};
+  // Light group tasks: the groups that have some (each held here until nothing of it is open), under light_lock_.
+  alignas(64) SpinLock light_lock_;
+  std::vector<std::shared_ptr<TaskGroup>> light_groups_;
+  std::atomic<size_t> light_listed_{0};  // light_groups_.size(), written under light_lock_
+  size_t light_next_ = 0;                // where the next worker's look starts, under light_lock_
   // Direct tasks waiting threads run now (RunIfUnclaimed), counted in the shard of the thread's slot: two clients
   // that each run their own tasks touch no common line. Shutdown waits for every shard to reach 0.
   class InlineScope;
+  class OwnTenant;
   struct alignas(64) InlineCount {
     std::atomic<int> running{0};
   };

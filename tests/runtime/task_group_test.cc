@@ -124,9 +124,11 @@ TEST(TaskGroups, ThreadsSubmittingIntoOneGroupWhileOthersWaitLoseNoTask) {
   std::atomic<int> ran{0};
   std::atomic<int> submitted{0};  // counted after each submission returned
   std::atomic<bool> submitting{true};
+  std::atomic<bool> waiting{false};  // the submitters start once the waiter does: its waits overlap them
   std::vector<std::thread> threads;
   for (int t = 0; t < kSubmitters; ++t) {
     threads.emplace_back([&] {
+      while (!waiting.load()) std::this_thread::yield();
       for (int i = 0; i < kEach; ++i) {
         ASSERT_EQ(GroupSubmit(g, CountInto(ran)), ACCEL_SUCCESS) << LastError();
         ++submitted;
@@ -137,12 +139,13 @@ TEST(TaskGroups, ThreadsSubmittingIntoOneGroupWhileOthersWaitLoseNoTask) {
   // whichever thread slot counted it.
   int waits = 0;
   std::thread waiter([&] {
-    while (submitting.load()) {
+    waiting = true;
+    do {
       const int before = submitted.load();
       EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << LastError();
       EXPECT_GE(ran.load(), before);
       ++waits;
-    }
+    } while (submitting.load());
   });
   for (auto& t : threads) t.join();
   submitting = false;

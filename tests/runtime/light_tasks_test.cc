@@ -1,0 +1,194 @@
+// Light group tasks (docs/scheduler.md, "Light group tasks"): group tasks that ask nothing of the scheduler skip
+// the Task object and queue in their group's lane of the submitting thread. These tests pin what that path must
+// keep of a direct task: the refusal of a wait for its own group, a full lane falling back to the direct path,
+// nesting (a light task waiting for a group of light tasks), the event log (on: no light path), the counters, and a
+// runtime's destroy ending queued light tasks as cancelled with their user data released.
+#include <accel/runtime.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime_fixture.h"
+#include "test_util.h"
+
+namespace {
+
+using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
+
+accel_task_group_t NewGroup(accel_runtime_t rt, const char* name) {
+  accel_task_group_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC;
+  d.struct_size = sizeof(d);
+  d.name = name;
+  accel_task_group_t g = nullptr;
+  EXPECT_EQ(accel_task_group_create(rt, &d, &g), ACCEL_SUCCESS) << accel_last_error();
+  return g;
+}
+
+// Submits `body` with no name, request or anything else: a light task where the path allows.
+accel_status_t Light(accel_task_group_t group, Body body) {
+  auto* owned = new Body(std::move(body));
+  const accel_task_desc_t d = BodyDesc(owned);
+  const accel_status_t status = accel_task_group_submit(group, &d);
+  if (status != ACCEL_SUCCESS) delete owned;
+  return status;
+}
+
+TEST(LightTasks, ALightTaskThatWaitsForItsOwnGroupIsRefused) {
+  RuntimeFixture rt(nullptr, 2);
+  accel_task_group_t g = NewGroup(rt.get(), "own");
+  accel_status_t inner = ACCEL_SUCCESS;
+  std::string message;
+  ASSERT_EQ(Light(g,
+                  [&](accel_task_context_t) {
+                    inner = accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE);
+                    message = accel_last_error();
+                    return ACCEL_SUCCESS;
+                  }),
+            ACCEL_SUCCESS);
+  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(inner, ACCEL_ERROR_FAILED_PRECONDITION);
+  EXPECT_NE(message.find("waits for its own task group 'own'"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("accel_task_group_wait: task ", 0), 0U) << message;
+  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+}
+
+TEST(LightTasks, AFullLaneSendsTheRestByTheDirectPathAndEveryTaskRunsOnce) {
+  RuntimeFixture rt(nullptr, 2);
+  Gate gate;
+  std::atomic<int> started{0};
+  BlockWorkers(rt, 2, gate, started);  // nobody takes from the lane: it fills
+  accel_task_group_t g = NewGroup(rt.get(), "full");
+  constexpr int kTasks = 6000;  // past a lane's 4,096
+  std::vector<std::atomic<int>> runs(kTasks);
+  for (int i = 0; i < kTasks; ++i) {
+    ASSERT_EQ(Light(g,
+                    [&runs, i](accel_task_context_t) {
+                      ++runs[i];
+                      return ACCEL_SUCCESS;
+                    }),
+              ACCEL_SUCCESS)
+        << i << ": " << accel_last_error();
+  }
+  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  for (int i = 0; i < kTasks; ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+  gate.Open();
+  ASSERT_TRUE(Eventually([&] { return rt.Counters().finished == kTasks + 2U; })) << rt.Counters().finished;
+  const accel_runtime_counters_t c = rt.Counters();
+  EXPECT_EQ(c.submitted, kTasks + 2U);
+  EXPECT_EQ(c.running, 0U);
+  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+}
+
+TEST(LightTasks, ALightTaskRunsAGroupOfLightTasksInsideItAndKeepsItsContext) {
+  RuntimeFixture rt(nullptr, 2);
+  accel_task_group_t outer = NewGroup(rt.get(), "outer");
+  std::atomic<int> inner_ran{0};
+  std::atomic<int> contexts_ok{0};
+  constexpr int kOuter = 8;
+  constexpr int kInner = 50;
+  for (int o = 0; o < kOuter; ++o) {
+    ASSERT_EQ(Light(outer,
+                    [&](accel_task_context_t context) {
+                      accel_task_group_t inner = NewGroup(rt.get(), "inner");
+                      for (int i = 0; i < kInner; ++i) {
+                        EXPECT_EQ(Light(inner,
+                                        [&](accel_task_context_t inner_context) {
+                                          uint32_t n = 7;
+                                          EXPECT_EQ(accel_task_context_get_device_count(inner_context, &n),
+                                                    ACCEL_SUCCESS);
+                                          EXPECT_EQ(n, 0U);
+                                          ++inner_ran;
+                                          return ACCEL_SUCCESS;
+                                        }),
+                                  ACCEL_SUCCESS);
+                      }
+                      EXPECT_EQ(accel_task_group_wait(inner, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
+                      EXPECT_EQ(accel_task_group_destroy(inner), ACCEL_SUCCESS);
+                      // The outer task's context is its own again after the inner ones ran on this thread.
+                      uint32_t n = 7;
+                      if (accel_task_context_get_device_count(context, &n) == ACCEL_SUCCESS && n == 0) ++contexts_ok;
+                      return ACCEL_SUCCESS;
+                    }),
+              ACCEL_SUCCESS);
+  }
+  ASSERT_EQ(accel_task_group_wait(outer, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(inner_ran.load(), kOuter * kInner);
+  EXPECT_EQ(contexts_ok.load(), kOuter);
+  ASSERT_EQ(accel_task_group_destroy(outer), ACCEL_SUCCESS);
+}
+
+TEST(LightTasks, WithTheEventLogOnGroupTasksAreLoggedFromTheirSubmission) {
+  RuntimeFixture rt(nullptr, 2);
+  ASSERT_EQ(accel_runtime_set_event_log(rt.get(), 1024), ACCEL_SUCCESS) << accel_last_error();
+  accel_task_group_t g = NewGroup(rt.get(), "logged");
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(Light(g, [](accel_task_context_t) { return ACCEL_SUCCESS; }), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  std::vector<accel_runtime_event_t> events(1024);
+  events[0].stype = ACCEL_STRUCTURE_TYPE_RUNTIME_EVENT;
+  events[0].struct_size = sizeof(accel_runtime_event_t);
+  uint32_t n = 0;
+  ASSERT_EQ(accel_runtime_get_events(rt.get(), 0, 1024, events.data(), &n, nullptr), ACCEL_SUCCESS);
+  int submitted = 0;
+  int finished = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    submitted += events[i].kind == ACCEL_RUNTIME_EVENT_SUBMITTED ? 1 : 0;
+    finished += events[i].kind == ACCEL_RUNTIME_EVENT_FINISHED ? 1 : 0;
+  }
+  EXPECT_EQ(submitted, 10);
+  EXPECT_EQ(finished, 10);
+  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+}
+
+TEST(LightTasks, ARuntimeDestroyEndsQueuedLightTasksCancelledAndReleasesTheirData) {
+  accel_runtime_t rt = nullptr;
+  const ScopedInstance instance(nullptr);
+  ASSERT_EQ(CreateRuntime(instance.get(), 2, &rt), ACCEL_SUCCESS) << accel_last_error();
+  Gate gate;
+  std::atomic<int> started{0};
+  for (int i = 0; i < 2; ++i) {
+    auto* owned = new Body([&](accel_task_context_t) {
+      ++started;
+      gate.Wait();
+      return ACCEL_SUCCESS;
+    });
+    const accel_task_desc_t d = BodyDesc(owned);
+    accel_future_t f = nullptr;
+    ASSERT_EQ(accel_task_submit(rt, &d, &f), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_future_release(f), ACCEL_SUCCESS);
+  }
+  ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
+  accel_task_group_t g = NewGroup(rt, "queued");
+  std::atomic<int> ran{0};
+  constexpr int kTasks = 100;
+  // Submitted by a thread that exits: no wait of its runs them, and the workers are held.
+  std::thread([&] {
+    for (int i = 0; i < kTasks; ++i) {
+      EXPECT_EQ(Light(g,
+                      [&](accel_task_context_t) {
+                        ++ran;
+                        return ACCEL_SUCCESS;
+                      }),
+                ACCEL_SUCCESS);
+    }
+  }).join();
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gate.Open();
+  });
+  ASSERT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS) << accel_last_error();
+  opener.join();
+  // Every queued light task ended cancelled (the drain comes before the held workers are let go), its Body freed
+  // (LeakSanitizer checks the release).
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_CANCELLED);
+  const std::string message = accel_last_error();
+  EXPECT_NE(message.find("100 of the tasks of task group 'queued' failed"), std::string::npos) << message;
+  EXPECT_NE(message.find("was cancelled: the runtime was destroyed first"), std::string::npos) << message;
+  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+}
+
+}  // namespace

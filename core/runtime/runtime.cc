@@ -3,13 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <sched.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <sched.h>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -505,8 +505,7 @@ void Runtime::ClientWaits() {
   if (DirectWaiting() > 0 || light_listed_.load(std::memory_order_seq_cst) > 0) WakeOne();
 }
 
-bool Runtime::StealDirect(WorkerView& view, size_t at_least, std::vector<std::shared_ptr<Task>>* batch,
-                          bool* helping) {
+bool Runtime::StealDirect(WorkerView& view, size_t at_least, std::vector<std::shared_ptr<Task>>* batch, bool* helping) {
   *helping = false;
   for (size_t i = 0; i < kDirectShards; ++i) {
     const size_t s = (view.start + i) % kDirectShards;
@@ -856,7 +855,7 @@ void Runtime::Publish(Task& task, accel_status_t result) {
       // Named, unless its message names it already ("task 7 was cancelled: ...").
       const std::string name = task.Name();
       group->End(result, task.final_message.rfind(name, 0) == 0 ? task.final_message
-                                                                 : fmt::format("{}: {}", name, task.final_message));
+                                                                : fmt::format("{}: {}", name, task.final_message));
     }
     return;
   }

@@ -316,9 +316,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // How long a task-group client may stay away from its queued tasks before the workers take them whatever the
   // CPUs (docs/scheduler.md, "Client slots").
   static constexpr std::chrono::microseconds kDefaultClientLease{1000};
-  static planner::Expected<std::shared_ptr<Runtime>> Create(accel_instance_t instance, uint32_t workers,
-                                                            ObjectStore::Options store_options = {},
-                                                            std::chrono::microseconds client_lease = kDefaultClientLease);
+  static planner::Expected<std::shared_ptr<Runtime>> Create(
+      accel_instance_t instance, uint32_t workers, ObjectStore::Options store_options = {},
+      std::chrono::microseconds client_lease = kDefaultClientLease);
   ~Runtime();
 
   // Cancels what has not started, waits for what runs, stops the workers.

@@ -57,105 +57,94 @@ class OneCpuRuntime {
   std::unique_ptr<RuntimeFixture> rt_;
 };
 
-accel_task_group_t NewGroup(accel_runtime_t rt) {
-  accel_task_group_t g = nullptr;
-  EXPECT_EQ(accel_task_group_create(rt, nullptr, &g), ACCEL_SUCCESS) << accel_last_error();
-  return g;
-}
+// A task group of tasks that count their runs, and those on the thread named as the client. Destroyed with it.
+struct CountedGroup {
+  explicit CountedGroup(accel_runtime_t rt) : g(NewTaskGroup(rt)) {}
+  ~CountedGroup() { EXPECT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS); }
+  CountedGroup(const CountedGroup&) = delete;
+  CountedGroup& operator=(const CountedGroup&) = delete;
 
-// Submits `n` tasks into `g` that count their runs, and those on `client`'s thread.
-void SubmitCounting(accel_task_group_t g, int n, std::thread::id client, std::atomic<int>& ran,
-                    std::atomic<int>& on_client) {
-  for (int i = 0; i < n; ++i) {
-    auto* owned = new Body([&ran, &on_client, client](accel_task_context_t) {
-      if (std::this_thread::get_id() == client) ++on_client;
-      ++ran;
-      return ACCEL_SUCCESS;
-    });
-    const accel_task_desc_t d = BodyDesc(owned);
-    ASSERT_EQ(accel_task_group_submit(g, &d), ACCEL_SUCCESS) << accel_last_error();
+  // Submits `n` tasks from the calling thread, which `client` names.
+  void Submit(int n, std::thread::id client = std::this_thread::get_id()) {
+    for (int i = 0; i < n; ++i) {
+      auto* owned = new Body([this, client](accel_task_context_t) {
+        if (std::this_thread::get_id() == client) ++on_client;
+        ++ran;
+        return ACCEL_SUCCESS;
+      });
+      const accel_task_desc_t d = BodyDesc(owned);
+      ASSERT_EQ(accel_task_group_submit(g, &d), ACCEL_SUCCESS) << accel_last_error();
+    }
   }
-}
+  accel_status_t Wait(uint64_t timeout_ns = ACCEL_TIMEOUT_INFINITE) const {
+    return accel_task_group_wait(g, timeout_ns);
+  }
+
+  accel_task_group_t g;
+  std::atomic<int> ran{0};
+  std::atomic<int> on_client{0};
+};
 
 constexpr const char* kLongLease = "60000000";  // 60 s: no client is away for it in these tests
 
 TEST(ClientSlots, WithEveryCpuHeldByAClientItsTasksWaitForItsWaitAndRunThere) {
   OneCpuRuntime rt(kLongLease);
-  accel_task_group_t g = NewGroup(rt.get());
-  std::atomic<int> ran{0};
-  std::atomic<int> on_client{0};
-  SubmitCounting(g, 200, std::this_thread::get_id(), ran, on_client);
+  CountedGroup c(rt.get());
+  c.Submit(200);
   // The workers were free to run them since the first submission (2 workers, nothing else to do).
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(ran.load(), 0) << "a worker took tasks of a client that holds the only CPU";
-  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(ran.load(), 200);
-  EXPECT_EQ(on_client.load(), 200);
+  EXPECT_EQ(c.ran.load(), 0) << "a worker took tasks of a client that holds the only CPU";
+  ASSERT_EQ(c.Wait(), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(c.ran.load(), 200);
+  EXPECT_EQ(c.on_client.load(), 200);
   // The wait gave the slot up; the next submission takes it again.
-  SubmitCounting(g, 50, std::this_thread::get_id(), ran, on_client);
-  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(on_client.load(), 250);
-  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  c.Submit(50);
+  ASSERT_EQ(c.Wait(), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(c.on_client.load(), 250);
 }
 
 TEST(ClientSlots, ADeepShardIsTheWorkersWhateverTheCpus) {
   OneCpuRuntime rt(kLongLease);
-  accel_task_group_t g = NewGroup(rt.get());
-  std::atomic<int> ran{0};
-  std::atomic<int> on_client{0};
+  CountedGroup c(rt.get());
   constexpr int kTasks = 3000;
   constexpr int kDeep = 2048;  // runtime.cc's kClientDeep
-  SubmitCounting(g, kTasks, std::this_thread::get_id(), ran, on_client);
-  // No wait: the workers bring the shard below the depth by themselves.
-  EXPECT_TRUE(Eventually([&] { return ran.load() > kTasks - kDeep; })) << ran.load() << " ran";
-  EXPECT_EQ(on_client.load(), 0);
-  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(ran.load(), kTasks);
-  EXPECT_GT(on_client.load(), 0) << "the client's wait ran what stayed below the depth";
-  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  c.Submit(kTasks);
+  // No wait: the workers bring the lane below the depth by themselves.
+  EXPECT_TRUE(Eventually([&] { return c.ran.load() > kTasks - kDeep; })) << c.ran.load() << " ran";
+  EXPECT_EQ(c.on_client.load(), 0);
+  ASSERT_EQ(c.Wait(), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(c.ran.load(), kTasks);
+  EXPECT_GT(c.on_client.load(), 0) << "the client's wait ran what stayed below the depth";
 }
 
 TEST(ClientSlots, AClientAwayForTheLeaseLosesItsTasksToTheWorkers) {
   OneCpuRuntime rt("2000");  // 2 ms
-  accel_task_group_t g = NewGroup(rt.get());
-  std::atomic<int> ran{0};
-  std::atomic<int> on_client{0};
-  SubmitCounting(g, 20, std::this_thread::get_id(), ran, on_client);
+  CountedGroup c(rt.get());
+  c.Submit(20);
   // The client neither submits nor waits: after the lease the workers run its tasks.
-  EXPECT_TRUE(Eventually([&] { return ran.load() == 20; })) << ran.load() << " ran";
-  EXPECT_EQ(on_client.load(), 0);
-  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  EXPECT_TRUE(Eventually([&] { return c.ran.load() == 20; })) << c.ran.load() << " ran";
+  EXPECT_EQ(c.on_client.load(), 0);
+  ASSERT_EQ(c.Wait(), ACCEL_SUCCESS) << accel_last_error();
 }
 
 TEST(ClientSlots, AFiniteWaitGivesTheSlotUp) {
   OneCpuRuntime rt(kLongLease);
-  accel_task_group_t g = NewGroup(rt.get());
-  std::atomic<int> ran{0};
-  std::atomic<int> on_client{0};
-  SubmitCounting(g, 20, std::this_thread::get_id(), ran, on_client);
+  CountedGroup c(rt.get());
+  c.Submit(20);
   // A finite wait runs nothing itself (it must return in time): the workers run the tasks, well inside the lease.
-  ASSERT_EQ(accel_task_group_wait(g, 30'000'000'000ULL), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(ran.load(), 20);
-  EXPECT_EQ(on_client.load(), 0);
-  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  ASSERT_EQ(c.Wait(30'000'000'000ULL), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(c.ran.load(), 20);
+  EXPECT_EQ(c.on_client.load(), 0);
 }
 
 TEST(ClientSlots, AClientThatExitsWithoutWaitingGivesItsSlotUp) {
   OneCpuRuntime rt(kLongLease);
-  accel_task_group_t g = NewGroup(rt.get());
-  std::atomic<int> ran{0};
-  std::atomic<int> on_client{0};
-  std::thread::id client;
-  std::thread([&] {
-    client = std::this_thread::get_id();
-    SubmitCounting(g, 20, client, ran, on_client);
-  }).join();
+  CountedGroup c(rt.get());
+  std::thread([&] { c.Submit(20); }).join();
   // Another thread's wait (it queued nothing itself) wakes a worker, and the CPU the exited client held is free.
-  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(ran.load(), 20);
-  EXPECT_EQ(on_client.load(), 0);
-  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  ASSERT_EQ(c.Wait(), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(c.ran.load(), 20);
+  EXPECT_EQ(c.on_client.load(), 0);
 }
 
 TEST(ClientSlots, WithACpuLeftOverAWorkerHelpsTheClient) {
@@ -166,14 +155,11 @@ TEST(ClientSlots, WithACpuLeftOverAWorkerHelpsTheClient) {
   if (CPU_COUNT(&set) < 2) GTEST_SKIP() << "the process may run on one CPU: no CPU is left over for a worker";
   const ScopedEnv lease("ACCEL_RUNTIME_CLIENT_LEASE_US", kLongLease);
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt.get());
-  std::atomic<int> ran{0};
-  std::atomic<int> on_client{0};
-  SubmitCounting(g, 20, std::this_thread::get_id(), ran, on_client);
-  EXPECT_TRUE(Eventually([&] { return ran.load() == 20; })) << ran.load() << " ran";
-  EXPECT_EQ(on_client.load(), 0);
-  ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  CountedGroup c(rt.get());
+  c.Submit(20);
+  EXPECT_TRUE(Eventually([&] { return c.ran.load() == 20; })) << c.ran.load() << " ran";
+  EXPECT_EQ(c.on_client.load(), 0);
+  ASSERT_EQ(c.Wait(), ACCEL_SUCCESS) << accel_last_error();
 }
 
 TEST(ClientSlots, ABadLeaseIsRefusedWithTheVariableNamed) {

@@ -18,16 +18,6 @@ namespace {
 
 using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
 
-accel_task_group_t NewGroup(accel_runtime_t rt, const char* name) {
-  accel_task_group_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC;
-  d.struct_size = sizeof(d);
-  d.name = name;
-  accel_task_group_t g = nullptr;
-  EXPECT_EQ(accel_task_group_create(rt, &d, &g), ACCEL_SUCCESS) << accel_last_error();
-  return g;
-}
-
 // Submits `body` with no name, request or anything else: a light task where the path allows.
 accel_status_t Light(accel_task_group_t group, Body body) {
   auto* owned = new Body(std::move(body));
@@ -39,7 +29,7 @@ accel_status_t Light(accel_task_group_t group, Body body) {
 
 TEST(LightTasks, ALightTaskThatWaitsForItsOwnGroupIsRefused) {
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt.get(), "own");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "own");
   accel_status_t inner = ACCEL_SUCCESS;
   std::string message;
   ASSERT_EQ(Light(g,
@@ -61,7 +51,7 @@ TEST(LightTasks, AFullLaneSendsTheRestByTheDirectPathAndEveryTaskRunsOnce) {
   Gate gate;
   std::atomic<int> started{0};
   BlockWorkers(rt, 2, gate, started);  // nobody takes from the lane: it fills
-  accel_task_group_t g = NewGroup(rt.get(), "full");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "full");
   constexpr int kTasks = 6000;  // past a lane's 4,096
   std::vector<std::atomic<int>> runs(kTasks);
   for (int i = 0; i < kTasks; ++i) {
@@ -85,7 +75,7 @@ TEST(LightTasks, AFullLaneSendsTheRestByTheDirectPathAndEveryTaskRunsOnce) {
 
 TEST(LightTasks, ALightTaskRunsAGroupOfLightTasksInsideItAndKeepsItsContext) {
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t outer = NewGroup(rt.get(), "outer");
+  accel_task_group_t outer = NewTaskGroup(rt.get(), "outer");
   std::atomic<int> inner_ran{0};
   std::atomic<int> contexts_ok{0};
   constexpr int kOuter = 8;
@@ -93,7 +83,7 @@ TEST(LightTasks, ALightTaskRunsAGroupOfLightTasksInsideItAndKeepsItsContext) {
   for (int o = 0; o < kOuter; ++o) {
     ASSERT_EQ(Light(outer,
                     [&](accel_task_context_t context) {
-                      accel_task_group_t inner = NewGroup(rt.get(), "inner");
+                      accel_task_group_t inner = NewTaskGroup(rt.get(), "inner");
                       for (int i = 0; i < kInner; ++i) {
                         EXPECT_EQ(Light(inner,
                                         [&](accel_task_context_t inner_context) {
@@ -124,7 +114,7 @@ TEST(LightTasks, ALightTaskRunsAGroupOfLightTasksInsideItAndKeepsItsContext) {
 TEST(LightTasks, WithTheEventLogOnGroupTasksAreLoggedFromTheirSubmission) {
   RuntimeFixture rt(nullptr, 2);
   ASSERT_EQ(accel_runtime_set_event_log(rt.get(), 1024), ACCEL_SUCCESS) << accel_last_error();
-  accel_task_group_t g = NewGroup(rt.get(), "logged");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "logged");
   for (int i = 0; i < 10; ++i) ASSERT_EQ(Light(g, [](accel_task_context_t) { return ACCEL_SUCCESS; }), ACCEL_SUCCESS);
   ASSERT_EQ(accel_task_group_wait(g, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
   std::vector<accel_runtime_event_t> events(1024);
@@ -161,7 +151,7 @@ TEST(LightTasks, ARuntimeDestroyEndsQueuedLightTasksCancelledAndReleasesTheirDat
     ASSERT_EQ(accel_future_release(f), ACCEL_SUCCESS);
   }
   ASSERT_TRUE(Eventually([&] { return started.load() == 2; }));
-  accel_task_group_t g = NewGroup(rt, "queued");
+  accel_task_group_t g = NewTaskGroup(rt, "queued");
   std::atomic<int> ran{0};
   constexpr int kTasks = 100;
   // Submitted by a thread that exits: no wait of its runs them, and the workers are held.

@@ -239,6 +239,17 @@ inline Body WaitFor(Gate& gate) {
   };
 }
 
+// A task group of `rt` (named when `name` is not null).
+inline accel_task_group_t NewTaskGroup(accel_runtime_t rt, const char* name = nullptr) {
+  accel_task_group_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC;
+  d.struct_size = sizeof(d);
+  d.name = name;
+  accel_task_group_t g = nullptr;
+  EXPECT_EQ(accel_task_group_create(rt, name != nullptr ? &d : nullptr, &g), ACCEL_SUCCESS) << accel_last_error();
+  return g;
+}
+
 // A runtime over `instance` with `workers` worker threads, for tests that destroy it themselves.
 inline accel_status_t CreateRuntime(accel_instance_t instance, uint32_t workers, accel_runtime_t* out) {
   accel_runtime_desc_t rd{};

@@ -18,16 +18,6 @@ namespace {
 
 using namespace accel_runtime_test;  // NOLINT(google-build-using-namespace)
 
-accel_task_group_t NewGroup(accel_runtime_t rt, const char* name = nullptr) {
-  accel_task_group_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_TASK_GROUP_DESC;
-  d.struct_size = sizeof(d);
-  d.name = name;
-  accel_task_group_t g = nullptr;
-  EXPECT_EQ(accel_task_group_create(rt, name != nullptr ? &d : nullptr, &g), ACCEL_SUCCESS) << accel_last_error();
-  return g;
-}
-
 // Submits `body` into `group`; its user data is released by the runtime (by the caller when refused).
 accel_status_t GroupSubmit(accel_task_group_t group, Body body, const accel_resource_request_t* request = nullptr,
                            const char* name = nullptr) {
@@ -56,7 +46,7 @@ TEST(TaskGroups, AWaitReturnsOnceEveryTaskEndedAndTheWaiterRunsItsOwnTasks) {
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&] {
-      accel_task_group_t g = NewGroup(rt.get());
+      accel_task_group_t g = NewTaskGroup(rt.get());
       for (int round = 0; round < 3; ++round) {
         for (int i = 0; i < kTasks / 3; ++i) {
           ASSERT_EQ(GroupSubmit(g, CountInto(ran)), ACCEL_SUCCESS) << LastError();
@@ -81,7 +71,7 @@ TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStartedNewestFi
   Gate gate;
   std::atomic<int> started{0};
   BlockWorkers(rt, 2, gate, started);
-  accel_task_group_t g = NewGroup(rt.get());
+  accel_task_group_t g = NewTaskGroup(rt.get());
   const auto me = std::this_thread::get_id();
   std::vector<int> order;  // written only by this thread (checked below)
   std::atomic<int> elsewhere{0};
@@ -118,7 +108,7 @@ TEST(TaskGroups, TheWaitingThreadRunsTheTasksItQueuedThatNoWorkerStartedNewestFi
 
 TEST(TaskGroups, ThreadsSubmittingIntoOneGroupWhileOthersWaitLoseNoTask) {
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt.get(), "shared");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "shared");
   constexpr int kSubmitters = 4;
   constexpr int kEach = 2000;
   std::atomic<int> ran{0};
@@ -160,7 +150,7 @@ TEST(TaskGroups, ThreadsSubmittingIntoOneGroupWhileOthersWaitLoseNoTask) {
 
 TEST(TaskGroups, TasksWithDevicesCountInTheGroupAsDirectOnesDo) {
   RuntimeFixture rt;
-  accel_task_group_t g = NewGroup(rt.get(), "mixed");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "mixed");
   const accel_resource_request_t one = Request(1);
   std::atomic<int> on_device{0};
   std::atomic<int> direct{0};
@@ -189,7 +179,7 @@ TEST(TaskGroups, TasksWithDevicesCountInTheGroupAsDirectOnesDo) {
 
 TEST(TaskGroups, AWaitReportsTheFirstFailureAndHowManyFailedThenTheGroupIsClear) {
   RuntimeFixture rt(nullptr, 1);
-  accel_task_group_t g = NewGroup(rt.get(), "g");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "g");
   for (int i = 0; i < 10; ++i) {
     const bool bad = i % 4 == 1;  // 1, 5, 9
     const std::string name = (bad ? "bad-" : "good-") + std::to_string(i / 4);
@@ -233,7 +223,7 @@ TEST(TaskGroups, AWaitReportsTheFirstFailureAndHowManyFailedThenTheGroupIsClear)
 
 TEST(TaskGroups, CancelEndsTasksNotStartedTellsRunningOnesAndLastsUntilAWaitReturns) {
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt.get(), "c");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "c");
   // Two running tasks that hold every device and watch for the cancel.
   std::atomic<int> started{0};
   std::atomic<int> saw_cancel{0};
@@ -283,7 +273,7 @@ TEST(TaskGroups, CancelEndsTasksNotStartedTellsRunningOnesAndLastsUntilAWaitRetu
 
 TEST(TaskGroups, AFiniteWaitTimesOutAndTheTasksGoOn) {
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt.get(), "slow");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "slow");
   Gate gate;
   ASSERT_EQ(GroupSubmit(g,
                         [&](accel_task_context_t) {
@@ -316,7 +306,7 @@ TEST(TaskGroups, ADestroyedHandleLeavesItsTasksToEndAsUsual) {
   std::atomic<int> released{0};
   {
     RuntimeFixture rt(nullptr, 2);
-    accel_task_group_t g = NewGroup(rt.get());
+    accel_task_group_t g = NewTaskGroup(rt.get());
     Gate gate;
     for (int i = 0; i < 20; ++i) {
       accel_task_desc_t d{};
@@ -353,7 +343,7 @@ TEST(TaskGroups, ADestroyedHandleLeavesItsTasksToEndAsUsual) {
 TEST(TaskGroups, ARuntimeDestroyEndsTheTasksItHasAndTheGroupStaysWaitable) {
   std::atomic<int> ran{0};
   auto* rt = new RuntimeFixture(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt->get(), "left");
+  accel_task_group_t g = NewTaskGroup(rt->get(), "left");
   // More devices than the node has free: the tasks behind the first eight wait, and the destroy cancels them.
   const accel_resource_request_t one = Request(1);
   Gate gate;
@@ -388,7 +378,7 @@ TEST(TaskGroups, ARuntimeDestroyEndsTheTasksItHasAndTheGroupStaysWaitable) {
 
 TEST(TaskGroups, BadInputIsRefusedWithItsReasonAndChangesNothing) {
   RuntimeFixture rt(nullptr, 2);
-  accel_task_group_t g = NewGroup(rt.get(), "b");
+  accel_task_group_t g = NewTaskGroup(rt.get(), "b");
   accel_task_group_t out = nullptr;
   EXPECT_EQ(accel_task_group_create(rt.get(), nullptr, nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(LastError().find("'out_group' is NULL"), std::string::npos) << LastError();

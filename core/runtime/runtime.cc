@@ -492,9 +492,9 @@ size_t Runtime::StealableMost(WorkerView& view) {
   return most;
 }
 
-void Runtime::WakeForClient(size_t queued, uint64_t beat) {
+void Runtime::WakeForClient(size_t queued) {
   if (clients_->total.load(std::memory_order_seq_cst) < cpus_ || watching_.load(std::memory_order_seq_cst) == 0 ||
-      (beat % 64 == 0 && queued >= kClientDeep)) {
+      queued >= kClientDeep) {
     WakeOne();
   }
 }
@@ -930,8 +930,7 @@ bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTa
   if (!own.clients && t_worker_of != this) [[unlikely]]
     own.Enter(clients_, static_cast<uint32_t>(slot % kDirectShards));
   const bool as_client = own.clients != nullptr;
-  const uint64_t beat = ds.beat.load(std::memory_order_relaxed) + 1;
-  ds.beat.store(beat, std::memory_order_relaxed);
+  ds.beat.store(ds.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   // Counted before it can end. Add is a seq_cst read-modify-write, and so is ordered before the load of `listed`:
   // either this sees a worker's unlisting (and lists the group again), or that worker's count of open tasks sees
   // this one (StealLight).
@@ -947,7 +946,7 @@ bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTa
     LightTask back;
     if (lane->Pop(&back)) RunLight(*group, back, true);
   } else if (as_client) {
-    WakeForClient(lane->Size(), beat);
+    WakeForClient(lane->Size());
   } else {
     WakeOne();
   }
@@ -1382,7 +1381,6 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   LogTask(ACCEL_RUNTIME_EVENT_PLACED, *task);
   task->shard = static_cast<uint32_t>(ThreadSlot() % kDirectShards);
   DirectShard& ds = direct_[task->shard];
-  uint64_t beat = 0;
   bool as_client = false;  // submitted by a thread that holds a client slot
   if (task->task_group) {
     OwnTasks& own = t_own_tasks;
@@ -1396,8 +1394,7 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
     if (!own.clients && t_worker_of != this) [[unlikely]]
       own.Enter(clients_, task->shard);
     as_client = own.clients != nullptr;
-    beat = ds.beat.load(std::memory_order_relaxed) + 1;
-    ds.beat.store(beat, std::memory_order_relaxed);
+    ds.beat.store(ds.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (own.tasks.size() >= kMostOwnTasks) {
       own.tasks.erase(own.tasks.begin(), own.tasks.begin() + static_cast<std::ptrdiff_t>(kMostOwnTasks / 2));
     }
@@ -1419,7 +1416,7 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
     // ends cancelled, as a queued one does (the claim decides who ends it; the destructor frees what stays queued).
     CancelForShutdown(task);
   } else if (as_client) {
-    WakeForClient(beat % 64 == 0 ? ds.Size() : 0, beat);
+    WakeForClient(ds.Size());
   } else {
     WakeOne();
   }

@@ -424,10 +424,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   size_t DirectWaiting() const;
   // The most tasks one direct shard holds that the worker may take from.
   size_t StealableMost(WorkerView& view);
-  // After a task-group client's submission into `shard` (its `beat`-th): wakes a worker when the clients leave a
-  // CPU free, when no worker watches the shards, or when the shard is deep.
-  struct DirectShard;
-  void WakeForClient(size_t queued, uint64_t beat);
+  // After a task-group client's submission (its shard or lane now holding `queued`): wakes a worker when the
+  // clients leave a CPU free, when no worker watches the shards, or when the shard is deep.
+  void WakeForClient(size_t queued);
   // For a direct task claimed by a thread that runs it inline: out of its shard when it is the newest or the oldest
   // there, so that no worker looks at it again (the shard's reference dropped); else a taker drops it later.
   void LeaveShard(Task& task);

@@ -119,8 +119,8 @@ std::shared_ptr<void> HandleTable::Take(uint64_t handle) {
 }
 
 std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::string* why) const {
-  const char* want = HandleTypeName(type);
   if (handle == 0) {
+    const char* want = HandleTypeName(type);
     *why = fmt::format("is NULL (expected a {} handle)", want);
     return nullptr;
   }
@@ -132,10 +132,12 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
       tag == static_cast<uint8_t>(HandleType::kObjectView) || tag == static_cast<uint8_t>(HandleType::kTaskGroup);
   const auto generation = static_cast<uint32_t>((handle >> kGenerationShift) & kLastGeneration);
   if (!known || generation == 0) {
+    const char* want = HandleTypeName(type);
     *why = fmt::format("(0x{:x}) is not an Accel runtime handle (expected a {} handle)", handle, want);
     return nullptr;
   }
   if (tag != static_cast<uint8_t>(type)) {
+    const char* want = HandleTypeName(type);
     const char* have = HandleTypeName(static_cast<HandleType>(tag));
     *why = fmt::format("is {} {} handle, not {} {} handle", Article(have), have, Article(want), want);
     return nullptr;
@@ -146,7 +148,7 @@ std::shared_ptr<void> HandleTable::Find(uint64_t handle, HandleType type, std::s
     std::lock_guard lock(slot->lock);
     if (slot->handle.load(std::memory_order_relaxed) == handle) return slot->object;
   }
-  *why = fmt::format("is a stale {} handle (already destroyed or released)", want);
+  *why = fmt::format("is a stale {} handle (already destroyed or released)", HandleTypeName(type));
   return nullptr;
 }
 

@@ -211,8 +211,17 @@ constexpr size_t kMostOwnTasks = 4096;
 // waits for a group runs others inside it): what the task's context and the end's bookkeeping read. Made on first
 // use, kept for the thread's life.
 struct LightFrames {
-  std::deque<std::shared_ptr<Task>> frames;  // a deque: a deeper level's frame moves no shallower one
+  static constexpr size_t kFixed = 4;
+  std::array<std::shared_ptr<Task>, kFixed> fixed;  // the first levels
+  std::deque<std::shared_ptr<Task>> deeper;         // a deque: a deeper level's frame moves no shallower one
   size_t depth = 0;
+  // The frame of `level`, made on first use.
+  std::shared_ptr<Task>& At(size_t level) {
+    while (level >= kFixed && deeper.size() <= level - kFixed) deeper.emplace_back();
+    std::shared_ptr<Task>& frame = level < kFixed ? fixed[level] : deeper[level - kFixed];
+    if (!frame) frame = std::make_shared<Task>();
+    return frame;
+  }
 };
 thread_local std::unique_ptr<LightFrames> t_light_frames;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
@@ -868,7 +877,7 @@ void Runtime::Publish(Task& task, accel_status_t result) {
   }
 }
 
-void TaskGroup::End(accel_status_t result, const std::string& message) {
+void TaskGroup::End(accel_status_t result, std::string_view message) {
   if (result != ACCEL_SUCCESS) {
     std::lock_guard lock(mutex);
     if (failures++ == 0) {
@@ -982,9 +991,11 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
 
 void Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel) {
   std::unique_ptr<LightFrames>& frames = t_light_frames;
-  if (!frames) frames = std::make_unique<LightFrames>();
-  if (frames->depth == frames->frames.size()) frames->frames.push_back(std::make_shared<Task>());
-  const std::shared_ptr<Task>& frame = frames->frames[frames->depth];
+  if (!frames) [[unlikely]]
+    frames = std::make_unique<LightFrames>();
+  const size_t depth = frames->depth;
+  const std::shared_ptr<Task>& frame =
+      depth < LightFrames::kFixed && frames->fixed[depth] ? frames->fixed[depth] : frames->At(depth);
   struct Level {
     size_t& depth;
     explicit Level(size_t& d) : depth(d) { ++depth; }

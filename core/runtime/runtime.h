@@ -103,7 +103,7 @@ struct TaskGroup {
   // Counts one task submitted (before it can end).
   void Add();
   // Counts one of its tasks ended with `result` (or refused: ACCEL_SUCCESS); wakes the waiters when none is open.
-  void End(accel_status_t result, const std::string& message);
+  void End(accel_status_t result, std::string_view message);
   // Its tasks submitted and not ended. 0 means every task whose Add happened before this call has ended.
   uint64_t Open() const;
 };
@@ -587,7 +587,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     std::atomic<uint64_t> run_in{0}, run_out{0};  // made ready / ended: their difference is `running`
     std::atomic<uint64_t> default_finished{0};    // direct tasks of the default queue ended (SubmitDirect)
     bool shared = false;                          // set before the workers start
-    void Add(std::atomic<uint64_t> CounterShard::*field) {
+    [[gnu::always_inline]] void Add(std::atomic<uint64_t> CounterShard::*field) {
       std::atomic<uint64_t>& c = this->*field;
       if (shared) {
         c.fetch_add(1, std::memory_order_relaxed);

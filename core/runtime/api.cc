@@ -75,6 +75,9 @@ bool WaitDone(const std::shared_ptr<Task>& task, uint64_t timeout_ns) {
                     [&] { return task->done.load(std::memory_order_seq_cst); });
 }
 
+// How long a group's waiter looks for its last tasks to end before it blocks.
+constexpr std::chrono::microseconds kGroupSpin{50};
+
 // Waits until every task of `group` has ended or `timeout_ns` passed (false then). With no timeout, the calling
 // thread's own queued direct tasks run here meanwhile (accel_task_group_wait).
 bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
@@ -97,10 +100,13 @@ bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
         break;
       }
     }
-    constexpr int kSpins = 256;
-    for (int i = 0; i < kSpins; ++i) {
+    // What is left runs on other threads (workers that took some): a block and its wakeup cost tens of
+    // microseconds, more than the last tasks of a batch usually take, so the wait looks for a while first.
+    const auto until = std::chrono::steady_clock::now() + kGroupSpin;
+    for (int i = 1;; ++i) {
       if (group.Open() == 0) return true;
       SpinPause();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
     }
   }
   if (timeout_ns != ACCEL_TIMEOUT_INFINITE) give_up_slot();

@@ -50,9 +50,11 @@ accel_status_t SimDevice::Operate(const char* what) {
   const uint64_t n = operations_.fetch_add(1) + 1;
   const uint64_t limit = context_->profile().faults.device_lost_after;
   if (lossy_ && limit > 0 && n > limit) {
-    lost_.store(true);
-    context_->host().Log(ACCEL_LOG_LEVEL_WARN, label_ + " lost at operation " + std::to_string(n) + " (" + what +
-                                                   "): injected fault device_lost_after=" + std::to_string(limit));
+    // Operations on several threads may pass the limit together: the one that marks the device lost logs it, once.
+    if (!lost_.exchange(true)) {
+      context_->host().Log(ACCEL_LOG_LEVEL_WARN, label_ + " lost at operation " + std::to_string(n) + " (" + what +
+                                                     "): injected fault device_lost_after=" + std::to_string(limit));
+    }
     return CheckAlive();
   }
   return ACCEL_SUCCESS;

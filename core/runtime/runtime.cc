@@ -207,6 +207,38 @@ struct OwnTasks {
 thread_local OwnTasks t_own_tasks;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 constexpr size_t kMostOwnTasks = 4096;
 
+// The calling thread's OwnTasks for the runtime numbered `serial` (what it kept for another runtime dropped), in a
+// client slot of `clients` counted at `shard` unless `on_worker`: worker threads (a task submitting into a group)
+// hold a CPU as workers already (docs/scheduler.md, "Client slots").
+[[gnu::always_inline]] inline OwnTasks& ClientTasks(uint64_t serial, const std::shared_ptr<GroupClients>& clients,
+                                                    uint32_t shard, bool on_worker) {
+  OwnTasks& own = t_own_tasks;
+  if (own.runtime != serial) {
+    own.Leave();
+    own.tasks.clear();
+    own.runtime = serial;
+  }
+  if (!own.clients && !on_worker) [[unlikely]]
+    own.Enter(clients, shard);
+  return own;
+}
+
+// Ends a task of `group` (a direct one's Publish, a light one's RunLight): a failure's message is named, unless it
+// names the task already ("task 7 was cancelled: ...").
+[[gnu::noinline]] void EndFailedInGroup(TaskGroup& group, const Task& task, accel_status_t result,
+                                        const std::string& message) {
+  const std::string name = task.Name();
+  group.End(result, message.rfind(name, 0) == 0 ? message : fmt::format("{}: {}", name, message));
+}
+[[gnu::always_inline]] inline void EndInGroup(TaskGroup& group, const Task& task, accel_status_t result,
+                                              const std::string& message) {
+  if (result == ACCEL_SUCCESS) {
+    group.End(result, "");
+  } else {
+    EndFailedInGroup(group, task, result, message);
+  }
+}
+
 // The Task objects a thread runs light group tasks in (Runtime::RunLight), one per nesting level (a light task that
 // waits for a group runs others inside it): what the task's context and the end's bookkeeping read. Made on first
 // use, kept for the thread's life.
@@ -492,6 +524,21 @@ bool Runtime::TryHelp() {
   return false;
 }
 
+Runtime::MayTake Runtime::Admit(size_t s, size_t n, WorkerView& view) {
+  const MayTake may = MayTakeFrom(s, n, view);
+  if (may == MayTake::kHelp && !TryHelp()) {
+    view.held_back = true;
+    return MayTake::kNo;
+  }
+  return may;
+}
+
+size_t Runtime::Share(size_t n) const {
+  // One at a time unless many wait: a task taken is no other worker's, and a batch of long tasks on one worker
+  // would run one after the other while workers idle. From a deep shard or lane, a small share each.
+  return n >= kDeepShard ? std::max<size_t>(std::min<size_t>(n / (2 * worker_count_), kMostTaken), 1) : 1;
+}
+
 size_t Runtime::StealableMost(WorkerView& view) {
   size_t most = 0;
   for (size_t s = 0; s < kDirectShards; ++s) {
@@ -521,17 +568,10 @@ bool Runtime::StealDirect(WorkerView& view, size_t at_least, std::vector<std::sh
     DirectShard& shard = direct_[s];
     const size_t n = shard.Size();
     if (n < at_least) continue;
-    const MayTake may = MayTakeFrom(s, n, view);
+    const MayTake may = Admit(s, n, view);
     if (may == MayTake::kNo) continue;
-    if (may == MayTake::kHelp && !TryHelp()) {
-      view.held_back = true;
-      continue;
-    }
-    // Oldest first. One at a time unless many wait: a task taken is no other worker's, and a batch of long tasks
-    // on one worker would run one after the other while workers idle. From a deep shard, a small share each.
-    // The newest is taken only when the grace of a lone task is over (at_least 1).
-    const size_t share = n >= kDeepShard ? std::min<size_t>(n / (2 * worker_count_), kMostTaken) : 1;
-    for (size_t take = std::max<size_t>(share, 1); take > 0;) {
+    // Oldest first; the newest only when the grace of a lone task is over (at_least 1).
+    for (size_t take = Share(n); take > 0;) {
       std::shared_ptr<Task> task = shard.Take(at_least <= 1);
       if (!task) break;
       if (!task->claimed.load(std::memory_order_relaxed)) {
@@ -755,7 +795,7 @@ size_t Runtime::RunOwnQueued(size_t most) {
     std::shared_ptr<Task> task = std::move(own.tasks.back());
     own.tasks.pop_back();
     if (!Claim(*task)) continue;  // a worker or a cancel has it
-    shard.beat.store(shard.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // client slots
+    shard.Beat();                 // client slots
     LeaveShard(*task);
     RunDirect(task);
     ++ran;
@@ -764,7 +804,7 @@ size_t Runtime::RunOwnQueued(size_t most) {
     std::shared_ptr<Task> task = shard.Take(true);
     if (!task) break;
     if (!Claim(*task)) continue;  // a worker, a waiter or a cancel has it; Take dropped the shard's reference
-    shard.beat.store(shard.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    shard.Beat();
     RunDirect(task);
     ++ran;
   }
@@ -840,8 +880,7 @@ void Runtime::WatchDependencies(const Task& task) {
   }
 }
 
-void Runtime::Publish(Task& task, accel_status_t result) {
-  CounterShard& shard = Shard();
+void Runtime::CountEnd(CounterShard& shard, const Task& task, accel_status_t result) {
   if (result == ACCEL_SUCCESS) {
     shard.Add(&CounterShard::finished);
   } else if (result == ACCEL_ERROR_CANCELLED) {
@@ -853,19 +892,16 @@ void Runtime::Publish(Task& task, accel_status_t result) {
           : result == ACCEL_ERROR_CANCELLED ? ACCEL_RUNTIME_EVENT_CANCELLED
                                             : ACCEL_RUNTIME_EVENT_FAILED,
           task, result);
+}
+
+void Runtime::Publish(Task& task, accel_status_t result) {
+  CountEnd(Shard(), task, result);
   task.final_result = result;
   if (!task.message.empty()) task.final_message = task.message;  // a success's is empty: no store to its line
   if (TaskGroup* group = task.group(); group != nullptr) {
     // No future, and so no waiter and no dependent: its group's count is what others read.
     task.done.store(true, std::memory_order_release);
-    if (result == ACCEL_SUCCESS) {
-      group->End(result, "");
-    } else {
-      // Named, unless its message names it already ("task 7 was cancelled: ...").
-      const std::string name = task.Name();
-      group->End(result, task.final_message.rfind(name, 0) == 0 ? task.final_message
-                                                                : fmt::format("{}: {}", name, task.final_message));
-    }
+    EndInGroup(*group, task, result, task.final_message);
     return;
   }
   task.done.store(true, std::memory_order_seq_cst);
@@ -906,6 +942,16 @@ uint64_t TaskGroup::Open() const {
   return submitted - ended;
 }
 
+inline uint64_t Runtime::NextTaskId() {
+  TaskIdBlock& ids = t_task_ids;
+  if (ids.runtime != serial_ || ids.next == ids.end) {
+    ids.runtime = serial_;
+    ids.next = next_task_.fetch_add(kTaskIdBlock, std::memory_order_relaxed);
+    ids.end = ids.next + kTaskIdBlock;
+  }
+  return ids.next++;
+}
+
 TaskGroup::~TaskGroup() {
   for (auto& lane : lanes) delete lane.load(std::memory_order_relaxed);
 }
@@ -920,26 +966,12 @@ bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTa
     group->lanes[slot].store(lane, std::memory_order_release);
   }
   if (lane->Size() >= static_cast<size_t>(LightLane::kSlots)) return false;  // only this thread adds to it
-  TaskIdBlock& ids = t_task_ids;
-  if (ids.runtime != serial_ || ids.next == ids.end) {
-    ids.runtime = serial_;
-    ids.next = next_task_.fetch_add(kTaskIdBlock, std::memory_order_relaxed);
-    ids.end = ids.next + kTaskIdBlock;
-  }
   LightTask task = light;
-  task.id = ids.next++;
+  task.id = NextTaskId();
   // Client slots, as for a group's direct tasks (SubmitDirect).
-  OwnTasks& own = t_own_tasks;
-  if (own.runtime != serial_) {
-    own.Leave();
-    own.tasks.clear();
-    own.runtime = serial_;
-  }
-  DirectShard& ds = direct_[slot % kDirectShards];
-  if (!own.clients && t_worker_of != this) [[unlikely]]
-    own.Enter(clients_, static_cast<uint32_t>(slot % kDirectShards));
-  const bool as_client = own.clients != nullptr;
-  ds.beat.store(ds.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const auto shard = static_cast<uint32_t>(slot % kDirectShards);
+  const bool as_client = ClientTasks(serial_, clients_, shard, t_worker_of == this).clients != nullptr;
+  direct_[shard].Beat();
   // Counted before it can end. Add is a seq_cst read-modify-write, and so is ordered before the load of `listed`:
   // either this sees a worker's unlisting (and lists the group again), or that worker's count of open tasks sees
   // this one (StealLight).
@@ -982,7 +1014,7 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
   // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and leaves the
   // rest to its drain.
   while (!stopping_.load(std::memory_order_seq_cst) && lane->Pop(&task)) {
-    shard.beat.store(shard.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // client slots
+    shard.Beat();  // client slots
     RunLight(group, task, false);
     ++ran;
   }
@@ -1034,17 +1066,8 @@ void Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel) {
   counters.Add(&CounterShard::default_finished);
   counters.Add(&CounterShard::run_out);
   if (auto release = std::exchange(t.release_user_data, nullptr); release != nullptr) release(t.user_data);
-  if (result == ACCEL_SUCCESS) {
-    counters.Add(&CounterShard::finished);
-    LogTask(ACCEL_RUNTIME_EVENT_FINISHED, t, result);
-    group.End(result, "");
-  } else {
-    counters.Add(result == ACCEL_ERROR_CANCELLED ? &CounterShard::cancelled : &CounterShard::failed);
-    LogTask(result == ACCEL_ERROR_CANCELLED ? ACCEL_RUNTIME_EVENT_CANCELLED : ACCEL_RUNTIME_EVENT_FAILED, t, result);
-    // Named, unless its message names it already, as Publish does.
-    const std::string name = t.Name();
-    group.End(result, message.rfind(name, 0) == 0 ? message : fmt::format("{}: {}", name, message));
-  }
+  CountEnd(counters, t, result);
+  EndInGroup(group, t, result, message);
   t.light_group = nullptr;
   t.user_data = nullptr;
   t.release_user_data = nullptr;
@@ -1097,16 +1120,10 @@ bool Runtime::StealLight(WorkerView& view, std::shared_ptr<TaskGroup>* group, st
         LightLane* lane = g->lanes[slot].load(std::memory_order_acquire);
         const size_t n = lane != nullptr ? lane->Size() : 0;
         if (n == 0) continue;
-        const MayTake may = MayTakeFrom(slot % kDirectShards, n, view);
+        const MayTake may = Admit(slot % kDirectShards, n, view);
         if (may == MayTake::kNo) continue;
-        if (may == MayTake::kHelp && !TryHelp()) {
-          view.held_back = true;
-          continue;
-        }
-        // As from a direct shard: one at a time unless many wait.
-        const size_t share = n >= kDeepShard ? std::min<size_t>(n / (2 * worker_count_), kMostTaken) : 1;
         LightTask task;
-        for (size_t take = std::max<size_t>(share, 1); take > 0 && lane->Steal(&task); --take) batch->push_back(task);
+        for (size_t take = Share(n); take > 0 && lane->Steal(&task); --take) batch->push_back(task);
         if (batch->empty()) {
           if (may == MayTake::kHelp) helping_.fetch_sub(1, std::memory_order_relaxed);
           continue;
@@ -1373,13 +1390,7 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
       return ACCEL_ERROR_INVALID_ARGUMENT;
     }
   }
-  TaskIdBlock& ids = t_task_ids;
-  if (ids.runtime != serial_ || ids.next == ids.end) {
-    ids.runtime = serial_;
-    ids.next = next_task_.fetch_add(kTaskIdBlock, std::memory_order_relaxed);
-    ids.end = ids.next + kTaskIdBlock;
-  }
-  task->id = ids.next++;
+  task->id = NextTaskId();
   // An unnamed direct task's name ("task 7") is made when a message needs it (Task::Name).
   if (!task->name.empty()) task->name = fmt::format("task {} ('{}')", task->id, task->name);
   task->direct = true;
@@ -1394,18 +1405,11 @@ accel_status_t Runtime::SubmitDirect(const std::shared_ptr<Task>& task, std::str
   DirectShard& ds = direct_[task->shard];
   bool as_client = false;  // submitted by a thread that holds a client slot
   if (task->task_group) {
-    OwnTasks& own = t_own_tasks;
-    if (own.runtime != serial_) {
-      own.Leave();
-      own.tasks.clear();
-      own.runtime = serial_;
-    }
     // Client slots: the thread holds one from its first group submission until a group wait of its blocks or
-    // returns. Worker threads (a task submitting into a group) hold none: they hold a CPU as workers already.
-    if (!own.clients && t_worker_of != this) [[unlikely]]
-      own.Enter(clients_, task->shard);
+    // returns.
+    OwnTasks& own = ClientTasks(serial_, clients_, task->shard, t_worker_of == this);
     as_client = own.clients != nullptr;
-    ds.beat.store(ds.beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    ds.Beat();
     if (own.tasks.size() >= kMostOwnTasks) {
       own.tasks.erase(own.tasks.begin(), own.tasks.begin() + static_cast<std::ptrdiff_t>(kMostOwnTasks / 2));
     }

@@ -417,6 +417,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   MayTake MayTakeFrom(size_t s, size_t n, WorkerView& view);
   // Counts one more helper in helping_ if the clients leave a CPU for it.
   bool TryHelp();
+  // A take's answer: MayTakeFrom's, with a helper counted (TryHelp) for kHelp, or kNo (and `view.held_back`) when
+  // no CPU is left for one.
+  MayTake Admit(size_t s, size_t n, WorkerView& view);
+  // How many tasks a worker takes at once from a shard or lane holding `n`.
+  size_t Share(size_t n) const;
+  // The next task id from the calling thread's block of this runtime's ids (SubmitDirect).
+  uint64_t NextTaskId();
   // Takes the oldest task (a few from a deep shard) of the first direct shard holding `at_least` that the worker
   // may take from, from `view.start` on, into `batch`; false when none had any. `*helping`: counted in helping_.
   bool StealDirect(WorkerView& view, size_t at_least, std::vector<std::shared_ptr<Task>>* batch, bool* helping);
@@ -601,6 +608,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   CounterShard& Shard();
   // Ends a task with `result`: counts it, publishes `final_*` and wakes its waiters.
   void Publish(Task& task, accel_status_t result);
+  // Counts a task's end with `result` in `shard` and logs it.
+  void CountEnd(CounterShard& shard, const Task& task, accel_status_t result);
 
   mutable std::mutex mutex_;
   std::deque<std::shared_ptr<Task>> queue_;  // waiting and pending, submission order, but the blocked ones
@@ -671,6 +680,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     // Bumped by its task-group clients at each submission and each task they run themselves: a worker that sees
     // it still for the client lease takes the shard's tasks (docs/scheduler.md, "Client slots").
     std::atomic<uint64_t> beat{0};
+    void Beat() { beat.store(beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
     PointerRing<Task> ring{kRingSlots};
     SpinLock overflow_lock;
     std::deque<std::shared_ptr<Task>> overflow;  // under overflow_lock

@@ -82,24 +82,20 @@ constexpr std::chrono::microseconds kGroupSpin{50};
 // thread's own queued direct tasks run here meanwhile (accel_task_group_wait).
 bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
   // The thread's client slot goes when it stops running its tasks: at once for a finite wait, else once its own
-  // queued tasks ran (docs/scheduler.md, "Client slots").
-  const auto give_up_slot = [&] {
-    if (auto rt = RuntimeRef::Of(group.runtime_handle)) rt->ClientWaits();
-  };
+  // queued tasks ran or none is open (docs/scheduler.md, "Client slots").
   if (timeout_ns == ACCEL_TIMEOUT_INFINITE) {
+    bool open = true;
     for (;;) {
       // Pinned only while it runs tasks, never while it blocks: a runtime's destroy ends the tasks it waits for.
       auto rt = RuntimeRef::Of(group.runtime_handle);
-      if (group.Open() == 0) {
-        if (rt) rt->ClientWaits();
-        return true;
-      }
+      open = group.Open() > 0;
       if (!rt) break;
-      if (rt->RunOwnLight(group) + rt->RunOwnQueued(SIZE_MAX) == 0) {
+      if (!open || rt->RunOwnLight(group) + rt->RunOwnQueued(SIZE_MAX) == 0) {
         rt->ClientWaits();
         break;
       }
     }
+    if (!open) return true;
     // What is left runs on other threads (workers that took some): a block and its wakeup cost tens of
     // microseconds, more than the last tasks of a batch usually take, so the wait looks for a while first.
     const auto until = std::chrono::steady_clock::now() + kGroupSpin;
@@ -108,8 +104,9 @@ bool WaitGroupEnded(TaskGroup& group, uint64_t timeout_ns) {
       SpinPause();
       if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) break;
     }
+  } else if (auto rt = RuntimeRef::Of(group.runtime_handle)) {
+    rt->ClientWaits();
   }
-  if (timeout_ns != ACCEL_TIMEOUT_INFINITE) give_up_slot();
   return BlockUntil(group.waiters, group.mutex, group.ended_cv, timeout_ns, [&] { return group.Open() == 0; });
 }
 

@@ -31,6 +31,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/version.h>
+#include <sched.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -588,7 +589,11 @@ int main(int argc, char** argv) {
         fmt::format("ACCEL_SIM_PROFILE={} gave {} device(s); the groups need {}", kProfile, devices, kBundles));
   }
 
-  const unsigned cpus = std::thread::hardware_concurrency();
+  // The CPUs this process may run on (taskset, a container's cpuset), as the runtime counts them for its default.
+  unsigned cpus = std::thread::hardware_concurrency();
+  if (cpu_set_t set; sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    cpus = static_cast<unsigned>(CPU_COUNT(&set));
+  }
   const uint32_t workers = std::max(2U, cpus);  // the runtime's default (worker_threads 0)
   const int tbb_threads = tbb::this_task_arena::max_concurrency();
   const uint64_t round_trips = std::max<uint64_t>(1, o.tasks / 10);

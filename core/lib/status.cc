@@ -10,12 +10,32 @@ struct ThreadErrors {
   accel_status_t last_status = ACCEL_SUCCESS;
   std::string backend_message;
   bool has_backend_message = false;
+
+  ThreadErrors() = default;
+  ThreadErrors(const ThreadErrors&) = delete;
+  ThreadErrors& operator=(const ThreadErrors&) = delete;
+  ~ThreadErrors();
 };
 
-ThreadErrors& Errors() {
+// The calling thread's errors. The object is a thread_local with a destructor, which every access would check for
+// its construction; the plain pointer beside it makes the common access a load (a task group's task clears the
+// error once per task).
+thread_local ThreadErrors* t_errors = nullptr;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+ThreadErrors& MakeErrors() {
   thread_local ThreadErrors errors;
+  t_errors = &errors;
   return errors;
 }
+
+ThreadErrors& Errors() {
+  ThreadErrors* e = t_errors;
+  return e != nullptr ? *e : MakeErrors();
+}
+
+// A call from another thread_local's destructor after this one's goes through MakeErrors, as every call did before
+// the pointer.
+ThreadErrors::~ThreadErrors() { t_errors = nullptr; }
 
 }  // namespace
 

@@ -254,7 +254,8 @@ accel_status_t SubmitTask(const char* fn, Runtime& rt, uint64_t runtime_handle, 
       task->task_group.reset();
       group->End(ACCEL_SUCCESS, "");
     }
-    return Fail(fn, status, fmt::format("'desc->request': {}", why));
+    // A destroy that began is no fault of the request.
+    return Fail(fn, status, rt.stopping() ? why : fmt::format("'desc->request': {}", why));
   }
   held.keep = true;  // the task's now: its end drops them
   if (group) {
@@ -353,9 +354,13 @@ ACCEL_API accel_status_t accel_runtime_destroy(accel_runtime_t runtime) {
     if (!HandleTable::Get().Remove(reinterpret_cast<uint64_t>(runtime))) {
       return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'runtime' is a stale runtime handle (already destroyed)");
     }
+    // Its groups' submissions that pin the group and not the runtime see this, or are waited for below.
+    const std::vector<std::shared_ptr<TaskGroup>> groups = rt->MarkGroupsGone();
     rt->Shutdown();
-    // Calls that pinned it before its value went out end before its memory may go (docs/threading.md).
+    // Calls that pinned it (or one of its groups) before its value went out end before its memory may go
+    // (docs/threading.md).
     Pins::WaitUnpinnedByOthers(rt.get());
+    for (const auto& g : groups) Pins::WaitUnpinnedByOthers(g.get());
     return ACCEL_SUCCESS;
   });
 }
@@ -677,7 +682,9 @@ ACCEL_API accel_status_t accel_task_group_create(accel_runtime_t runtime, const 
     if (rt->stopping()) return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION, "the runtime is being destroyed");
     auto group = std::make_shared<TaskGroup>();
     group->runtime_handle = reinterpret_cast<uint64_t>(runtime);
+    group->runtime = rt.get();
     group->label = d.name != nullptr && d.name[0] != '\0' ? fmt::format("task group '{}'", d.name) : "task group";
+    if (!rt->AddGroup(group)) return Fail(fn, ACCEL_ERROR_FAILED_PRECONDITION, "the runtime is being destroyed");
     *out_group = reinterpret_cast<accel_task_group_t>(HandleTable::Get().Insert(HandleType::kTaskGroup, group));
     return ACCEL_SUCCESS;
   });
@@ -687,21 +694,37 @@ ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    auto g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
-    if (!g) return status;
-    auto rt = RuntimeRef::Of(g->runtime_handle);
-    if (!rt) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'group' belongs to a runtime that was destroyed");
-    accel_task_desc_t d{};
-    // No output to check: `&d` stands for it.
-    if (!ReadDesc(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, &d, "", &d, &status)) return status;
+    // The group pinned, not counted (docs/threading.md, "Pinned task groups"): the common case writes no line
+    // that other threads write.
+    const GroupPin pinned(reinterpret_cast<uint64_t>(group));
+    std::shared_ptr<TaskGroup> g;
+    if (!pinned) {
+      g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
+      if (!g) return status;
+    }
+    // Read in place when of this version or later (the common case); an older one is copied, its later fields zero.
+    if (!CheckHeader(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return status;
+    accel_task_desc_t older;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled only when used
+    const bool old_version = desc->struct_size < sizeof(older);
+    if (old_version) {
+      older = accel_task_desc_t{};
+      std::memcpy(&older, desc, desc->struct_size);
+    }
+    const accel_task_desc_t& d = old_version ? older : *desc;
     // A task that asks nothing of the scheduler is a light one (docs/scheduler.md, "Light group tasks"): every
     // field but the function and its user data at its default, so that nothing it could have asked for is lost.
-    if (d.function != nullptr && d.next == nullptr && (d.name == nullptr || d.name[0] == '\0') &&
-        d.request == nullptr && d.dependency_count == 0 && d.max_retries == 0 && d.queue == nullptr &&
-        d.near_object_count == 0 && d.reserved2 == 0 && d.preemptible <= 1 &&
-        rt->SubmitLight(g, accel::runtime::LightTask{d.function, d.user_data, d.release_user_data, 0})) {
-      return ACCEL_SUCCESS;
+    const bool light = d.function != nullptr && d.next == nullptr && (d.name == nullptr || d.name[0] == '\0') &&
+                       d.request == nullptr && d.dependency_count == 0 && d.max_retries == 0 && d.queue == nullptr &&
+                       d.near_object_count == 0 && d.reserved2 == 0 && d.preemptible <= 1;
+    if (pinned) {
+      if (light && pinned.runtime().SubmitLight(
+                       pinned.group(), accel::runtime::LightTask{d.function, d.user_data, d.release_user_data, 0})) {
+        return ACCEL_SUCCESS;
+      }
+      g = pinned.group().shared_from_this();
     }
+    auto rt = RuntimeRef::Of(g->runtime_handle);
+    if (!rt) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'group' belongs to a runtime that was destroyed");
     return SubmitTask(fn, *rt, g->runtime_handle, d, g, nullptr);
   });
 }
@@ -767,10 +790,14 @@ ACCEL_API accel_status_t accel_task_group_destroy(accel_task_group_t group) {
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    if (!HandleTable::Get().Take(reinterpret_cast<uint64_t>(group), HandleType::kTaskGroup)) {
+    const std::shared_ptr<void> taken =
+        HandleTable::Get().Take(reinterpret_cast<uint64_t>(group), HandleType::kTaskGroup);
+    if (!taken) {
       Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);  // not a live group: why
       return status;
     }
+    // Calls that pinned it before its value went out end before the table's reference goes (docs/threading.md).
+    Pins::WaitUnpinnedByOthers(taken.get());
     return ACCEL_SUCCESS;  // its tasks hold it until they end
   });
 }

@@ -104,6 +104,43 @@ class RuntimeRef {
   int pin_ = -1;
 };
 
+// A task group held for one call by a pin on the calling thread (docs/threading.md, "Pinned task groups"), with its
+// runtime: the group's destroy and its runtime's destroy both wait for the pin to go. Empty when the value names no
+// live group, when the group's runtime is being destroyed, or when the thread's pins are all in use; the caller then
+// takes the counted path (Find, RuntimeRef), which also says what was wrong.
+//
+//   if (const GroupPin pinned(handle)) pinned.runtime().SubmitLight(pinned.group(), task);
+//
+// Thread-compatible: one thread makes, uses and drops it, within one call.
+class GroupPin {
+ public:
+  explicit GroupPin(uint64_t handle) noexcept {
+    const HandleTable& table = HandleTable::Get();
+    auto* raw = static_cast<TaskGroup*>(table.Peek(handle, HandleType::kTaskGroup));
+    if (raw == nullptr) return;
+    pin_ = Pins::Pin(raw);
+    // Still live after the pin (the group's destroy takes the value out first, then waits for the pins), and so is
+    // its runtime (whose destroy marks its groups first, then waits for their pins).
+    if (pin_ >= 0 && table.Peek(handle, HandleType::kTaskGroup) == raw &&
+        !raw->runtime_gone.load(std::memory_order_seq_cst)) {
+      group_ = raw;
+    }
+  }
+  GroupPin(const GroupPin&) = delete;
+  GroupPin& operator=(const GroupPin&) = delete;
+  ~GroupPin() {
+    if (pin_ >= 0) Pins::Unpin(pin_);
+  }
+
+  explicit operator bool() const { return group_ != nullptr; }
+  TaskGroup& group() const { return *group_; }
+  Runtime& runtime() const { return *group_->runtime; }
+
+ private:
+  TaskGroup* group_ = nullptr;
+  int pin_ = -1;
+};
+
 // The live runtime behind `handle`, or empty after setting the error.
 inline RuntimeRef FindRuntime(const char* function, accel_runtime_t handle, const char* argument,
                               accel_status_t* status) {

@@ -641,7 +641,11 @@ void Runtime::WorkerLoop() {
     }
     if (light_listed_.load(std::memory_order_relaxed) > 0 && StealLight(view, &light_group, &light_batch, &helping)) {
       lone_ok = false;
-      for (const LightTask& t : light_batch) RunLight(*light_group, t, stopping_.load(std::memory_order_relaxed));
+      uint64_t succeeded = 0;
+      for (const LightTask& t : light_batch) {
+        if (RunLight(*light_group, t, stopping_.load(std::memory_order_relaxed), true)) ++succeeded;
+      }
+      if (succeeded > 0) light_group->EndSucceeded(succeeded);  // one count for the batch
       light_batch.clear();
       light_group.reset();
       if (helping) helping_.fetch_sub(1, std::memory_order_relaxed);
@@ -921,7 +925,11 @@ void TaskGroup::End(accel_status_t result, std::string_view message) {
       first_message = message;
     }
   }
-  counts[ThreadSlot() % kCountShards].ended.fetch_add(1, std::memory_order_seq_cst);
+  EndSucceeded(1);
+}
+
+void TaskGroup::EndSucceeded(uint64_t n) {
+  counts[ThreadSlot() % kCountShards].ended.fetch_add(n, std::memory_order_seq_cst);
   // Pairs with the waiter's count, as Publish's `done` does. Of the ends that find a waiter, the last in that order
   // sees every count before it, and so sees none open.
   if (waiters.load(std::memory_order_seq_cst) > 0 && Open() == 0) {
@@ -956,16 +964,41 @@ TaskGroup::~TaskGroup() {
   for (auto& lane : lanes) delete lane.load(std::memory_order_relaxed);
 }
 
-bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTask& light) {
+bool Runtime::AddGroup(const std::shared_ptr<TaskGroup>& group) {
+  std::lock_guard lock(groups_mutex_);
+  if (groups_gone_) return false;
+  if (groups_.size() == groups_.capacity()) {
+    // Before the list grows: the expired go, so that it holds about twice the live groups at most.
+    std::erase_if(groups_, [](const std::weak_ptr<TaskGroup>& g) { return g.expired(); });
+  }
+  groups_.push_back(group);
+  return true;
+}
+
+std::vector<std::shared_ptr<TaskGroup>> Runtime::MarkGroupsGone() {
+  std::vector<std::shared_ptr<TaskGroup>> live;
+  std::lock_guard lock(groups_mutex_);
+  for (const auto& weak : groups_) {
+    if (auto g = weak.lock()) {
+      g->runtime_gone.store(true, std::memory_order_seq_cst);  // before the destroy's seq_cst look at the pins
+      live.push_back(std::move(g));
+    }
+  }
+  groups_.clear();
+  groups_gone_ = true;
+  return live;
+}
+
+bool Runtime::SubmitLight(TaskGroup& group, const LightTask& light) {
   const size_t slot = ThreadSlot();
   if (slot >= TaskGroup::kLightSlots || events_.enabled() || stopping_.load(std::memory_order_relaxed)) return false;
   // Only this slot's thread writes its lane's pointer (slots go to one thread at a time).
-  LightLane* lane = group->lanes[slot].load(std::memory_order_relaxed);
+  LightLane* lane = group.lanes[slot].load(std::memory_order_relaxed);
   if (lane == nullptr) [[unlikely]] {
     lane = new LightLane;
-    group->lanes[slot].store(lane, std::memory_order_release);
+    group.lanes[slot].store(lane, std::memory_order_release);
   }
-  if (lane->Size() >= static_cast<size_t>(LightLane::kSlots)) return false;  // only this thread adds to it
+  if (!lane->HasRoom()) return false;  // only this thread adds to it
   LightTask task = light;
   task.id = NextTaskId();
   // Client slots, as for a group's direct tasks (SubmitDirect).
@@ -975,8 +1008,8 @@ bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTa
   // Counted before it can end. Add is a seq_cst read-modify-write, and so is ordered before the load of `listed`:
   // either this sees a worker's unlisting (and lists the group again), or that worker's count of open tasks sees
   // this one (StealLight).
-  group->Add();
-  if (!group->listed.load(std::memory_order_seq_cst)) ListLight(group);
+  group.Add();
+  if (!group.listed.load(std::memory_order_seq_cst)) ListLight(group);
   lane->Push(task);  // room checked above
   CounterShard& counters = Shard();
   counters.Add(&CounterShard::submitted);
@@ -985,19 +1018,26 @@ bool Runtime::SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTa
   if (stopping_.load(std::memory_order_seq_cst)) {
     // The shutdown began and may have drained the lanes already: take it back (unless a drain or a worker did).
     LightTask back;
-    if (lane->Pop(&back)) RunLight(*group, back, true);
+    if (lane->Pop(&back)) {
+      // Its release may destroy the group's handle; the caller's pin then no longer holds the group.
+      const std::shared_ptr<TaskGroup> keep = group.shared_from_this();
+      RunLight(group, back, true);
+    }
   } else if (as_client) {
-    WakeForClient(lane->Size());
+    // The owner's count (the thieves' end as last read) unless it looks deep: then the lane's.
+    const size_t queued = lane->OwnerSize();
+    WakeForClient(queued < kClientDeep ? queued : lane->Size());
   } else {
     WakeOne();
   }
   return true;
 }
 
-void Runtime::ListLight(const std::shared_ptr<TaskGroup>& group) {
+void Runtime::ListLight(TaskGroup& group) {
+  std::shared_ptr<TaskGroup> held = group.shared_from_this();  // outside the spin lock
   std::lock_guard lock(light_lock_);
-  if (group->listed.exchange(true, std::memory_order_seq_cst)) return;
-  light_groups_.push_back(group);
+  if (group.listed.exchange(true, std::memory_order_seq_cst)) return;
+  light_groups_.push_back(std::move(held));
   light_listed_.store(light_groups_.size(), std::memory_order_seq_cst);
 }
 
@@ -1010,18 +1050,28 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
   const OwnTenant bound(*this);
   DirectShard& shard = direct_[slot % kDirectShards];
   size_t ran = 0;
-  LightTask task;
+  // A batch at a time (one fence to take it, one count of its successes in the group), newest first; the last few,
+  // which thieves may reach, one at a time.
+  constexpr size_t kBatch = 16;
+  std::array<LightTask, kBatch> batch;
   // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and leaves the
-  // rest to its drain.
-  while (!stopping_.load(std::memory_order_seq_cst) && lane->Pop(&task)) {
-    shard.Beat();  // client slots
-    RunLight(group, task, false);
-    ++ran;
+  // rest to its drain (and what this took, it ends as the drain would).
+  while (!stopping_.load(std::memory_order_seq_cst)) {
+    size_t n = lane->PopBatch(batch.data(), kBatch);
+    if (n == 0 && lane->Pop(&batch[0])) n = 1;
+    if (n == 0) break;
+    uint64_t succeeded = 0;
+    for (size_t i = 0; i < n; ++i) {
+      shard.Beat();  // client slots
+      if (RunLight(group, batch[i], stopping_.load(std::memory_order_relaxed), true)) ++succeeded;
+    }
+    if (succeeded > 0) group.EndSucceeded(succeeded);
+    ran += n;
   }
   return ran;
 }
 
-void Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel) {
+bool Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel, bool defer) {
   std::unique_ptr<LightFrames>& frames = t_light_frames;
   if (!frames) [[unlikely]]
     frames = std::make_unique<LightFrames>();
@@ -1067,10 +1117,12 @@ void Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel) {
   counters.Add(&CounterShard::run_out);
   if (auto release = std::exchange(t.release_user_data, nullptr); release != nullptr) release(t.user_data);
   CountEnd(counters, t, result);
-  EndInGroup(group, t, result, message);
+  const bool deferred = defer && result == ACCEL_SUCCESS;
+  if (!deferred) EndInGroup(group, t, result, message);
   t.light_group = nullptr;
   t.user_data = nullptr;
   t.release_user_data = nullptr;
+  return deferred;
 }
 
 size_t Runtime::LightMost(WorkerView& view) {

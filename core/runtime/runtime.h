@@ -71,8 +71,8 @@ enum class TaskKind : unsigned char { kTask, kActorCall, kActorInit, kActorFinal
 // Its counts are kept per thread slot, a cache line each, so that a client that submits and the workers that end
 // its tasks write no common line; Open() adds them up.
 //
-// Thread-safe: the counts, `waiters` and `cancelled` are atomics; the failures are under `mutex`.
-struct TaskGroup {
+// Thread-safe: the counts, `waiters`, `cancelled` and `runtime_gone` are atomics; the failures are under `mutex`.
+struct TaskGroup : std::enable_shared_from_this<TaskGroup> {
   static constexpr size_t kCountShards = 8;
   // Light tasks (docs/scheduler.md, "Light group tasks"): one lane per thread slot below kLightSlots, made by
   // that slot's thread at its first light submission, freed with the group.
@@ -85,7 +85,11 @@ struct TaskGroup {
   alignas(64) std::atomic<uint32_t> waiters{0};  // threads blocked (or about to block) on ended_cv
   std::atomic<bool> cancelled{false};
   uint64_t runtime_handle = 0;  // its runtime's handle value (RuntimeRef finds nothing once its destroy began)
-  std::string label;            // "task group 'g'" or "task group"
+  // Its runtime, for a submission that pinned the group (docs/threading.md, "Pinned task groups"): valid while
+  // `runtime_gone` is false after the pin, since the runtime's destroy sets it first and then waits for the pins.
+  Runtime* runtime = nullptr;
+  std::atomic<bool> runtime_gone{false};
+  std::string label;  // "task group 'g'" or "task group"
   std::mutex mutex;
   std::condition_variable ended_cv;
   uint64_t failures = 0;  // since the last wait returned
@@ -104,6 +108,8 @@ struct TaskGroup {
   void Add();
   // Counts one of its tasks ended with `result` (or refused: ACCEL_SUCCESS); wakes the waiters when none is open.
   void End(accel_status_t result, std::string_view message);
+  // Counts `n` of its tasks ended in success at once (a thread that ran a batch of its light tasks).
+  void EndSucceeded(uint64_t n);
   // Its tasks submitted and not ended. 0 means every task whose Add happened before this call has ended.
   uint64_t Open() const;
 };
@@ -339,8 +345,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // calling thread: false when it does not qualify there (no lane for its slot, the lane full, events on, the
   // runtime stopping): the caller then submits it as any task. RunOwnLight runs the calling thread's queued light
   // tasks of `group`, newest first, and returns how many ran (a group wait).
-  bool SubmitLight(const std::shared_ptr<TaskGroup>& group, const LightTask& task);
+  bool SubmitLight(TaskGroup& group, const LightTask& task);
   size_t RunOwnLight(TaskGroup& group);
+  // The task groups made on this runtime (docs/threading.md, "Pinned task groups"). AddGroup registers one at its
+  // creation (false once MarkGroupsGone ran); MarkGroupsGone, in the runtime's destroy, sets `runtime_gone` on each
+  // still alive and returns them, so that the destroy then waits for the calls that pinned one.
+  bool AddGroup(const std::shared_ptr<TaskGroup>& group);
+  std::vector<std::shared_ptr<TaskGroup>> MarkGroupsGone();
   // The calling thread runs none of its queued group tasks for now (a group wait blocks, has a timeout, or
   // returned): it gives up its client slot, and a worker wakes for what may be taken now (docs/scheduler.md,
   // "Client slots").
@@ -449,9 +460,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Takes every task out of the direct shards.
   std::vector<std::shared_ptr<Task>> DrainDirect();
   // Runs (or, `cancel`, ends as cancelled by the shutdown) a light task of `group` in a frame of the calling thread.
-  void RunLight(TaskGroup& group, const LightTask& task, bool cancel);
+  // With `defer`, a success is not counted in the group: it returns true, and the caller counts its batch at once
+  // (TaskGroup::EndSucceeded).
+  bool RunLight(TaskGroup& group, const LightTask& task, bool cancel, bool defer = false);
   // Lists `group` among those with light tasks (held there) unless it is.
-  void ListLight(const std::shared_ptr<TaskGroup>& group);
+  void ListLight(TaskGroup& group);
   // A worker's take of light tasks: from the first lane it may take from (client slots), up to a few, into
   // `batch`, with their group in `*group`; unlists groups with nothing open. `*helping` as StealDirect's.
   bool StealLight(WorkerView& view, std::shared_ptr<TaskGroup>* group, std::vector<LightTask>* batch, bool* helping);
@@ -708,6 +721,10 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<std::shared_ptr<TaskGroup>> light_groups_;
   std::atomic<size_t> light_listed_{0};  // light_groups_.size(), written under light_lock_
   size_t light_next_ = 0;                // where the next worker's look starts, under light_lock_
+  // The task groups made on it (AddGroup), under groups_mutex_; expired ones are dropped as the list grows.
+  std::mutex groups_mutex_;
+  std::vector<std::weak_ptr<TaskGroup>> groups_;
+  bool groups_gone_ = false;  // MarkGroupsGone ran
   // Direct tasks waiting threads run now (RunIfUnclaimed), counted in the shard of the thread's slot: two clients
   // that each run their own tasks touch no common line. Shutdown waits for every shard to reach 0.
   class InlineScope;

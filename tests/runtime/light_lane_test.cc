@@ -1,6 +1,7 @@
-// The lane of light group tasks (core/runtime/light_lane.h): the owner's end newest first, the thieves' oldest
-// first, full and empty, and one owner with three thieves handing over 200,000 tasks through 4,096 slots, each
-// taken exactly once (run under ThreadSanitizer too).
+// The lane of light group tasks (core/runtime/light_lane.h): the owner's end newest first (one at a time and in
+// batches), the thieves' oldest first, full and empty, and one owner with three thieves handing over 200,000 tasks
+// through 4,096 slots, each taken exactly once, the owner popping one at a time or in batches (run under
+// ThreadSanitizer too).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -44,7 +45,32 @@ TEST(LightLane, AFullLaneRefusesAndTakesAgainOnceRoomIsMade) {
   EXPECT_EQ(t.id, 99999U);
 }
 
-TEST(LightLane, OneOwnerAndThreeThievesTakeEachTaskOnce) {
+TEST(LightLane, ABatchTakesTheNewestAndLeavesTheOldestToPopAndTheThieves) {
+  LightLane lane;
+  for (uint64_t i = 1; i <= 10; ++i) ASSERT_TRUE(lane.Push(Numbered(i)));
+  LightTask few[4];
+  ASSERT_EQ(lane.PopBatch(few, 4), 4U);
+  EXPECT_EQ(few[0].id, 10U);
+  EXPECT_EQ(few[3].id, 7U);
+  LightTask t;
+  ASSERT_TRUE(lane.Steal(&t));
+  EXPECT_EQ(t.id, 1U);
+  // Five left (2 to 6): a batch leaves the oldest, which thieves may reach.
+  LightTask more[8];
+  ASSERT_EQ(lane.PopBatch(more, 8), 4U);
+  EXPECT_EQ(more[0].id, 6U);
+  EXPECT_EQ(more[3].id, 3U);
+  EXPECT_EQ(lane.PopBatch(more, 8), 0U);  // one left: Pop's
+  ASSERT_TRUE(lane.Pop(&t));
+  EXPECT_EQ(t.id, 2U);
+  EXPECT_EQ(lane.PopBatch(more, 8), 0U);
+  EXPECT_EQ(lane.Size(), 0U);
+  ASSERT_TRUE(lane.Push(Numbered(11)));  // the batches gave their slots back
+  EXPECT_EQ(lane.Size(), 1U);
+}
+
+// The owner pops one at a time, or (`batches`) in batches of up to 8 first.
+void HandOver(bool batches) {
   LightLane lane;
   constexpr uint64_t kTasks = 200000;
   std::vector<std::atomic<int>> taken(kTasks + 1);
@@ -63,21 +89,24 @@ TEST(LightLane, OneOwnerAndThreeThievesTakeEachTaskOnce) {
     });
   }
   LightTask t;
-  for (uint64_t id = 1; id <= kTasks; ++id) {
-    while (!lane.Push(Numbered(id))) {
-      if (lane.Pop(&t)) {
-        ++taken[t.id];
-        ++count;
-      }
-    }
-    if (id % 3 == 0 && lane.Pop(&t)) {  // the owner runs some itself, as a group wait does
-      ++taken[t.id];
+  LightTask few[8];
+  auto own = [&] {  // the owner runs some itself, as a group wait does
+    const size_t n = batches ? lane.PopBatch(few, 8) : 0;
+    for (size_t i = 0; i < n; ++i) {
+      ++taken[few[i].id];
       ++count;
     }
-  }
-  while (lane.Pop(&t)) {
+    if (n > 0) return true;
+    if (!lane.Pop(&t)) return false;
     ++taken[t.id];
     ++count;
+    return true;
+  };
+  for (uint64_t id = 1; id <= kTasks; ++id) {
+    while (!lane.Push(Numbered(id))) own();
+    if (id % 3 == 0) own();
+  }
+  while (own()) {
   }
   while (count.load() < kTasks) std::this_thread::yield();
   done = true;
@@ -85,5 +114,9 @@ TEST(LightLane, OneOwnerAndThreeThievesTakeEachTaskOnce) {
   EXPECT_EQ(count.load(), kTasks);
   for (uint64_t id = 1; id <= kTasks; ++id) ASSERT_EQ(taken[id].load(), 1) << id;
 }
+
+TEST(LightLane, OneOwnerAndThreeThievesTakeEachTaskOnce) { HandOver(false); }
+
+TEST(LightLane, OneOwnerPoppingInBatchesAndThreeThievesTakeEachTaskOnce) { HandOver(true); }
 
 }  // namespace

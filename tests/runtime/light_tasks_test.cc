@@ -1,8 +1,10 @@
 // Light group tasks (docs/scheduler.md, "Light group tasks"): group tasks that ask nothing of the scheduler skip
 // the Task object and queue in their group's lane of the submitting thread. These tests pin what that path must
 // keep of a direct task: the refusal of a wait for its own group, a full lane falling back to the direct path,
-// nesting (a light task waiting for a group of light tasks), the event log (on: no light path), the counters, and a
-// runtime's destroy ending queued light tasks as cancelled with their user data released.
+// nesting (a light task waiting for a group of light tasks), the event log (on: no light path), the counters, a
+// runtime's destroy ending queued light tasks as cancelled with their user data released, and the group pinned (not
+// counted) by a submission while another thread destroys the group or its runtime (docs/threading.md, "Pinned task
+// groups").
 #include <accel/runtime.h>
 #include <gtest/gtest.h>
 
@@ -179,6 +181,103 @@ TEST(LightTasks, ARuntimeDestroyEndsQueuedLightTasksCancelledAndReleasesTheirDat
   EXPECT_NE(message.find("100 of the tasks of task group 'queued' failed"), std::string::npos) << message;
   EXPECT_NE(message.find("was cancelled: the runtime was destroyed first"), std::string::npos) << message;
   ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+}
+
+// Light tasks that count their runs and their releases (plain function pointers: nothing to allocate per task).
+struct Counts {
+  std::atomic<int> ran{0};
+  std::atomic<int> released{0};
+};
+accel_status_t CountRun(accel_task_context_t /*context*/, void* counts) {
+  ++static_cast<Counts*>(counts)->ran;
+  return ACCEL_SUCCESS;
+}
+void CountRelease(void* counts) { ++static_cast<Counts*>(counts)->released; }
+accel_task_desc_t CountingDesc(Counts* counts) {
+  accel_task_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_TASK_DESC;
+  d.struct_size = sizeof(d);
+  d.function = CountRun;
+  d.user_data = counts;
+  d.release_user_data = CountRelease;
+  return d;
+}
+
+// A thread submits into `g` until a submission is refused; returns how many were accepted, and the refusal.
+struct Refusal {
+  int accepted = 0;
+  accel_status_t status = ACCEL_SUCCESS;
+  std::string message;
+};
+std::thread SubmitUntilRefused(accel_task_group_t g, Counts* counts, std::atomic<int>* accepted, Refusal* refusal) {
+  return std::thread([=] {
+    const accel_task_desc_t d = CountingDesc(counts);
+    for (;;) {
+      const accel_status_t status = accel_task_group_submit(g, &d);
+      if (status != ACCEL_SUCCESS) {
+        refusal->status = status;
+        refusal->message = accel_last_error();
+        refusal->accepted = accepted->load();
+        return;
+      }
+      accepted->fetch_add(1);
+    }
+  });
+}
+
+TEST(LightTasks, AGroupDestroyedWhileAnotherThreadSubmitsRefusesTheRestAndRunsWhatItAccepted) {
+  RuntimeFixture rt(nullptr, 2);
+  for (int round = 0; round < 20; ++round) {
+    accel_task_group_t g = NewTaskGroup(rt.get(), "doomed");
+    Counts counts;
+    std::atomic<int> accepted{0};
+    Refusal refusal;
+    std::thread submitter = SubmitUntilRefused(g, &counts, &accepted, &refusal);
+    ASSERT_TRUE(Eventually([&] { return accepted.load() >= 200 * (round % 5); }));
+    ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS) << accel_last_error();
+    submitter.join();
+    EXPECT_EQ(refusal.status, ACCEL_ERROR_INVALID_HANDLE) << refusal.message;
+    EXPECT_NE(refusal.message.find("accel_task_group_submit: 'group' is a stale task group handle"), std::string::npos)
+        << refusal.message;
+    // Every accepted task runs once and is released once, its group's handle gone.
+    EXPECT_TRUE(Eventually([&] { return counts.released.load() == refusal.accepted; }))
+        << counts.released.load() << " of " << refusal.accepted;
+    EXPECT_EQ(counts.ran.load(), refusal.accepted);
+  }
+}
+
+TEST(LightTasks, ARuntimeDestroyedWhileAThreadSubmitsIntoItsGroupRefusesTheRestAndEndsWhatItAccepted) {
+  for (int round = 0; round < 20; ++round) {
+    accel_runtime_t rt = nullptr;
+    const ScopedInstance instance(nullptr);
+    ASSERT_EQ(CreateRuntime(instance.get(), 2, &rt), ACCEL_SUCCESS) << accel_last_error();
+    accel_task_group_t g = NewTaskGroup(rt, "orphan");
+    Counts counts;
+    std::atomic<int> accepted{0};
+    Refusal refusal;
+    std::thread submitter = SubmitUntilRefused(g, &counts, &accepted, &refusal);
+    ASSERT_TRUE(Eventually([&] { return accepted.load() >= 200 * (round % 5); }));
+    ASSERT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS) << accel_last_error();
+    submitter.join();
+    // Refused from when the destroy began: while it runs, as being destroyed; after, as a stale runtime's group.
+    EXPECT_TRUE(refusal.status == ACCEL_ERROR_INVALID_HANDLE || refusal.status == ACCEL_ERROR_FAILED_PRECONDITION)
+        << refusal.message;
+    EXPECT_TRUE(refusal.message.find("'group' belongs to a runtime that was destroyed") != std::string::npos ||
+                refusal.message.find("accel_task_group_submit: the runtime is being destroyed") != std::string::npos)
+        << refusal.message;
+    const accel_task_desc_t late = CountingDesc(&counts);
+    EXPECT_EQ(accel_task_group_submit(g, &late), ACCEL_ERROR_INVALID_HANDLE);
+    EXPECT_NE(std::string(accel_last_error()).find("'group' belongs to a runtime that was destroyed"),
+              std::string::npos)
+        << accel_last_error();
+    // Once the destroy returned, every accepted task has ended (run, or cancelled by the destroy) and been
+    // released once; the group still answers a wait.
+    EXPECT_EQ(counts.released.load(), refusal.accepted);
+    EXPECT_LE(counts.ran.load(), refusal.accepted);
+    const accel_status_t waited = accel_task_group_wait(g, 0);
+    EXPECT_TRUE(waited == ACCEL_SUCCESS || waited == ACCEL_ERROR_CANCELLED) << accel_last_error();
+    ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);
+  }
 }
 
 }  // namespace

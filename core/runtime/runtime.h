@@ -691,8 +691,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     static constexpr size_t kRingSlots = 1024;
     std::atomic<Task*> newest{nullptr};
     // Bumped by its task-group clients at each submission and each task they run themselves: a worker that sees
-    // it still for the client lease takes the shard's tasks (docs/scheduler.md, "Client slots").
-    std::atomic<uint64_t> beat{0};
+    // it still for the client lease takes the shard's tasks (docs/scheduler.md, "Client slots"). On a line of its
+    // own: workers read the line above at every look for work, and only read this one once every CPU has a client.
+    alignas(64) std::atomic<uint64_t> beat{0};
     void Beat() { beat.store(beat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
     PointerRing<Task> ring{kRingSlots};
     SpinLock overflow_lock;

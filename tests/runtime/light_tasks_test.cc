@@ -203,46 +203,53 @@ accel_task_desc_t CountingDesc(Counts* counts) {
   return d;
 }
 
-// A thread submits into `g` until a submission is refused; returns how many were accepted, and the refusal.
-struct Refusal {
-  int accepted = 0;
+// A thread that submits counting light tasks into a group until one is refused: how many it accepted before, and
+// the refusal.
+struct Submitter {
+  Counts counts;
+  std::atomic<int> accepted{0};
+  int accepted_before_refusal = 0;
   accel_status_t status = ACCEL_SUCCESS;
   std::string message;
+  std::atomic<bool> stop{false};  // a test that failed before the refusal ends the thread
+  std::thread thread;             // last: it starts once the rest is made
+
+  explicit Submitter(accel_task_group_t g)
+      : thread([this, g] {
+          const accel_task_desc_t d = CountingDesc(&counts);
+          while (!stop.load() && (status = accel_task_group_submit(g, &d)) == ACCEL_SUCCESS) accepted.fetch_add(1);
+          message = accel_last_error();
+          accepted_before_refusal = accepted.load();
+        }) {}
+  Submitter(const Submitter&) = delete;
+  Submitter& operator=(const Submitter&) = delete;
+  ~Submitter() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+  // Whether it accepted `n` (within Eventually's time).
+  bool Accepted(int n) {
+    return Eventually([&] { return accepted.load() >= n; });
+  }
 };
-std::thread SubmitUntilRefused(accel_task_group_t g, Counts* counts, std::atomic<int>* accepted, Refusal* refusal) {
-  return std::thread([=] {
-    const accel_task_desc_t d = CountingDesc(counts);
-    for (;;) {
-      const accel_status_t status = accel_task_group_submit(g, &d);
-      if (status != ACCEL_SUCCESS) {
-        refusal->status = status;
-        refusal->message = accel_last_error();
-        refusal->accepted = accepted->load();
-        return;
-      }
-      accepted->fetch_add(1);
-    }
-  });
-}
 
 TEST(LightTasks, AGroupDestroyedWhileAnotherThreadSubmitsRefusesTheRestAndRunsWhatItAccepted) {
   RuntimeFixture rt(nullptr, 2);
   for (int round = 0; round < 20; ++round) {
     accel_task_group_t g = NewTaskGroup(rt.get(), "doomed");
-    Counts counts;
-    std::atomic<int> accepted{0};
-    Refusal refusal;
-    std::thread submitter = SubmitUntilRefused(g, &counts, &accepted, &refusal);
-    ASSERT_TRUE(Eventually([&] { return accepted.load() >= 200 * (round % 5); }));
+    Submitter submitter(g);
+    ASSERT_TRUE(submitter.Accepted(200 * (round % 5)));
     ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS) << accel_last_error();
-    submitter.join();
-    EXPECT_EQ(refusal.status, ACCEL_ERROR_INVALID_HANDLE) << refusal.message;
-    EXPECT_NE(refusal.message.find("accel_task_group_submit: 'group' is a stale task group handle"), std::string::npos)
-        << refusal.message;
+    submitter.thread.join();
+    const int accepted = submitter.accepted_before_refusal;
+    EXPECT_EQ(submitter.status, ACCEL_ERROR_INVALID_HANDLE) << submitter.message;
+    EXPECT_NE(submitter.message.find("accel_task_group_submit: 'group' is a stale task group handle"),
+              std::string::npos)
+        << submitter.message;
     // Every accepted task runs once and is released once, its group's handle gone.
-    EXPECT_TRUE(Eventually([&] { return counts.released.load() == refusal.accepted; }))
-        << counts.released.load() << " of " << refusal.accepted;
-    EXPECT_EQ(counts.ran.load(), refusal.accepted);
+    EXPECT_TRUE(Eventually([&] { return submitter.counts.released.load() == accepted; }))
+        << submitter.counts.released.load() << " of " << accepted;
+    EXPECT_EQ(submitter.counts.ran.load(), accepted);
   }
 }
 
@@ -252,28 +259,26 @@ TEST(LightTasks, ARuntimeDestroyedWhileAThreadSubmitsIntoItsGroupRefusesTheRestA
     const ScopedInstance instance(nullptr);
     ASSERT_EQ(CreateRuntime(instance.get(), 2, &rt), ACCEL_SUCCESS) << accel_last_error();
     accel_task_group_t g = NewTaskGroup(rt, "orphan");
-    Counts counts;
-    std::atomic<int> accepted{0};
-    Refusal refusal;
-    std::thread submitter = SubmitUntilRefused(g, &counts, &accepted, &refusal);
-    ASSERT_TRUE(Eventually([&] { return accepted.load() >= 200 * (round % 5); }));
+    Submitter submitter(g);
+    ASSERT_TRUE(submitter.Accepted(200 * (round % 5)));
     ASSERT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS) << accel_last_error();
-    submitter.join();
+    submitter.thread.join();
+    const int accepted = submitter.accepted_before_refusal;
     // Refused from when the destroy began: while it runs, as being destroyed; after, as a stale runtime's group.
-    EXPECT_TRUE(refusal.status == ACCEL_ERROR_INVALID_HANDLE || refusal.status == ACCEL_ERROR_FAILED_PRECONDITION)
-        << refusal.message;
-    EXPECT_TRUE(refusal.message.find("'group' belongs to a runtime that was destroyed") != std::string::npos ||
-                refusal.message.find("accel_task_group_submit: the runtime is being destroyed") != std::string::npos)
-        << refusal.message;
-    const accel_task_desc_t late = CountingDesc(&counts);
+    EXPECT_TRUE(submitter.status == ACCEL_ERROR_INVALID_HANDLE || submitter.status == ACCEL_ERROR_FAILED_PRECONDITION)
+        << submitter.message;
+    EXPECT_TRUE(submitter.message.find("'group' belongs to a runtime that was destroyed") != std::string::npos ||
+                submitter.message.find("accel_task_group_submit: the runtime is being destroyed") != std::string::npos)
+        << submitter.message;
+    const accel_task_desc_t late = CountingDesc(&submitter.counts);
     EXPECT_EQ(accel_task_group_submit(g, &late), ACCEL_ERROR_INVALID_HANDLE);
     EXPECT_NE(std::string(accel_last_error()).find("'group' belongs to a runtime that was destroyed"),
               std::string::npos)
         << accel_last_error();
     // Once the destroy returned, every accepted task has ended (run, or cancelled by the destroy) and been
     // released once; the group still answers a wait.
-    EXPECT_EQ(counts.released.load(), refusal.accepted);
-    EXPECT_LE(counts.ran.load(), refusal.accepted);
+    EXPECT_EQ(submitter.counts.released.load(), accepted);
+    EXPECT_LE(submitter.counts.ran.load(), accepted);
     const accel_status_t waited = accel_task_group_wait(g, 0);
     EXPECT_TRUE(waited == ACCEL_SUCCESS || waited == ACCEL_ERROR_CANCELLED) << accel_last_error();
     ASSERT_EQ(accel_task_group_destroy(g), ACCEL_SUCCESS);

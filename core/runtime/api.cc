@@ -694,38 +694,48 @@ ACCEL_API accel_status_t accel_task_group_submit(accel_task_group_t group, const
   const char* const fn = __func__;
   return Guarded(fn, [&]() -> accel_status_t {
     accel_status_t status = ACCEL_SUCCESS;
-    // The group pinned, not counted (docs/threading.md, "Pinned task groups"): the common case writes no line
-    // that other threads write.
-    const GroupPin pinned(reinterpret_cast<uint64_t>(group));
+    // Read in place when of this version or later (the common case); an older one is copied, its later fields zero.
+    accel_task_desc_t older;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled only when used
+    const accel_task_desc_t* d = nullptr;
+    auto read_desc = [&] {
+      if (!CheckHeader(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return false;
+      d = desc;
+      if (desc->struct_size < sizeof(older)) {
+        older = accel_task_desc_t{};
+        std::memcpy(&older, desc, desc->struct_size);
+        d = &older;
+      }
+      return true;
+    };
     std::shared_ptr<TaskGroup> g;
-    if (!pinned) {
+    {
+      // The group pinned, not counted (docs/threading.md, "Pinned task groups"): the common case writes no line
+      // that other threads write.
+      const GroupPin pinned(reinterpret_cast<uint64_t>(group));
+      if (pinned) {
+        if (!read_desc()) return status;
+        // A task that asks nothing of the scheduler is a light one (docs/scheduler.md, "Light group tasks"): every
+        // field but the function and its user data at its default, so that nothing it could have asked for is lost.
+        const bool light = d->function != nullptr && d->next == nullptr && (d->name == nullptr || d->name[0] == '\0') &&
+                           d->request == nullptr && d->dependency_count == 0 && d->max_retries == 0 &&
+                           d->queue == nullptr && d->near_object_count == 0 && d->reserved2 == 0 && d->preemptible <= 1;
+        if (light && pinned.runtime().SubmitLight(pinned.group(), accel::runtime::LightTask{d->function, d->user_data,
+                                                                                            d->release_user_data, 0})) {
+          return ACCEL_SUCCESS;
+        }
+        // Counted from here, the pin dropped: the path below may run user callbacks (other tasks' releases), and a
+        // group's destroy waits for its pins.
+        g = pinned.group().shared_from_this();
+      }
+    }
+    if (!g) {
       g = Find<TaskGroup>(fn, group, HandleType::kTaskGroup, "group", &status);
       if (!g) return status;
-    }
-    // Read in place when of this version or later (the common case); an older one is copied, its later fields zero.
-    if (!CheckHeader(fn, desc, ACCEL_STRUCTURE_TYPE_TASK_DESC, "desc", &status)) return status;
-    accel_task_desc_t older;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled only when used
-    const bool old_version = desc->struct_size < sizeof(older);
-    if (old_version) {
-      older = accel_task_desc_t{};
-      std::memcpy(&older, desc, desc->struct_size);
-    }
-    const accel_task_desc_t& d = old_version ? older : *desc;
-    // A task that asks nothing of the scheduler is a light one (docs/scheduler.md, "Light group tasks"): every
-    // field but the function and its user data at its default, so that nothing it could have asked for is lost.
-    const bool light = d.function != nullptr && d.next == nullptr && (d.name == nullptr || d.name[0] == '\0') &&
-                       d.request == nullptr && d.dependency_count == 0 && d.max_retries == 0 && d.queue == nullptr &&
-                       d.near_object_count == 0 && d.reserved2 == 0 && d.preemptible <= 1;
-    if (pinned) {
-      if (light && pinned.runtime().SubmitLight(
-                       pinned.group(), accel::runtime::LightTask{d.function, d.user_data, d.release_user_data, 0})) {
-        return ACCEL_SUCCESS;
-      }
-      g = pinned.group().shared_from_this();
+      if (!read_desc()) return status;
     }
     auto rt = RuntimeRef::Of(g->runtime_handle);
     if (!rt) return Fail(fn, ACCEL_ERROR_INVALID_HANDLE, "'group' belongs to a runtime that was destroyed");
-    return SubmitTask(fn, *rt, g->runtime_handle, d, g, nullptr);
+    return SubmitTask(fn, *rt, g->runtime_handle, *d, g, nullptr);
   });
 }
 

@@ -1054,8 +1054,8 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
   // which thieves may reach, one at a time.
   constexpr size_t kBatch = 16;
   std::array<LightTask, kBatch> batch;
-  // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and leaves the
-  // rest to its drain (and what this took, it ends as the drain would).
+  // After the count (seq_cst both): either Shutdown waits for this count, or this sees `stopping_` and ends the
+  // rest as cancelled, with the drain (what this took, it ends as the drain would).
   while (!stopping_.load(std::memory_order_seq_cst)) {
     size_t n = lane->PopBatch(batch.data(), kBatch);
     if (n == 0 && lane->Pop(&batch[0])) n = 1;
@@ -1067,6 +1067,15 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
     }
     if (succeeded > 0) group.EndSucceeded(succeeded);
     ran += n;
+  }
+  if (stopping_.load(std::memory_order_seq_cst)) {
+    // The drain may have passed this lane while a batch held its bottom low (its size then reads 0): what is left,
+    // this thread ends as the drain would. Pop and the drain's Steal each take a task once.
+    LightTask left;
+    while (lane->Pop(&left)) {
+      RunLight(group, left, true);
+      ++ran;
+    }
   }
   return ran;
 }

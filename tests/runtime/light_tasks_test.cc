@@ -3,12 +3,13 @@
 // keep of a direct task: the refusal of a wait for its own group, a full lane falling back to the direct path,
 // nesting (a light task waiting for a group of light tasks), the event log (on: no light path), the counters, a
 // runtime's destroy ending queued light tasks as cancelled with their user data released, and the group pinned (not
-// counted) by a submission while another thread destroys the group or its runtime (docs/threading.md, "Pinned task
-// groups").
+// counted) by a submission while another thread destroys the group or its runtime, or runs its own tasks in a group
+// wait as the runtime is destroyed (docs/threading.md, "Pinned task groups").
 #include <accel/runtime.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,7 +205,7 @@ accel_task_desc_t CountingDesc(Counts* counts) {
 }
 
 // A thread that submits counting light tasks into a group until one is refused: how many it accepted before, and
-// the refusal.
+// the refusal. With `wait_every`, it waits for the group after every that many (running its own tasks then).
 struct Submitter {
   Counts counts;
   std::atomic<int> accepted{0};
@@ -214,10 +215,14 @@ struct Submitter {
   std::atomic<bool> stop{false};  // a test that failed before the refusal ends the thread
   std::thread thread;             // last: it starts once the rest is made
 
-  explicit Submitter(accel_task_group_t g)
-      : thread([this, g] {
+  explicit Submitter(accel_task_group_t g, int wait_every = 0)
+      : thread([this, g, wait_every] {
           const accel_task_desc_t d = CountingDesc(&counts);
-          while (!stop.load() && (status = accel_task_group_submit(g, &d)) == ACCEL_SUCCESS) accepted.fetch_add(1);
+          while (!stop.load() && (status = accel_task_group_submit(g, &d)) == ACCEL_SUCCESS) {
+            if ((accepted.fetch_add(1) + 1) % (wait_every > 0 ? wait_every : INT32_MAX) == 0) {
+              accel_task_group_wait(g, 10'000'000'000ULL);  // any outcome: a destroy may be under way
+            }
+          }
           message = accel_last_error();
           accepted_before_refusal = accepted.load();
         }) {}
@@ -259,7 +264,8 @@ TEST(LightTasks, ARuntimeDestroyedWhileAThreadSubmitsIntoItsGroupRefusesTheRestA
     const ScopedInstance instance(nullptr);
     ASSERT_EQ(CreateRuntime(instance.get(), 2, &rt), ACCEL_SUCCESS) << accel_last_error();
     accel_task_group_t g = NewTaskGroup(rt, "orphan");
-    Submitter submitter(g);
+    // Odd rounds wait now and then: the destroy may then find the thread running its own tasks (RunOwnLight).
+    Submitter submitter(g, round % 2 == 1 ? 64 : 0);
     ASSERT_TRUE(submitter.Accepted(200 * (round % 5)));
     ASSERT_EQ(accel_runtime_destroy(rt), ACCEL_SUCCESS) << accel_last_error();
     submitter.thread.join();

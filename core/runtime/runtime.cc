@@ -641,11 +641,7 @@ void Runtime::WorkerLoop() {
     }
     if (light_listed_.load(std::memory_order_relaxed) > 0 && StealLight(view, &light_group, &light_batch, &helping)) {
       lone_ok = false;
-      uint64_t succeeded = 0;
-      for (const LightTask& t : light_batch) {
-        if (RunLight(*light_group, t, stopping_.load(std::memory_order_relaxed), true)) ++succeeded;
-      }
-      if (succeeded > 0) light_group->EndSucceeded(succeeded);  // one count for the batch
+      RunLightBatch(*light_group, light_batch.data(), light_batch.size(), nullptr);
       light_batch.clear();
       light_group.reset();
       if (helping) helping_.fetch_sub(1, std::memory_order_relaxed);
@@ -925,10 +921,10 @@ void TaskGroup::End(accel_status_t result, std::string_view message) {
       first_message = message;
     }
   }
-  EndSucceeded(1);
+  CountEnded(1);
 }
 
-void TaskGroup::EndSucceeded(uint64_t n) {
+void TaskGroup::CountEnded(uint64_t n) {
   counts[ThreadSlot() % kCountShards].ended.fetch_add(n, std::memory_order_seq_cst);
   // Pairs with the waiter's count, as Publish's `done` does. Of the ends that find a waiter, the last in that order
   // sees every count before it, and so sees none open.
@@ -1060,12 +1056,7 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
     size_t n = lane->PopBatch(batch.data(), kBatch);
     if (n == 0 && lane->Pop(&batch[0])) n = 1;
     if (n == 0) break;
-    uint64_t succeeded = 0;
-    for (size_t i = 0; i < n; ++i) {
-      shard.Beat();  // client slots
-      if (RunLight(group, batch[i], stopping_.load(std::memory_order_relaxed), true)) ++succeeded;
-    }
-    if (succeeded > 0) group.EndSucceeded(succeeded);
+    RunLightBatch(group, batch.data(), n, &shard);
     ran += n;
   }
   if (stopping_.load(std::memory_order_seq_cst)) {
@@ -1078,6 +1069,15 @@ size_t Runtime::RunOwnLight(TaskGroup& group) {
     }
   }
   return ran;
+}
+
+void Runtime::RunLightBatch(TaskGroup& group, const LightTask* tasks, size_t n, DirectShard* beat) {
+  uint64_t succeeded = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (beat != nullptr) beat->Beat();
+    if (RunLight(group, tasks[i], stopping_.load(std::memory_order_relaxed), true)) ++succeeded;
+  }
+  if (succeeded > 0) group.CountEnded(succeeded);  // one count for the batch
 }
 
 bool Runtime::RunLight(TaskGroup& group, const LightTask& light, bool cancel, bool defer) {

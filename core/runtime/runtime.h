@@ -108,8 +108,9 @@ struct TaskGroup : std::enable_shared_from_this<TaskGroup> {
   void Add();
   // Counts one of its tasks ended with `result` (or refused: ACCEL_SUCCESS); wakes the waiters when none is open.
   void End(accel_status_t result, std::string_view message);
-  // Counts `n` of its tasks ended in success at once (a thread that ran a batch of its light tasks).
-  void EndSucceeded(uint64_t n);
+  // Counts `n` of its tasks ended, their failures (if any) recorded already: End's count, and a batch of light
+  // tasks' successes counted at once (Runtime::RunLightBatch).
+  void CountEnded(uint64_t n);
   // Its tasks submitted and not ended. 0 means every task whose Add happened before this call has ended.
   uint64_t Open() const;
 };
@@ -421,6 +422,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   void WakeOne();
   // What one worker saw of the direct shards (client slots: when each shard's client last showed activity).
   struct WorkerView;
+  struct DirectShard;  // below, with direct_
   // Whether a worker may take from direct shard `s`, holding `n` (docs/scheduler.md, "Client slots"): kFree, kHelp
   // (as one of the helpers the CPUs left free by the clients allow: counted in helping_), or kNo (then
   // `view.held_back` is set).
@@ -461,8 +463,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::vector<std::shared_ptr<Task>> DrainDirect();
   // Runs (or, `cancel`, ends as cancelled by the shutdown) a light task of `group` in a frame of the calling thread.
   // With `defer`, a success is not counted in the group: it returns true, and the caller counts its batch at once
-  // (TaskGroup::EndSucceeded).
+  // (TaskGroup::CountEnded).
   bool RunLight(TaskGroup& group, const LightTask& task, bool cancel, bool defer = false);
+  // Runs `n` light tasks of `group` (ended as cancelled once the runtime stops), beating `beat` before each when
+  // given (a client running its own: client slots), and counts their successes in the group at once.
+  void RunLightBatch(TaskGroup& group, const LightTask* tasks, size_t n, DirectShard* beat);
   // Lists `group` among those with light tasks (held there) unless it is.
   void ListLight(TaskGroup& group);
   // A worker's take of light tasks: from the first lane it may take from (client slots), up to a few, into

@@ -1,10 +1,12 @@
 /* The work whose instruction count bench/launch_instructions.py reports: on
  * the first device of the loaded backends, the corpus's fill_u32 is launched
- * `count` times on one stream, each followed by a synchronize. Run under
- * callgrind, the instructions spent in libaccel and the backend library per
- * launch are Accel's own cost (docs/overhead.md).
+ * `count` times on one stream, each followed by a synchronize (or, with
+ * `copy`, 4 KiB are copied from host memory into a buffer `count` times, each
+ * followed by a synchronize). Run under callgrind, the instructions spent in
+ * libaccel and the backend library per operation are Accel's own cost
+ * (docs/overhead.md).
  *
- *   launch_cost <corpus dir> <count>
+ *   launch_cost <corpus dir> <count> [launch|copy]
  */
 #include <accel/accel.h>
 #include <stdio.h>
@@ -29,18 +31,30 @@ static int launch_and_wait(accel_stream_t stream, accel_kernel_t kernel, const a
   return 0;
 }
 
+/* Copies 4 KiB from `host` into `buffer` and waits, `count` times. */
+static int copy_and_wait(accel_stream_t stream, accel_buffer_t buffer, const void* host, int count) {
+  for (int i = 0; i < count; ++i) {
+    CHECK(accel_stream_copy_host_to_buffer(stream, host, buffer, 0, 4096));
+    CHECK(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE));
+  }
+  return 0;
+}
+
 /* The measured region, for callgrind's --toggle-collect=measured. */
 __attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t kernel, const accel_launch_desc_t* l,
-                                       int count) {
+                                       accel_buffer_t buffer, const void* host, int count) {
+  if (host != NULL) return copy_and_wait(stream, buffer, host, count);
   return launch_and_wait(stream, kernel, l, count);
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: launch_cost <corpus dir> <count>\n");
+  if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "launch") != 0 && strcmp(argv[3], "copy") != 0)) {
+    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy]\n");
     return 2;
   }
   const int count = atoi(argv[2]);
+  static unsigned char host[4096];
+  const void* copy_from = argc == 4 && strcmp(argv[3], "copy") == 0 ? host : NULL;
   accel_instance_t instance = NULL;
   CHECK(accel_instance_create(NULL, &instance));
   accel_device_t device = NULL;
@@ -106,7 +120,8 @@ int main(int argc, char** argv) {
   l.args = args;
   l.arg_count = 3;
   if (launch_and_wait(stream, kernel, &l, 3) != 0) return 1; /* warm-up: pipelines built, pools grown */
-  if (measured(stream, kernel, &l, count) != 0) return 1;
+  if (copy_and_wait(stream, buffer, host, 3) != 0) return 1;
+  if (measured(stream, kernel, &l, buffer, copy_from, count) != 0) return 1;
   accel_stream_destroy(stream);
   accel_buffer_destroy(buffer);
   accel_module_destroy(module);

@@ -7,7 +7,10 @@ libaccel and in the backend library, and the total with the runtime below them.
 The difference of the two runs removes the fixed cost. Instruction counts are
 deterministic for one binary, input and environment.
 
-  bench/launch_instructions.py --build build/default --backends host [--count 200]
+  bench/launch_instructions.py --build build/default --backends host [--count 200] [--operation copy]
+
+With --operation copy the operation is a 4 KiB copy from host memory into a
+buffer (+ synchronize) instead of a launch.
 """
 import argparse
 import os
@@ -17,12 +20,12 @@ import sys
 import tempfile
 
 
-def run(build, count, env, tmp):
+def run(build, count, env, tmp, operation):
     out = os.path.join(tmp, f"callgrind.{count}")
     exe = os.path.join(build, "bench/launch_cost")
     corpus = os.path.join(build, "share/accel/conformance/corpus")
     cmd = ["valgrind", "--tool=callgrind", "--toggle-collect=measured", f"--callgrind-out-file={out}", exe, corpus,
-           str(count)]
+           str(count), operation]
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stdout[-3000:]}")
@@ -65,16 +68,17 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--backends", required=True)
     ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--operation", choices=["launch", "copy"], default="launch")
     args = ap.parse_args()
     env = dict(os.environ, ACCEL_BACKENDS=args.backends, ACCEL_LOG="off")
     with tempfile.TemporaryDirectory() as tmp:
-        small, small_total = run(args.build, args.count, env, tmp)
-        large, large_total = run(args.build, 2 * args.count, env, tmp)
+        small, small_total = run(args.build, args.count, env, tmp, args.operation)
+        large, large_total = run(args.build, 2 * args.count, env, tmp, args.operation)
     per = {k: (large.get(k, 0) - small.get(k, 0)) / args.count for k in set(small) | set(large)}
     accel = sum(v for k, v in per.items() if k.startswith("libaccel.so"))
     backend = sum(v for k, v in per.items() if k.startswith("libaccel_backend_"))
     total = (large_total - small_total) / args.count
-    print(f"backends={args.backends}: per launch+synchronize on the calling thread: "
+    print(f"backends={args.backends}: per {args.operation}+synchronize on the calling thread: "
           f"libaccel {accel:.0f} instructions, backend {backend:.0f}, everything {total:.0f}")
     for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {v:12.0f}  {k}")

@@ -99,9 +99,9 @@ class Record {
 
 // One queued operation. `run` does the work when the stream holds no error and returns its status, setting
 // `*message` when it fails; otherwise `skip`, when set, runs instead, told the stream's error. A kernel launch is
-// `launch` instead of `run` (Stream::RunLaunch records and submits it; no std::function per launch). `copies` is
-// added to the stream's copy statistics when `run` succeeds. What the lambdas capture (allocations, records) and the
-// launch live as long as the operation.
+// `launch` instead of `run` (Stream::EnqueueLaunch or the worker's RunLaunches records and submits it; no
+// std::function per launch). `copies` is added to the stream's copy statistics when `run` succeeds. What the lambdas
+// capture (allocations, records) and the launch live as long as the operation.
 struct Operation {
   const char* what = "";
   std::function<accel_status_t(std::string* message)> run;
@@ -110,6 +110,8 @@ struct Operation {
   uint64_t number = 0;  // set by Enqueue: 1 for the stream's first operation
   std::unique_ptr<PreparedLaunch> launch;
 };
+
+constexpr const char* kLaunchWhat = "kernel launch";
 
 // Writes a Status into an operation's result.
 accel_status_t Report(const Status& s, std::string* message) {
@@ -245,6 +247,7 @@ class Stream {
         return VkFailure("vkCreateQueryPool", r);
       }
     }
+    batch_.reserve(kBatch);
     try {
       worker_ = std::thread([this] { Run(); });
     } catch (const std::system_error& e) {
@@ -264,6 +267,48 @@ class Stream {
       queue_.push_back(std::move(op));
     }
     work_.notify_one();
+    return ACCEL_SUCCESS;
+  }
+
+  // Enqueues a kernel launch. When the stream is idle (nothing queued or running, no error) and so is its device
+  // (every submission known complete, without a call), the calling thread records and submits it itself, as a
+  // native caller would: no hand-off to the worker and back. Otherwise the device is busy anyway, and the worker
+  // takes it, together with the launches queued behind it (Run: one command buffer and one submission for them).
+  accel_status_t EnqueueLaunch(std::unique_ptr<PreparedLaunch> launch) {
+    std::unique_lock lock(mutex_);
+    const uint64_t number = ++enqueued_;
+    if (!QueueIdleLocked() || error_ != ACCEL_SUCCESS || completed_.load() < submitted_.load()) {
+      Operation op;
+      op.what = kLaunchWhat;
+      op.number = number;
+      op.launch = std::move(launch);
+      queue_.push_back(std::move(op));
+      lock.unlock();
+      work_.notify_one();
+      return ACCEL_SUCCESS;
+    }
+    inline_running_ = true;  // the worker takes nothing enqueued meanwhile, and owns no Vulkan object until done
+    lock.unlock();
+    std::string message;
+    accel_status_t status = ACCEL_ERROR_INTERNAL;
+    try {
+      status = RunLaunch(*launch, &message);
+    } catch (const std::bad_alloc&) {
+      message = "out of host memory";
+      status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    } catch (...) {
+      message = "threw an exception";
+    }
+    if (current_ != nullptr) Abandon();
+    lock.lock();
+    if (status < 0) {
+      error_ = status;
+      error_message_ = "operation #" + std::to_string(number) + " (" + kLaunchWhat + ") failed: " + message;
+    }
+    Operation op;
+    op.launch = std::move(launch);
+    RetireOrReleaseLocked(op);
+    FinishInlineLocked(lock);
     return ACCEL_SUCCESS;
   }
 
@@ -297,11 +342,7 @@ class Stream {
     } else {
       backend::AddCopyStatistics(copies, &copies_);
     }
-    inline_running_ = false;
-    const bool wake = !queue_.empty();
-    if (QueueIdleLocked()) idle_.notify_all();
-    lock.unlock();
-    if (wake) work_.notify_one();
+    FinishInlineLocked(lock);
     return true;
   }
 
@@ -325,7 +366,7 @@ class Stream {
     }
     const std::optional<Clock::time_point> deadline = DeadlineAfter(timeout_ns);
     std::unique_lock lock(mutex_);
-    if (!WaitUntil(idle_, lock, deadline, [this] { return QueueIdleLocked(); })) {
+    if (!QueueIdleLocked() && !WaitUntil(idle_, lock, deadline, [this] { return QueueIdleLocked(); })) {
       const uint64_t pending = queue_.size() + (running_ ? 1 : 0);
       return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(pending) +
                                                   " operations pending after " + std::to_string(timeout_ns) + " ns");
@@ -402,6 +443,8 @@ class Stream {
     const VkResult r = vk.vkBeginCommandBuffer(slot.commands, &begin);  // resets it (the pool's flag)
     if (r != VK_SUCCESS) return VkFailure("vkBeginCommandBuffer", r);
     next_slot_ = (next_slot_ + 1) % slot_count_;
+    slot.sets = 0;
+    slot.storage = 0;
     current_ = &slot;
     return Status::Ok();
   }
@@ -420,13 +463,7 @@ class Stream {
     const DeviceFunctions& vk = device_->vk;
     Slot& slot = *current_;
     current_ = nullptr;
-    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    barrier.dstAccessMask =
-        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
-    vk.vkCmdPipelineBarrier(slot.commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr,
-                            0, nullptr);
+    Barrier(slot.commands);
     VkResult r = vk.vkEndCommandBuffer(slot.commands);
     if (r != VK_SUCCESS) return VkFailure("vkEndCommandBuffer", r);
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -455,6 +492,18 @@ class Stream {
       Advance(value);
     }
     return Status::Ok();
+  }
+
+  // Records one barrier: every earlier write of the queue visible to every later command and to the host, and every
+  // later command after every earlier one (the write-after-read order of a reused uniform buffer).
+  void Barrier(VkCommandBuffer commands) const {
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    barrier.dstAccessMask =
+        VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+    device_->vk.vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                     VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+                                     nullptr, 0, nullptr);
   }
 
   // Waits until the device has run everything submitted so far; nothing when the timeline is known to be there.
@@ -492,25 +541,31 @@ class Stream {
     return Status::Ok();
   }
 
-  // A descriptor set of `layout` from the pool of the command buffer being recorded (reset first: that command
-  // buffer's previous submission has completed). The pool holds `storage_buffers` storage buffers (at least 16) and
-  // one uniform buffer.
+  // A descriptor set of `layout`, with `storage_buffers` storage buffers and a uniform buffer, from the pool of the
+  // command buffer being recorded. The first set of a recording resets the pool (that command buffer's previous
+  // submission has completed) and grows it when one set needs more storage buffers than it holds; later sets of the
+  // same recording must fit (FitsBatch).
   Status DescriptorSet(VkDescriptorSetLayout layout, uint32_t storage_buffers, VkDescriptorSet* out) {
     const DeviceFunctions& vk = device_->vk;
     const VkDevice d = device_->device;
     Slot& slot = *current_;
-    if (storage_buffers > slot.capacity) {
-      Status s = MakeDescriptorPool(&slot, storage_buffers);
-      if (!s.ok()) return s;
+    if (slot.sets == 0) {
+      if (storage_buffers > slot.capacity) {
+        Status s = MakeDescriptorPool(&slot, storage_buffers);
+        if (!s.ok()) return s;
+      }
+      const VkResult r = vk.vkResetDescriptorPool(d, slot.descriptors, 0);
+      if (r != VK_SUCCESS) return VkFailure("vkResetDescriptorPool", r);
     }
-    VkResult r = vk.vkResetDescriptorPool(d, slot.descriptors, 0);
-    if (r != VK_SUCCESS) return VkFailure("vkResetDescriptorPool", r);
     VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     allocate.descriptorPool = slot.descriptors;
     allocate.descriptorSetCount = 1;
     allocate.pSetLayouts = &layout;
-    r = vk.vkAllocateDescriptorSets(d, &allocate, out);
-    return r == VK_SUCCESS ? Status::Ok() : VkFailure("vkAllocateDescriptorSets", r);
+    const VkResult r = vk.vkAllocateDescriptorSets(d, &allocate, out);
+    if (r != VK_SUCCESS) return VkFailure("vkAllocateDescriptorSets", r);
+    ++slot.sets;
+    slot.storage += storage_buffers;
+    return Status::Ok();
   }
 
   // Writes a device timestamp after all earlier work, waits for it and reads it back, in ticks.
@@ -533,14 +588,17 @@ class Stream {
   }
 
  private:
-  static constexpr uint32_t kSlots = 16;              // command buffers in flight per stream
-  static constexpr uint32_t kMinStorageBuffers = 16;  // each slot's descriptor pool holds at least these
+  static constexpr uint32_t kSlots = 16;  // command buffers in flight per stream
+  static constexpr uint32_t kBatch = 32;  // launches one command buffer records at most (and sets its pool holds)
+  static constexpr uint32_t kMinStorageBuffers = 128;  // each slot's descriptor pool holds at least these
 
   // One command buffer of the ring, its descriptor pool, and the timeline value its last submission signals.
   struct Slot {
     VkCommandBuffer commands = VK_NULL_HANDLE;
     VkDescriptorPool descriptors = VK_NULL_HANDLE;
     uint32_t capacity = 0;  // storage buffers the pool holds
+    uint32_t sets = 0;      // descriptor sets allocated since the recording began
+    uint32_t storage = 0;   // storage buffers of those sets
     uint64_t value = 0;     // 0: never submitted
   };
 
@@ -562,9 +620,9 @@ class Stream {
     slot->capacity = 0;
     const uint32_t capacity = std::max<uint32_t>(storage_buffers, kMinStorageBuffers);
     VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, capacity},
-                                     {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 1}};
+                                     {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kBatch}};
     VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    info.maxSets = 1;
+    info.maxSets = kBatch;
     info.poolSizeCount = 2;
     info.pPoolSizes = sizes;
     const VkResult r = vk.vkCreateDescriptorPool(d, &info, nullptr, &slot->descriptors);
@@ -632,6 +690,35 @@ class Stream {
     op = Operation{};
   }
 
+  // Keeps what `op` holds alive until the device has run what is submitted now, or releases it at once when the
+  // device has run everything.
+  void RetireOrReleaseLocked(Operation& op) {
+    const uint64_t submitted = submitted_.load();
+    if (completed_.load() < submitted) retired_.push_back({submitted, std::move(op), nullptr});
+    ReleaseLocked(op);
+    ReleaseRetiredLocked();
+  }
+
+  // Ends an operation the enqueuing thread ran (TryInline, EnqueueLaunch): the worker may go on. Unlocks `lock`.
+  void FinishInlineLocked(std::unique_lock<std::mutex>& lock) {
+    inline_running_ = false;
+    const bool wake = !queue_.empty();
+    if (QueueIdleLocked()) idle_.notify_all();
+    lock.unlock();
+    if (wake) work_.notify_one();
+  }
+
+  // Whether `launch` may follow the launches already recorded into the current command buffer: its scalars fit the
+  // uniform buffer they use (which must not be replaced under them) and its descriptor set fits what the slot's pool
+  // has left (worker only).
+  bool FitsBatch(const PreparedLaunch& launch) const {
+    const uint32_t uniform_bytes = LaunchUniformBytes(launch);
+    if (uniform_bytes != 0 && (uniform_ == nullptr || uniform_->size() < uniform_bytes)) return false;
+    if (LaunchSetLayout(launch) == VK_NULL_HANDLE) return true;
+    const Slot& slot = *current_;
+    return slot.sets < kBatch && slot.storage + LaunchStorageBuffers(launch) <= slot.capacity;
+  }
+
   // Releases what the device no longer uses, oldest first.
   void ReleaseRetiredLocked() {
     const uint64_t done = completed_.load();
@@ -647,46 +734,103 @@ class Stream {
     for (;;) {
       work_.wait(lock, [this] { return (stopping_ && !inline_running_) || (!queue_.empty() && !inline_running_); });
       if (queue_.empty()) return;  // stopping, and drained
-      Operation op = queue_.pop_front();
+      batch_.push_back(queue_.pop_front());
       running_ = true;
       const accel_status_t prior = error_;
       const std::string prior_message = prior != ACCEL_SUCCESS ? error_message_ : std::string();
       lock.unlock();
       std::string message;
-      const accel_status_t status = Execute(op, prior, prior_message, &message);
+      size_t failed = 0;  // the operation of batch_ a failure is charged to
+      const accel_status_t status = prior == ACCEL_SUCCESS && batch_[0].launch
+                                        ? RunLaunches(lock, &failed, &message)
+                                        : Execute(batch_[0], prior, prior_message, &message);
       if (current_ != nullptr) Abandon();  // an operation that failed while recording
       lock.lock();
-      if (prior == ACCEL_SUCCESS && status < 0) {
-        error_ = status;
-        error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") failed: " + message;
-      } else if (prior == ACCEL_SUCCESS && status >= 0) {
-        backend::AddCopyStatistics(op.copies, &copies_);
+      for (size_t i = 0; i < batch_.size(); ++i) {
+        Operation& op = batch_[i];
+        if (prior == ACCEL_SUCCESS && status < 0 && i == failed) {
+          error_ = status;
+          error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") failed: " + message;
+        } else if (prior == ACCEL_SUCCESS && (status >= 0 || i < failed)) {
+          backend::AddCopyStatistics(op.copies, &copies_);
+        }
+        // What the operation holds lives until the device has run it; release what it no longer uses.
+        RetireOrReleaseLocked(op);
       }
-      // What the operation holds lives until the device has run it; release what it no longer uses.
-      const uint64_t submitted = submitted_.load();
-      if (completed_.load() < submitted) retired_.push_back({submitted, std::move(op), nullptr});
-      ReleaseLocked(op);
-      ReleaseRetiredLocked();
+      batch_.clear();
       running_ = false;
       if (QueueIdleLocked()) idle_.notify_all();
     }
   }
 
-  // Records and submits a kernel launch (worker only).
-  accel_status_t RunLaunch(PreparedLaunch& launch, std::string* message) {
-    VkDescriptorSet set = VK_NULL_HANDLE;
+  // Records a kernel launch into the command buffer being recorded, after a barrier when it follows another
+  // operation of that command buffer (stream order within it). Whoever owns the Vulkan objects calls it (the worker, or
+  // an enqueuing thread while the stream is idle); the caller abandons the command buffer when it fails.
+  Status RecordOne(PreparedLaunch& launch, bool follows) {
     Allocation* uniform = nullptr;
-    Status s = Status::Ok();
     const uint32_t uniform_bytes = LaunchUniformBytes(launch);
-    if (uniform_bytes != 0) s = Uniform(uniform_bytes, &uniform);
-    if (s.ok()) s = Begin();
-    // The set comes from the pool of the command buffer just begun (the worker abandons that command buffer when
-    // this fails).
+    if (uniform_bytes != 0) {
+      Status s = Uniform(uniform_bytes, &uniform);
+      if (!s.ok()) return s;
+    }
+    if (follows) Barrier(commands());
+    VkDescriptorSet set = VK_NULL_HANDLE;
     const VkDescriptorSetLayout layout = LaunchSetLayout(launch);
-    if (s.ok() && layout != VK_NULL_HANDLE) s = DescriptorSet(layout, LaunchStorageBuffers(launch), &set);
-    if (!s.ok()) return Report(s, message);
+    if (layout != VK_NULL_HANDLE) {
+      Status s = DescriptorSet(layout, LaunchStorageBuffers(launch), &set);
+      if (!s.ok()) return s;
+    }
     RecordLaunch(launch, commands(), set, uniform);
-    return Report(Submit(), message);
+    return Status::Ok();
+  }
+
+  // Records and submits one kernel launch in a command buffer of its own.
+  accel_status_t RunLaunch(PreparedLaunch& launch, std::string* message) {
+    Status s = Begin();
+    if (s.ok()) s = RecordOne(launch, false);
+    if (s.ok()) s = Submit();
+    return Report(s, message);
+  }
+
+  // Records the launch batch_[0], then those queued right behind it while they fit the same command buffer
+  // (FitsBatch, at most kBatch), each after a barrier, and submits them with one vkQueueSubmit (worker only; `lock`
+  // is the stream's, unlocked on entry and on return). A launch that fails to record is charged the failure
+  // (`*failed`, its index in batch_) and ends the batch; those before it are submitted (a failed submission is
+  // charged to the first).
+  accel_status_t RunLaunches(std::unique_lock<std::mutex>& lock, size_t* failed, std::string* message) {
+    *failed = 0;
+    try {
+      Status s = Begin();
+      for (size_t i = 0; s.ok(); ++i) {
+        s = RecordOne(*batch_[i].launch, i > 0);
+        if (!s.ok()) {
+          *failed = i;
+          if (i == 0) break;
+          Status submitted = Submit();  // the launches before it
+          if (!submitted.ok()) {
+            *failed = 0;
+            s = std::move(submitted);
+          }
+          break;
+        }
+        lock.lock();
+        const bool more = batch_.size() < kBatch && error_ == ACCEL_SUCCESS && !queue_.empty() &&
+                          queue_.front().launch != nullptr && FitsBatch(*queue_.front().launch);
+        if (more) batch_.push_back(queue_.pop_front());
+        lock.unlock();
+        if (!more) {
+          s = Submit();
+          break;
+        }
+      }
+      return Report(s, message);
+    } catch (const std::bad_alloc&) {
+      *message = "out of host memory";
+      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    } catch (...) {
+      *message = "threw an exception";
+    }
+    return ACCEL_ERROR_INTERNAL;
   }
 
   accel_status_t Execute(Operation& op, accel_status_t prior, const std::string& prior_message, std::string* message) {
@@ -695,7 +839,6 @@ class Stream {
         if (op.skip) op.skip(prior, prior_message);
         return ACCEL_SUCCESS;
       }
-      if (op.launch) return RunLaunch(*op.launch, message);
       return op.run(message);
     } catch (const std::bad_alloc&) {
       *message = "out of host memory";
@@ -713,8 +856,9 @@ class Stream {
   std::condition_variable work_;  // the queue grew, or the stream is stopping
   std::condition_variable idle_;  // the queue drained
   backend::Ring<Operation> queue_;
-  bool running_ = false;         // the worker is running an operation it popped
-  bool inline_running_ = false;  // an enqueuing thread is running an operation (TryInline)
+  std::vector<Operation> batch_;  // what the worker popped and runs (worker only)
+  bool running_ = false;          // the worker is running an operation it popped
+  bool inline_running_ = false;   // an enqueuing thread is running an operation (TryInline)
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
   accel_status_t error_ = ACCEL_SUCCESS;
@@ -1149,10 +1293,7 @@ accel_status_t StreamGetCopyStatistics(accel_bk_stream_t handle, accel_copy_stat
 std::unique_ptr<PreparedLaunch> TakeSpareLaunch(Stream* stream) { return stream->TakeSpareLaunch(); }
 
 accel_status_t EnqueueLaunch(Stream* stream, std::unique_ptr<PreparedLaunch> launch) {
-  Operation op;
-  op.what = "kernel launch";
-  op.launch = std::move(launch);
-  return stream->Enqueue(std::move(op));
+  return stream->EnqueueLaunch(std::move(launch));
 }
 
 // --- Event slots -------------------------------------------------------------------------------------------------

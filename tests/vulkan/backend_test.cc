@@ -220,6 +220,59 @@ TEST_F(VulkanTest, ScalarsInAUniformBlockReachTheKernel) {
   }
 }
 
+// Launches queued behind a busy stream share command buffers (README.md, "Hot path"): each still sees the writes of
+// the launches before it (a fill, then a copy of its result, then a fill over the copy's source) and its own scalars
+// in the uniform buffer the launches rewrite in turn; more launches than one command buffer takes go on in the next.
+TEST_F(VulkanTest, QueuedLaunchesKeepStreamOrderWithinASubmission) {
+  accel_module_t fill_m = Module(kCorpus / "fill_u32.spv");
+  accel_module_t copy_m = Module(kCorpus / "copy_offset_u32.spv");
+  accel_module_t uniform_m = Module(kShaders / "uniform_scalars.spv");
+  ASSERT_NE(fill_m, nullptr);
+  ASSERT_NE(copy_m, nullptr);
+  ASSERT_NE(uniform_m, nullptr);
+  accel_kernel_t fill = Kernel(fill_m, "fill_u32");
+  accel_kernel_t copy = Kernel(copy_m, "copy_offset_u32");
+  accel_kernel_t uniform = Kernel(uniform_m, "uniform_scalars");
+  constexpr uint32_t n = 256;
+  constexpr int kUniformLaunches = 40;  // more than one command buffer records
+  accel_buffer_t a = Buffer(n * 4);
+  accel_buffer_t b = Buffer(n * 4);
+  accel_buffer_t c = Buffer(n * 4);
+  std::vector<accel_buffer_t> outs;
+  for (int i = 0; i < kUniformLaunches; ++i) outs.push_back(Buffer(n * 4));
+  for (accel_buffer_t x : {a, b, c}) Put(x, std::vector<uint32_t>(n, 0));
+  for (accel_buffer_t x : outs) Put(x, std::vector<uint32_t>(n, 0));
+  const uint32_t five = 5;
+  const uint32_t six = 6;
+  const uint32_t zero = 0;
+  const auto launch = [&](accel_kernel_t k, const std::vector<accel_kernel_arg_t>& args) {
+    accel_launch_desc_t d = Launch({n / 64, 1, 1}, {64, 1, 1}, args.data(), static_cast<uint32_t>(args.size()));
+    EXPECT_EQ(accel_stream_launch_kernel(stream_, k, &d), ACCEL_SUCCESS) << accel_last_error();
+  };
+  std::vector<uint32_t> values(kUniformLaunches);
+  {
+    accel_test::Gate gate;  // everything below queues behind it, so that the worker finds it all at once
+    ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, accel_test::Gate::Wait, &gate), ACCEL_SUCCESS);
+    launch(fill, {BufferArg(a), Scalar(&five, 4), Scalar(&n, 4)});
+    launch(copy, {BufferArg(a), BufferArg(b), Scalar(&zero, 4), Scalar(&zero, 4), Scalar(&n, 4)});  // b = 5
+    launch(fill, {BufferArg(a), Scalar(&six, 4), Scalar(&n, 4)});  // after the copy read a
+    launch(copy, {BufferArg(b), BufferArg(c), Scalar(&zero, 4), Scalar(&zero, 4), Scalar(&n, 4)});  // c = 5
+    for (int i = 0; i < kUniformLaunches; ++i) {
+      values[i] = 1000 * (i + 1);
+      launch(uniform, {BufferArg(outs[i]), Scalar(&values[i], 4), Scalar(&n, 4)});
+    }
+    gate.Open();
+    ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  }
+  EXPECT_EQ(Get(a, n), std::vector<uint32_t>(n, 6));
+  EXPECT_EQ(Get(b, n), std::vector<uint32_t>(n, 5)) << "the copy ran after the first fill and before the second";
+  EXPECT_EQ(Get(c, n), std::vector<uint32_t>(n, 5)) << "the second copy read what the first wrote";
+  for (int i = 0; i < kUniformLaunches; ++i) {
+    const std::vector<uint32_t> got = Get(outs[i], n);
+    for (uint32_t j = 0; j < n; ++j) ASSERT_EQ(got[j], values[i] + j) << "launch " << i << ", element " << j;
+  }
+}
+
 TEST_F(VulkanTest, DeviceAddressArgumentsReachTheBuffer) {
   ASSERT_NE(caps_.features & ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES, 0u) << "lavapipe has bufferDeviceAddress";
   accel_module_t m = Module(kShaders / "device_address.spv");

@@ -15,10 +15,10 @@
 //             vkCmdDispatch(1, 1, 1), vkEndCommandBuffer), vkQueueSubmit with the fence, then
 //             vkWaitForFences + vkResetFences
 //   batch     `count` such command buffers, each recorded and submitted on its own (vkQueueSubmit), the
-//             last with the fence, then one wait. backends/vulkan/stream.cc records and submits each
-//             launch on its own (one submission per operation, no batching), so the native equivalent of
-//             `count` launches is `count` submissions, not one command buffer with `count` dispatches;
-//             unlike the backend, the native path does not wait for each before the next
+//             last with the fence, then one wait: the native caller that submits each launch as it comes,
+//             not one command buffer with `count` dispatches (which needs the caller to know the batch in
+//             advance). backends/vulkan/stream.cc does better where it can: launches that queue behind a
+//             busy device share a command buffer and a submission
 //   copies    host->device and device->host: with host-visible device memory (lavapipe's, unified and
 //             ReBAR memory) a memcpy to or from the mapped memory (vkFlushMappedMemoryRanges /
 //             vkInvalidateMappedMemoryRanges when not coherent); otherwise memcpy through the staging

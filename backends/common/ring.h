@@ -23,6 +23,10 @@ class Ring {
     slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(value);
     ++size_;
   }
+  // Grows until `n` elements fit, so that as many push_backs allocate nothing (and cannot throw).
+  void Reserve(size_t n) {
+    while (slots_.size() < n) Grow();
+  }
   void clear() {
     while (size_ > 0) pop_front();
   }

@@ -107,7 +107,7 @@ struct Operation {
   std::function<accel_status_t(std::string* message)> run;
   std::function<void(accel_status_t error, const std::string& message)> skip;
   accel_copy_statistics_t copies{};
-  uint64_t number = 0;  // set by Enqueue: 1 for the stream's first operation
+  uint64_t number = 0;  // set when enqueued: 1 for the stream's first operation
   std::unique_ptr<PreparedLaunch> launch;
 };
 
@@ -150,16 +150,19 @@ class Event {
 // later operations: records still complete, carrying the error, and host callbacks still run once, told the error.
 //
 // Device work is asynchronous: each operation that needs the device records one command buffer of the ring below
-// (one barrier, at its end: its writes visible to every later command and to the host) and submits it signalling the
-// next value of the stream's timeline semaphore, without waiting. `submitted_` is the last value signalled,
+// (one barrier at its end: its writes visible to every later command and to the host; launches queued together share
+// one, a barrier between each two) and submits it signalling the next value of the stream's timeline semaphore,
+// without waiting. `submitted_` is the last value signalled,
 // `completed_` the largest value known reached. A command buffer (and its descriptor pool) is reused only once the
 // timeline passed the value of its last submission; an operation stays alive (what it captured: allocations,
 // pipelines) in `retired_` until the timeline passes the value covering it. Waits happen where the host needs the
 // device's results: synchronize (one wait for `submitted_`), host callbacks, event records, host copies, a busy
 // staging buffer. Without timeline semaphores each submission waits on a fence at once (the old behaviour).
 // Thread-safe: the queue, the error and `retired_` are guarded by the stream's mutex, never held while an operation
-// runs or the device is waited for; `submitted_` and `completed_` are atomic; the other Vulkan objects are the
-// worker's alone (and the constructor's and destructor's, when no worker runs).
+// runs or the device is waited for; `submitted_` and `completed_` are atomic; the other Vulkan objects belong to
+// whoever runs an operation: the worker, or an enqueuing thread while `inline_running_` (TryInline, EnqueueLaunch:
+// only when the worker is idle, which then takes nothing until it is cleared); and to the constructor and destructor,
+// when no worker runs.
 class Stream {
  public:
   explicit Stream(Device* device) : device_(device) {}
@@ -248,6 +251,7 @@ class Stream {
       }
     }
     batch_.reserve(kBatch);
+    spare_launches_.reserve(kSpareLaunches);  // ReleaseLocked never allocates
     try {
       worker_ = std::thread([this] { Run(); });
     } catch (const std::system_error& e) {
@@ -271,13 +275,16 @@ class Stream {
   }
 
   // Enqueues a kernel launch. When the stream is idle (nothing queued or running, no error) and so is its device
-  // (every submission known complete, without a call), the calling thread records and submits it itself, as a
-  // native caller would: no hand-off to the worker and back. Otherwise the device is busy anyway, and the worker
-  // takes it, together with the launches queued behind it (Run: one command buffer and one submission for them).
+  // (every submission known complete, without a call; timeline semaphores), the calling thread records and submits
+  // it itself, as a native caller would: no hand-off to the worker and back. Otherwise the device is busy anyway, and
+  // the worker takes it, together with the launches queued behind it (Run: one command buffer and one submission for
+  // them).
   accel_status_t EnqueueLaunch(std::unique_ptr<PreparedLaunch> launch) {
     std::unique_lock lock(mutex_);
     const uint64_t number = ++enqueued_;
-    if (!QueueIdleLocked() || error_ != ACCEL_SUCCESS || completed_.load() < submitted_.load()) {
+    // Without a timeline semaphore a submission waits for the device at once: that wait stays on the worker.
+    if (semaphore_ == VK_NULL_HANDLE || !QueueIdleLocked() || error_ != ACCEL_SUCCESS ||
+        completed_.load() < submitted_.load()) {
       Operation op;
       op.what = kLaunchWhat;
       op.number = number;
@@ -301,10 +308,7 @@ class Stream {
     }
     if (current_ != nullptr) Abandon();
     lock.lock();
-    if (status < 0) {
-      error_ = status;
-      error_message_ = "operation #" + std::to_string(number) + " (" + kLaunchWhat + ") failed: " + message;
-    }
+    if (status < 0) SetErrorLocked(status, number, kLaunchWhat, message);
     Operation op;
     op.launch = std::move(launch);
     RetireOrReleaseLocked(op);
@@ -337,8 +341,7 @@ class Stream {
     }
     lock.lock();
     if (status < 0) {
-      error_ = status;
-      error_message_ = "operation #" + std::to_string(number) + " (" + what + ") failed: " + message;
+      SetErrorLocked(status, number, what, message);
     } else {
       backend::AddCopyStatistics(copies, &copies_);
     }
@@ -367,7 +370,7 @@ class Stream {
     const std::optional<Clock::time_point> deadline = DeadlineAfter(timeout_ns);
     std::unique_lock lock(mutex_);
     if (!QueueIdleLocked() && !WaitUntil(idle_, lock, deadline, [this] { return QueueIdleLocked(); })) {
-      const uint64_t pending = queue_.size() + (running_ ? 1 : 0);
+      const uint64_t pending = queue_.size() + batch_.size() + (inline_running_ ? 1 : 0);
       return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had " + std::to_string(pending) +
                                                   " operations pending after " + std::to_string(timeout_ns) + " ns");
     }
@@ -618,7 +621,9 @@ class Stream {
     if (slot->descriptors != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, slot->descriptors, nullptr);
     slot->descriptors = VK_NULL_HANDLE;
     slot->capacity = 0;
-    const uint32_t capacity = std::max<uint32_t>(storage_buffers, kMinStorageBuffers);
+    // Room for a few sets of a kernel with more buffers than the minimum, so that its launches still batch.
+    const uint32_t capacity =
+        std::max<uint32_t>(storage_buffers > kMinStorageBuffers ? storage_buffers * 4 : 0, kMinStorageBuffers);
     VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, capacity},
                                      {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kBatch}};
     VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -690,11 +695,29 @@ class Stream {
     op = Operation{};
   }
 
+  // Makes operation #`number`'s failure the stream's error. Never throws: without the memory for the message, the
+  // status alone.
+  void SetErrorLocked(accel_status_t status, uint64_t number, const char* what, const std::string& message) noexcept {
+    error_ = status;
+    try {
+      error_message_ = "operation #" + std::to_string(number) + " (" + what + ") failed: " + message;
+    } catch (...) {
+      error_message_.clear();
+    }
+  }
+
   // Keeps what `op` holds alive until the device has run what is submitted now, or releases it at once when the
-  // device has run everything.
-  void RetireOrReleaseLocked(Operation& op) {
+  // device has run everything. Never throws: without the memory to keep it, it waits for the device first.
+  void RetireOrReleaseLocked(Operation& op) noexcept {
     const uint64_t submitted = submitted_.load();
-    if (completed_.load() < submitted) retired_.push_back({submitted, std::move(op), nullptr});
+    if (completed_.load() < submitted) {
+      try {
+        retired_.Reserve(retired_.size() + 1);
+        retired_.push_back({submitted, std::move(op), nullptr});
+      } catch (...) {
+        (void)WaitValue(submitted, UINT64_MAX);  // a failure here is the next synchronize's to report
+      }
+    }
     ReleaseLocked(op);
     ReleaseRetiredLocked();
   }
@@ -749,8 +772,7 @@ class Stream {
       for (size_t i = 0; i < batch_.size(); ++i) {
         Operation& op = batch_[i];
         if (prior == ACCEL_SUCCESS && status < 0 && i == failed) {
-          error_ = status;
-          error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") failed: " + message;
+          SetErrorLocked(status, op.number, op.what, message);
         } else if (prior == ACCEL_SUCCESS && (status >= 0 || i < failed)) {
           backend::AddCopyStatistics(op.copies, &copies_);
         }
@@ -766,7 +788,16 @@ class Stream {
   // Records a kernel launch into the command buffer being recorded, after a barrier when it follows another
   // operation of that command buffer (stream order within it). Whoever owns the Vulkan objects calls it (the worker, or
   // an enqueuing thread while the stream is idle); the caller abandons the command buffer when it fails.
-  Status RecordOne(PreparedLaunch& launch, bool follows) {
+  Status RecordOne(PreparedLaunch& launch, bool follows) noexcept {
+    try {
+      return RecordOneOrThrow(launch, follows);
+    } catch (const std::bad_alloc&) {
+      return {ACCEL_ERROR_RESOURCE_EXHAUSTED, "out of memory"};  // short: no allocation
+    } catch (...) {
+      return {ACCEL_ERROR_INTERNAL, "an exception"};
+    }
+  }
+  Status RecordOneOrThrow(PreparedLaunch& launch, bool follows) {
     Allocation* uniform = nullptr;
     const uint32_t uniform_bytes = LaunchUniformBytes(launch);
     if (uniform_bytes != 0) {
@@ -856,9 +887,9 @@ class Stream {
   std::condition_variable work_;  // the queue grew, or the stream is stopping
   std::condition_variable idle_;  // the queue drained
   backend::Ring<Operation> queue_;
-  std::vector<Operation> batch_;  // what the worker popped and runs (worker only)
+  std::vector<Operation> batch_;  // what the worker popped and runs (changed by the worker, under the mutex)
   bool running_ = false;          // the worker is running an operation it popped
-  bool inline_running_ = false;   // an enqueuing thread is running an operation (TryInline)
+  bool inline_running_ = false;   // an enqueuing thread is running an operation (TryInline, EnqueueLaunch)
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
   accel_status_t error_ = ACCEL_SUCCESS;

@@ -113,6 +113,22 @@ struct Operation {
 
 constexpr const char* kLaunchWhat = "kernel launch";
 
+// Runs `body` (an operation's status, `*message` set when it fails), an exception turned into a failure.
+template <typename Body>
+accel_status_t Caught(Body&& body, std::string* message) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    *message = "out of host memory";
+    return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+  } catch (const std::exception& e) {
+    *message = std::string("threw an exception: ") + e.what();
+  } catch (...) {
+    *message = "threw an exception";
+  }
+  return ACCEL_ERROR_INTERNAL;
+}
+
 // Writes a Status into an operation's result.
 accel_status_t Report(const Status& s, std::string* message) {
   if (!s.ok()) *message = s.message;
@@ -280,39 +296,22 @@ class Stream {
   // the worker takes it, together with the launches queued behind it (Run: one command buffer and one submission for
   // them).
   accel_status_t EnqueueLaunch(std::unique_ptr<PreparedLaunch> launch) {
+    Operation op;
+    op.what = kLaunchWhat;
+    op.launch = std::move(launch);
     std::unique_lock lock(mutex_);
-    const uint64_t number = ++enqueued_;
+    op.number = ++enqueued_;
     // Without a timeline semaphore a submission waits for the device at once: that wait stays on the worker.
-    if (semaphore_ == VK_NULL_HANDLE || !QueueIdleLocked() || error_ != ACCEL_SUCCESS ||
-        completed_.load() < submitted_.load()) {
-      Operation op;
-      op.what = kLaunchWhat;
-      op.number = number;
-      op.launch = std::move(launch);
+    if (semaphore_ == VK_NULL_HANDLE || !InlineAllowedLocked()) {
       queue_.push_back(std::move(op));
       lock.unlock();
       work_.notify_one();
       return ACCEL_SUCCESS;
     }
-    inline_running_ = true;  // the worker takes nothing enqueued meanwhile, and owns no Vulkan object until done
+    inline_running_ = true;
     lock.unlock();
-    std::string message;
-    accel_status_t status = ACCEL_ERROR_INTERNAL;
-    try {
-      status = RunLaunch(*launch, &message);
-    } catch (const std::bad_alloc&) {
-      message = "out of host memory";
-      status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
-    } catch (...) {
-      message = "threw an exception";
-    }
-    if (current_ != nullptr) Abandon();
-    lock.lock();
-    if (status < 0) SetErrorLocked(status, number, kLaunchWhat, message);
-    Operation op;
-    op.launch = std::move(launch);
-    RetireOrReleaseLocked(op);
-    FinishInlineLocked(lock);
+    RunClaimed(lock, op.number, op.what, op.copies, &op,
+               [&](std::string* message) { return RunLaunch(*op.launch, message); });
     return ACCEL_SUCCESS;
   }
 
@@ -325,27 +324,11 @@ class Stream {
   template <typename Run>
   bool TryInline(const char* what, const accel_copy_statistics_t& copies, Run&& run) {
     std::unique_lock lock(mutex_);
-    if (!QueueIdleLocked() || error_ != ACCEL_SUCCESS || completed_.load() < submitted_.load()) return false;
+    if (!InlineAllowedLocked()) return false;
     const uint64_t number = ++enqueued_;
-    inline_running_ = true;  // the worker takes nothing enqueued meanwhile until this completed
+    inline_running_ = true;
     lock.unlock();
-    std::string message;
-    accel_status_t status = ACCEL_ERROR_INTERNAL;
-    try {
-      status = run(&message);
-    } catch (const std::bad_alloc&) {
-      message = "out of host memory";
-      status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
-    } catch (...) {
-      message = "threw an exception";
-    }
-    lock.lock();
-    if (status < 0) {
-      SetErrorLocked(status, number, what, message);
-    } else {
-      backend::AddCopyStatistics(copies, &copies_);
-    }
-    FinishInlineLocked(lock);
+    RunClaimed(lock, number, what, copies, nullptr, run);
     return true;
   }
 
@@ -722,8 +705,30 @@ class Stream {
     ReleaseRetiredLocked();
   }
 
-  // Ends an operation the enqueuing thread ran (TryInline, EnqueueLaunch): the worker may go on. Unlocks `lock`.
-  void FinishInlineLocked(std::unique_lock<std::mutex>& lock) {
+  // Whether an operation may run on the enqueuing thread now (TryInline, EnqueueLaunch): nothing queued or running,
+  // no error, and every submission known complete (no call is made to learn it).
+  bool InlineAllowedLocked() const {
+    return QueueIdleLocked() && error_ == ACCEL_SUCCESS && completed_.load() >= submitted_.load();
+  }
+
+  // Runs operation #`number` on the calling thread, which claimed the stream (set `inline_running_`, so that the
+  // worker takes nothing meanwhile, and released `lock`), as the worker would run it: `run` returns its status; a
+  // command buffer it left open is abandoned. Then, under the lock: a failure becomes the stream's error, a success
+  // counts `copies`; what `holds` holds (when given) lives until the device has run what was submitted; the worker
+  // may go on. Returns with `lock` released.
+  template <typename Run>
+  void RunClaimed(std::unique_lock<std::mutex>& lock, uint64_t number, const char* what,
+                  const accel_copy_statistics_t& copies, Operation* holds, Run&& run) {
+    std::string message;
+    const accel_status_t status = Caught([&] { return run(&message); }, &message);
+    if (current_ != nullptr) Abandon();
+    lock.lock();
+    if (status < 0) {
+      SetErrorLocked(status, number, what, message);
+    } else {
+      backend::AddCopyStatistics(copies, &copies_);
+    }
+    if (holds != nullptr) RetireOrReleaseLocked(*holds);
     inline_running_ = false;
     const bool wake = !queue_.empty();
     if (QueueIdleLocked()) idle_.notify_all();
@@ -830,56 +835,46 @@ class Stream {
   // charged to the first).
   accel_status_t RunLaunches(std::unique_lock<std::mutex>& lock, size_t* failed, std::string* message) {
     *failed = 0;
-    try {
-      Status s = Begin();
-      for (size_t i = 0; s.ok(); ++i) {
-        s = RecordOne(*batch_[i].launch, i > 0);
-        if (!s.ok()) {
-          *failed = i;
-          if (i == 0) break;
-          Status submitted = Submit();  // the launches before it
-          if (!submitted.ok()) {
-            *failed = 0;
-            s = std::move(submitted);
+    return Caught(
+        [&] {
+          Status s = Begin();
+          for (size_t i = 0; s.ok(); ++i) {
+            s = RecordOne(*batch_[i].launch, i > 0);
+            if (!s.ok()) {
+              *failed = i;
+              if (i == 0) break;
+              Status submitted = Submit();  // the launches before it
+              if (!submitted.ok()) {
+                *failed = 0;
+                s = std::move(submitted);
+              }
+              break;
+            }
+            lock.lock();
+            const bool more = batch_.size() < kBatch && error_ == ACCEL_SUCCESS && !queue_.empty() &&
+                              queue_.front().launch != nullptr && FitsBatch(*queue_.front().launch);
+            if (more) batch_.push_back(queue_.pop_front());
+            lock.unlock();
+            if (!more) {
+              s = Submit();
+              break;
+            }
           }
-          break;
-        }
-        lock.lock();
-        const bool more = batch_.size() < kBatch && error_ == ACCEL_SUCCESS && !queue_.empty() &&
-                          queue_.front().launch != nullptr && FitsBatch(*queue_.front().launch);
-        if (more) batch_.push_back(queue_.pop_front());
-        lock.unlock();
-        if (!more) {
-          s = Submit();
-          break;
-        }
-      }
-      return Report(s, message);
-    } catch (const std::bad_alloc&) {
-      *message = "out of host memory";
-      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
-    } catch (...) {
-      *message = "threw an exception";
-    }
-    return ACCEL_ERROR_INTERNAL;
+          return Report(s, message);
+        },
+        message);
   }
 
   accel_status_t Execute(Operation& op, accel_status_t prior, const std::string& prior_message, std::string* message) {
-    try {
-      if (prior != ACCEL_SUCCESS) {
-        if (op.skip) op.skip(prior, prior_message);
-        return ACCEL_SUCCESS;
-      }
-      return op.run(message);
-    } catch (const std::bad_alloc&) {
-      *message = "out of host memory";
-      return ACCEL_ERROR_RESOURCE_EXHAUSTED;
-    } catch (const std::exception& e) {
-      *message = std::string("threw an exception: ") + e.what();
-    } catch (...) {
-      *message = "threw an exception";
-    }
-    return ACCEL_ERROR_INTERNAL;
+    return Caught(
+        [&]() -> accel_status_t {
+          if (prior != ACCEL_SUCCESS) {
+            if (op.skip) op.skip(prior, prior_message);
+            return ACCEL_SUCCESS;
+          }
+          return op.run(message);
+        },
+        message);
   }
 
   Device* const device_;

@@ -70,7 +70,7 @@ class Backend : public Object {
     accel_status_t s = slot(args...);
     if (s >= 0) {
       ClearBackendMessage();
-      return Status(s, "");
+      return Status(s);
     }
     return FailedSlot(slot_name, s);
   }

@@ -1,10 +1,9 @@
 #include "handle_table.h"
 
+#include <thread>
+
 namespace accel::core {
 namespace {
-
-constexpr uint64_t kSlotBits = 24;
-constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
 
 uint64_t Encode(HandleType type, uint32_t slot, uint32_t generation) {
   return (uint64_t{static_cast<uint8_t>(type)} << 56) | (uint64_t{slot} << 32) | generation;
@@ -37,58 +36,88 @@ HandleTable& HandleTable::Get() {
   return *table;
 }
 
+// Held for a reference copy, a few nanoseconds; a holder that lost its core is waited for by yielding.
+void HandleTable::Entry::LockContended() const noexcept {
+  for (uint32_t spins = 0; locked.exchange(true, std::memory_order_acquire); ++spins) {
+    while (locked.load(std::memory_order_relaxed)) {
+      if (++spins >= 64) {
+        std::this_thread::yield();
+      } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+}
+
+HandleTable::Entry* HandleTable::SlotLocked(uint32_t slot) const {
+  if (slot >= slots_) return nullptr;
+  return &segments_[slot >> kSegmentBits].load(std::memory_order_relaxed)[slot & kSegmentMask];
+}
+
 uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<Object> object) {
   std::unique_lock lock(mutex_);
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
-    free_slots_.pop_back();
   } else {
-    if (entries_.size() > kSlotMask) throw std::bad_alloc();
-    slot = static_cast<uint32_t>(entries_.size());
-    entries_.emplace_back();
+    if (slots_ > kSlotMask) throw std::bad_alloc();
+    slot = slots_;
+    std::atomic<Entry*>& segment = segments_[slot >> kSegmentBits];
+    if (segment.load(std::memory_order_relaxed) == nullptr) {
+      segment.store(new Entry[size_t{kSegmentMask} + 1], std::memory_order_release);  // never freed, as the table
+    }
   }
-  Entry& e = entries_[slot];
-  e.type = type;
-  uint64_t handle = Encode(type, slot, e.generation);
+  if (slot == slots_) {
+    // Room for every slot on the free list, so that Remove's push_back cannot fail.
+    if (free_slots_.capacity() <= slots_) free_slots_.reserve(2 * (size_t{slots_} + 1));
+    ++slots_;
+  } else {
+    free_slots_.pop_back();
+  }
+  Entry& e = *SlotLocked(slot);
+  const uint64_t handle = Encode(type, slot, e.generation);
   object->handle_ = handle;
+  e.Lock();
   e.object = std::move(object);
+  e.key.store(handle, std::memory_order_relaxed);
+  e.Unlock();
   return handle;
 }
 
 std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
   std::unique_lock lock(mutex_);
-  uint32_t slot = static_cast<uint32_t>((handle >> 32) & kSlotMask);
-  if (slot >= entries_.size()) return nullptr;
-  Entry& e = entries_[slot];
-  if (!e.object || e.generation != static_cast<uint32_t>(handle) ||
-      static_cast<uint8_t>(e.type) != static_cast<uint8_t>(handle >> 56)) {
-    return nullptr;
-  }
-  std::shared_ptr<Object> object = std::move(e.object);
-  e.object.reset();
-  if (++e.generation == 0) e.generation = 1;
-  free_slots_.push_back(slot);
+  Entry* e = SlotLocked(static_cast<uint32_t>((handle >> 32) & kSlotMask));
+  if (e == nullptr || handle == 0 || e->key.load(std::memory_order_relaxed) != handle) return nullptr;
+  e->Lock();
+  std::shared_ptr<Object> object = std::move(e->object);
+  e->object.reset();
+  e->key.store(0, std::memory_order_relaxed);
+  e->Unlock();
+  if (++e->generation == 0) e->generation = 1;
+  free_slots_.push_back(static_cast<uint32_t>((handle >> 32) & kSlotMask));
   return object;
 }
 
 Expected<std::shared_ptr<Object>> HandleTable::Find(uint64_t handle, HandleType type, const char* argument) const {
+  if (auto object = TryFind(handle, type)) return object;
+  // Not live, or not of `type`: work out which, under the mutex (the slot cannot change meanwhile).
   const char* want = HandleTypeName(type);
   if (handle == 0) return Error(ACCEL_ERROR_INVALID_HANDLE, "'{}' is NULL (expected a {} handle)", argument, want);
   auto tag = static_cast<uint8_t>(handle >> 56);
-  uint32_t slot = static_cast<uint32_t>((handle >> 32) & kSlotMask);
   if (!IsKnownTag(tag)) {
     return Error(ACCEL_ERROR_INVALID_HANDLE, "'{}' (0x{:x}) is not an Accel handle (expected a {} handle)", argument,
                  handle, want);
   }
   auto actual = static_cast<HandleType>(tag);
-  std::shared_lock lock(mutex_);
-  if (slot >= entries_.size()) {
+  std::unique_lock lock(mutex_);
+  const Entry* e = SlotLocked(static_cast<uint32_t>((handle >> 32) & kSlotMask));
+  if (e == nullptr) {
     return Error(ACCEL_ERROR_INVALID_HANDLE, "'{}' (0x{:x}) is not an Accel handle (expected a {} handle)", argument,
                  handle, want);
   }
-  const Entry& e = entries_[slot];
-  if (!e.object || e.generation != static_cast<uint32_t>(handle) || e.type != actual) {
+  if (e->key.load(std::memory_order_relaxed) != handle) {
     return Error(ACCEL_ERROR_INVALID_HANDLE, "'{}' is a stale {} handle (already destroyed)", argument,
                  HandleTypeName(actual));
   }
@@ -96,7 +125,7 @@ Expected<std::shared_ptr<Object>> HandleTable::Find(uint64_t handle, HandleType 
     return Error(ACCEL_ERROR_INVALID_HANDLE, "'{}' is a {} handle, not a {} handle", argument, HandleTypeName(actual),
                  want);
   }
-  return e.object;
+  return e->object;  // made live since TryFind looked
 }
 
 }  // namespace accel::core

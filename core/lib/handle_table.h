@@ -4,10 +4,10 @@
 #ifndef ACCEL_CORE_HANDLE_TABLE_H_
 #define ACCEL_CORE_HANDLE_TABLE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <vector>
 
 #include "status.h"
@@ -42,9 +42,13 @@ class Object {
   uint64_t handle_ = 0;
 };
 
-// The process-wide table from handle values to objects. Thread-safe: lookups
-// take a shared lock, insertions and removals an exclusive one; it is the
-// innermost lock (no other lock is taken while it is held).
+// The process-wide table from handle values to objects. Thread-safe.
+// Insertions and removals take a mutex; a lookup takes no lock shared with
+// other lookups: it reads the slot's handle value and copies the object's
+// reference under the slot's own spin lock (held for the copy only), so that
+// lookups on different threads never write one cache line, and a lookup costs
+// two atomic operations besides the reference count (docs/handles.md,
+// "Lookup"). Slots live in segments that never move and are never freed.
 class HandleTable {
  public:
   static HandleTable& Get();
@@ -56,21 +60,58 @@ class HandleTable {
   // Finds a live object of `type`; `argument` names the parameter in the
   // message ("'device' is a stale handle ...").
   Expected<std::shared_ptr<Object>> Find(uint64_t handle, HandleType type, const char* argument) const;
+  // The live object of `type` that `handle` names, or null (no message).
+  std::shared_ptr<Object> TryFind(uint64_t handle, HandleType type) const noexcept {
+    if (static_cast<uint8_t>(handle >> 56) != static_cast<uint8_t>(type)) return nullptr;
+    const auto slot = static_cast<uint32_t>((handle >> 32) & kSlotMask);
+    const Entry* segment = segments_[slot >> kSegmentBits].load(std::memory_order_acquire);
+    if (segment == nullptr) return nullptr;
+    const Entry& e = segment[slot & kSegmentMask];
+    if (e.key.load(std::memory_order_relaxed) != handle) return nullptr;  // checked again under the slot's lock
+    e.Lock();
+    std::shared_ptr<Object> object = e.key.load(std::memory_order_relaxed) == handle ? e.object : nullptr;
+    e.Unlock();
+    return object;
+  }
 
  private:
+  static constexpr uint32_t kSlotBits = 24;
+  static constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
+  static constexpr uint32_t kSegmentBits = 12;  // 4096 slots per segment
+  static constexpr uint32_t kSegmentMask = (1U << kSegmentBits) - 1;
+  static constexpr uint32_t kSegments = 1U << (kSlotBits - kSegmentBits);
+
   struct Entry {
-    uint32_t generation = 1;
-    HandleType type = HandleType::kInstance;
+    // The live handle's value, 0 while the slot is free. Written under the
+    // table's mutex and the slot's lock; read by lookups under the slot's lock.
+    std::atomic<uint64_t> key{0};
+    mutable std::atomic<bool> locked{false};
+    uint32_t generation = 1;  // the next handle's (under the table's mutex)
+    // Written under the table's mutex and the slot's lock; read under either.
     std::shared_ptr<Object> object;
+
+    void Lock() const noexcept {
+      if (locked.exchange(true, std::memory_order_acquire)) LockContended();
+    }
+    void LockContended() const noexcept;
+    void Unlock() const noexcept { locked.store(false, std::memory_order_release); }
   };
-  mutable std::shared_mutex mutex_;
-  std::vector<Entry> entries_;
+
+  HandleTable() = default;
+  Entry* SlotLocked(uint32_t slot) const;  // null beyond the slots made so far (under mutex_)
+
+  mutable std::mutex mutex_;
+  uint32_t slots_ = 0;  // slots made so far (under mutex_)
   std::vector<uint32_t> free_slots_;
+  std::unique_ptr<std::atomic<Entry*>[]> segments_ = std::make_unique<std::atomic<Entry*>[]>(kSegments);  // null
 };
 
 // Typed lookup: T declares `static constexpr HandleType kHandleType`.
 template <typename T, typename H>
 Expected<std::shared_ptr<T>> Resolve(H handle, const char* argument) {
+  if (auto object = HandleTable::Get().TryFind(reinterpret_cast<uint64_t>(handle), T::kHandleType)) {
+    return std::static_pointer_cast<T>(std::move(object));
+  }
   auto found = HandleTable::Get().Find(reinterpret_cast<uint64_t>(handle), T::kHandleType, argument);
   if (!found.ok()) return found.status();
   return std::static_pointer_cast<T>(std::move(found.value()));
@@ -81,8 +122,9 @@ Expected<std::shared_ptr<T>> Resolve(H handle, const char* argument) {
 // succeeds formats nothing.
 template <typename T, typename H, typename Name>
 Expected<std::shared_ptr<T>> ResolveNamed(H handle, const Name& argument) {
-  auto found = Resolve<T>(handle, "");
-  if (found.ok()) return found;
+  if (auto object = HandleTable::Get().TryFind(reinterpret_cast<uint64_t>(handle), T::kHandleType)) {
+    return std::static_pointer_cast<T>(std::move(object));
+  }
   const std::string name = fmt::format("{}", argument);
   return Resolve<T>(handle, name.c_str());  // again, for the message (a handle made live meanwhile resolves)
 }

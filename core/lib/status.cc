@@ -39,6 +39,11 @@ ThreadErrors::~ThreadErrors() { t_errors = nullptr; }
 
 }  // namespace
 
+const std::string& Status::EmptyMessage() {
+  static const std::string empty;
+  return empty;
+}
+
 accel_status_t SetLastError(const char* function, const Status& status) {
   ThreadErrors& e = Errors();
   try {
@@ -75,9 +80,10 @@ void SetBackendMessage(accel_status_t /*code*/, const char* message) {
 }
 
 void ClearBackendMessage() {
-  ThreadErrors& e = Errors();
-  e.backend_message.clear();
-  e.has_backend_message = false;
+  ThreadErrors* e = t_errors;
+  if (e == nullptr || !e->has_backend_message) return;  // the common case: nothing was set
+  e->backend_message.clear();
+  e->has_backend_message = false;
 }
 
 std::string TakeBackendMessage() {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -14,19 +15,38 @@
 namespace accel::core {
 
 // A status code with the message that explains it. Plain value; not shared.
+// A status without a message (every success) holds no string: making,
+// moving and destroying one costs what an integer and a null pointer do, so
+// that the hot paths' many checks that pass cost nearly nothing
+// (docs/overhead.md).
 class Status {
  public:
   Status() = default;
-  Status(accel_status_t code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(accel_status_t code, std::string message) : code_(code) {
+    if (!message.empty()) message_ = std::make_unique<std::string>(std::move(message));
+  }
+  // A code without a message (a success other than ACCEL_SUCCESS, such as ACCEL_NOT_READY).
+  explicit Status(accel_status_t code) : code_(code) {}
+  Status(const Status& other)
+      : code_(other.code_), message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) *this = Status(other);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status Ok() { return {}; }
   bool ok() const { return code_ >= 0; }
   accel_status_t code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : EmptyMessage(); }
 
  private:
+  static const std::string& EmptyMessage();
+
   accel_status_t code_ = ACCEL_SUCCESS;
-  std::string message_;
+  std::unique_ptr<std::string> message_;  // null when empty
 };
 
 template <typename... Args>

@@ -1,5 +1,6 @@
 // Streams and events on the host device: real asynchrony, ordering within
 // and across streams, timing, asynchronous errors, use from many threads.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -262,6 +263,70 @@ TEST_F(StreamTest, ManyThreadsShareTheDevice) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(accel_stream_synchronize(shared, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS);
   accel_stream_destroy(shared);
+}
+
+// Handle lookups take no lock shared with each other (docs/handles.md, "Lookup"): lookups racing a thread that
+// destroys buffers and creates new ones in the freed slots must see, for each handle, its own buffer or "stale",
+// never the buffer that reused the slot; lookups of one stream from many threads all succeed.
+TEST_F(StreamTest, LookupsRacingDestroyAndSlotReuseNeverSeeAnotherBuffer) {
+  constexpr int kBuffers = 600, kReaders = 3;
+  accel_stream_t stream = NewStream();
+  std::vector<accel_buffer_t> handles(kBuffers, nullptr);
+  std::vector<uint64_t> sizes(kBuffers, 0);
+  std::atomic<int> published{-1};  // handles[0..published] are written (some destroyed since)
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0}, seen_live{0}, seen_stale{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r) {
+    readers.emplace_back([&, r] {
+      uint32_t next = static_cast<uint32_t>(r) * 7919;
+      while (!done.load(std::memory_order_acquire)) {
+        if (accel_stream_query(stream) != ACCEL_SUCCESS) ++wrong;
+        const int last = published.load(std::memory_order_acquire);
+        if (last < 0) continue;
+        next = next * 1103515245 + 12345;
+        // Mostly the newest buffers, whose slots are being freed and reused right now.
+        const int j = (next >> 8) % 4 == 0 ? static_cast<int>((next >> 12) % static_cast<uint32_t>(last + 1))
+                                           : std::max(0, last - static_cast<int>((next >> 12) % 3));
+        accel_buffer_properties_t props{};
+        props.stype = ACCEL_STRUCTURE_TYPE_BUFFER_PROPERTIES;
+        props.struct_size = sizeof(props);
+        const accel_status_t s = accel_buffer_get_properties(handles[j], &props);
+        if (s == ACCEL_SUCCESS) {
+          ++seen_live;
+          if (props.size != sizes[j]) ++wrong;
+        } else {
+          ++seen_stale;
+          if (s != ACCEL_ERROR_INVALID_HANDLE || std::strstr(accel_last_error(), "stale buffer handle") == nullptr) {
+            ++wrong;
+          }
+        }
+      }
+    });
+  }
+  int failures = 0;
+  for (int i = 0; i < kBuffers; ++i) {
+    sizes[i] = 64 * (1 + static_cast<uint64_t>(i) % 97);  // a slot's next buffer differs in size from its last
+    accel_buffer_desc_t desc = BufferDesc(sizes[i]);
+    if (accel_buffer_create(device_, &desc, &handles[i]) != ACCEL_SUCCESS) ++failures;
+    published.store(i, std::memory_order_release);
+    if (i >= 2 && accel_buffer_destroy(handles[i - 2]) != ACCEL_SUCCESS) ++failures;  // its slot is reused next
+    if (i % 64 == 0) std::this_thread::yield();
+  }
+  // Readers that a busy machine did not run during the churn still check both outcomes before they stop.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((seen_live.load() == 0 || seen_stale.load() == 0) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(seen_live.load(), 0);
+  EXPECT_GT(seen_stale.load(), 0) << "no lookup raced a destroyed handle; the test proved nothing about reuse";
+  accel_buffer_destroy(handles[kBuffers - 2]);
+  accel_buffer_destroy(handles[kBuffers - 1]);
+  accel_stream_destroy(stream);
 }
 
 TEST_F(StreamTest, DestroyWaitsForPendingWork) {

@@ -399,7 +399,10 @@ accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message)
       switch (a.kind) {
         case ACCEL_KERNEL_ARG_KIND_BUFFER: {
           const bool whole = a.mem == a.storage->mem();  // else a sub-buffer or bounce buffer of this launch
-          if (whole && last.valid && last.kind == a.kind && last.mem == a.mem && last.storage.lock() == a.storage) {
+          // The same storage: one control block (a weak_ptr keeps it, so no other storage can have it since),
+          // compared without locking the weak_ptr (two atomic operations a launch would pay per buffer).
+          if (whole && last.valid && last.kind == a.kind && last.mem == a.mem &&
+              !last.storage.owner_before(a.storage) && !a.storage.owner_before(last.storage)) {
             continue;
           }
           last.valid = false;

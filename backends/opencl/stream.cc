@@ -247,7 +247,10 @@ class Event {
 class Stream {
  public:
   // Starts the worker; throws std::system_error when the thread cannot be created.
-  Stream(Device* device, ClQueue queue) : device_(device), queue_(std::move(queue)), worker_([this] { Run(); }) {}
+  Stream(Device* device, ClQueue queue) : device_(device), queue_(std::move(queue)), worker_([this] { Run(); }) {
+    spare_launches_.reserve(kSpareLaunches);
+    recycled_.reserve(kSpareLaunches);
+  }
   // Runs what is queued and completes it, then joins the worker. Never called on the worker itself.
   ~Stream() {
     {
@@ -443,6 +446,7 @@ class Stream {
     // takes the error; those after it report it.
     accel_status_t failure = ACCEL_SUCCESS;
     std::string failure_message;
+    accel_copy_statistics_t copies{};  // of the operations that completed successfully
     for (Pending& entry : batch) {
       if (entry.status == ACCEL_SUCCESS && err != CL_SUCCESS && failure == ACCEL_SUCCESS) {
         failure = ACCEL_ERROR_INTERNAL;
@@ -455,18 +459,25 @@ class Stream {
         entry.message = failure_message;
         entry.skipped = true;
       }
-      Finish(entry);
+      if (Finish(entry)) backend::AddCopyStatistics(entry.op.copies, &copies);
+      if (entry.op.launch && recycled_.size() < kSpareLaunches) recycled_.push_back(std::move(entry.op.launch));
     }
     batch.clear();  // releases temporaries and captures before the stream can report idle
-    lock.lock();
+    lock.lock();    // once per drain, not once per operation
+    backend::AddCopyStatistics(copies, &copies_);
+    while (!recycled_.empty() && spare_launches_.size() < kSpareLaunches) {
+      spare_launches_.push_back(std::move(recycled_.back()));
+      recycled_.pop_back();
+    }
+    recycled_.clear();  // released launches: vectors only
     outstanding_ -= count;
     draining_ = false;
     changed_.notify_all();
   }
 
-  // Runs the operation's completion, counts its copies, and releases what it held (a launch goes back to the
-  // spares). Not under the stream's mutex.
-  void Finish(Pending& entry) {
+  // Runs the operation's completion and releases what its launch held (the launch itself stays, for reuse); returns
+  // whether its copies count (it completed successfully). Not under the stream's mutex.
+  bool Finish(Pending& entry) {
     accel_status_t status = entry.status;
     if (entry.op.complete) {
       std::string message;
@@ -479,11 +490,7 @@ class Stream {
       }
     }
     if (entry.op.launch) entry.op.launch->Release();  // here, not under the mutex: a Storage may go
-    std::lock_guard lock(mutex_);
-    if (status == ACCEL_SUCCESS && !entry.skipped) backend::AddCopyStatistics(entry.op.copies, &copies_);
-    if (entry.op.launch && spare_launches_.size() < kSpareLaunches) {
-      spare_launches_.push_back(std::move(entry.op.launch));
-    }
+    return status == ACCEL_SUCCESS && !entry.skipped;
   }
 
   // The worker: takes each queued operation in order; drains when asked, and before host work and blocking waits.
@@ -566,6 +573,7 @@ class Stream {
   std::vector<Pending> submitted_;   // enqueued (or skipped), not yet drained
   std::vector<Pending> batch_;       // the batch DrainLocked completes (one drain at a time), empty otherwise
   std::vector<std::unique_ptr<Launch>> spare_launches_;  // completed launches for reuse
+  std::vector<std::unique_ptr<Launch>> recycled_;        // the drain's released launches, on their way to the spares
   bool busy_ = false;                                    // the worker holds an operation it took from the FIFO
   bool draining_ = false;                                // a thread is in DrainLocked with a batch
   bool drain_requested_ = false;                         // the worker should drain once its FIFO is empty

@@ -247,10 +247,12 @@ class Event {
 class Stream {
  public:
   // Starts the worker; throws std::system_error when the thread cannot be created.
-  Stream(Device* device, ClQueue queue) : device_(device), queue_(std::move(queue)), worker_([this] { Run(); }) {
-    spare_launches_.reserve(kSpareLaunches);
-    recycled_.reserve(kSpareLaunches);
-  }
+  Stream(Device* device, ClQueue queue)
+      : device_(device),
+        queue_(std::move(queue)),
+        spare_launches_(Reserved(kSpareLaunches)),
+        recycled_(Reserved(kSpareLaunches)),
+        worker_([this] { Run(); }) {}
   // Runs what is queued and completes it, then joins the worker. Never called on the worker itself.
   ~Stream() {
     {
@@ -469,10 +471,16 @@ class Stream {
       spare_launches_.push_back(std::move(recycled_.back()));
       recycled_.pop_back();
     }
-    recycled_.clear();  // released launches: vectors only
+    recycled_.clear();  // launches past the spares, released already: frees their vectors only (no callback)
     outstanding_ -= count;
     draining_ = false;
     changed_.notify_all();
+  }
+
+  static std::vector<std::unique_ptr<Launch>> Reserved(size_t capacity) {
+    std::vector<std::unique_ptr<Launch>> launches;
+    launches.reserve(capacity);
+    return launches;
   }
 
   // Runs the operation's completion and releases what its launch held (the launch itself stays, for reuse); returns

@@ -45,8 +45,8 @@ class Object {
 // The process-wide table from handle values to objects. Thread-safe.
 // Insertions and removals take a mutex; a lookup takes no lock shared with
 // other lookups: it reads the slot's handle value and copies the object's
-// reference under the slot's own spin lock (held for the copy only), so that
-// lookups on different threads never write one cache line, and a lookup costs
+// reference under the slot's own spin lock (held for the copy only): lookups
+// of different handles write no line all threads share, and a lookup costs
 // two atomic operations besides the reference count (docs/handles.md,
 // "Lookup"). Slots live in segments that never move and are never freed.
 class HandleTable {

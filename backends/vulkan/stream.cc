@@ -113,18 +113,26 @@ struct Operation {
 
 constexpr const char* kLaunchWhat = "kernel launch";
 
-// Runs `body` (an operation's status, `*message` set when it fails), an exception turned into a failure.
+// Runs `body` (an operation's status, `*message` set when it fails), an exception turned into a failure. Never
+// throws: without the memory for the message, the status alone.
 template <typename Body>
-accel_status_t Caught(Body&& body, std::string* message) {
+accel_status_t Caught(Body&& body, std::string* message) noexcept {
+  const auto say = [message](const char* text, const char* detail) noexcept {
+    try {
+      *message = std::string(text) + detail;
+    } catch (...) {
+      message->clear();
+    }
+  };
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    *message = "out of host memory";
+    say("out of host memory", "");
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
   } catch (const std::exception& e) {
-    *message = std::string("threw an exception: ") + e.what();
+    say("threw an exception: ", e.what());
   } catch (...) {
-    *message = "threw an exception";
+    say("threw an exception", "");
   }
   return ACCEL_ERROR_INTERNAL;
 }
@@ -794,13 +802,9 @@ class Stream {
   // operation of that command buffer (stream order within it). Whoever owns the Vulkan objects calls it (the worker, or
   // an enqueuing thread while the stream is idle); the caller abandons the command buffer when it fails.
   Status RecordOne(PreparedLaunch& launch, bool follows) noexcept {
-    try {
-      return RecordOneOrThrow(launch, follows);
-    } catch (const std::bad_alloc&) {
-      return {ACCEL_ERROR_RESOURCE_EXHAUSTED, "out of memory"};  // short: no allocation
-    } catch (...) {
-      return {ACCEL_ERROR_INTERNAL, "an exception"};
-    }
+    Status s;
+    s.code = Caught([&] { return Report(RecordOneOrThrow(launch, follows), &s.message); }, &s.message);
+    return s;
   }
   Status RecordOneOrThrow(PreparedLaunch& launch, bool follows) {
     Allocation* uniform = nullptr;

@@ -12,6 +12,7 @@
 // timing event; an event points at its latest Record, and a wait holds the
 // Record that was current when the wait was enqueued.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -39,6 +40,8 @@ constexpr uint64_t kStagingChunk = uint64_t{8} << 20;
 // The largest copy between host-visible memories that may run on the enqueuing thread when the stream is idle
 // (Stream::TryInline): small enough that an enqueue returns within tens of microseconds.
 constexpr uint64_t kInlineLimit = uint64_t{1} << 20;
+// The largest of those that runs under the stream's lock (Stream::TryInline): a few microseconds of memcpy.
+constexpr uint64_t kLockedInlineLimit = uint64_t{64} << 10;
 
 // Waits on `cv` with `lock` held until `done()` or the deadline; returns done().
 bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
@@ -97,11 +100,25 @@ class Record {
   Outcome outcome_;
 };
 
+// A buffer copy or fill on the stream's device that records commands only (no staging buffer, no wait), so that it
+// may share a command buffer with the launches and commands around it.
+struct DeviceCommand {
+  enum class Kind { kNone, kCopy, kFill };
+  Kind kind = Kind::kNone;
+  std::shared_ptr<Allocation> from;  // kCopy's source
+  std::shared_ptr<Allocation> to;
+  uint64_t src_offset = 0;  // kCopy
+  uint64_t dst_offset = 0;
+  uint64_t size = 0;  // kFill: a multiple of 4, as dst_offset
+  uint32_t word = 0;  // kFill's 4-byte pattern
+};
+
 // One queued operation. `run` does the work when the stream holds no error and returns its status, setting
 // `*message` when it fails; otherwise `skip`, when set, runs instead, told the stream's error. A kernel launch is
-// `launch` instead of `run` (Stream::EnqueueLaunch or the worker's RunLaunches records and submits it; no
-// std::function per launch). `copies` is added to the stream's copy statistics when `run` succeeds. What the lambdas
-// capture (allocations, records) and the launch live as long as the operation.
+// `launch` instead of `run`, a buffer copy or fill that records commands only is `command` (Stream::EnqueueDevice,
+// or the worker's RunRecorded, records and submits them, several into one command buffer; no std::function for
+// them). `copies` is added to the stream's copy statistics when the operation succeeds. What the lambdas capture
+// (allocations, records), the launch and the command's buffers live as long as the operation.
 struct Operation {
   const char* what = "";
   std::function<accel_status_t(std::string* message)> run;
@@ -109,6 +126,10 @@ struct Operation {
   accel_copy_statistics_t copies{};
   uint64_t number = 0;  // set when enqueued: 1 for the stream's first operation
   std::unique_ptr<PreparedLaunch> launch;
+  DeviceCommand command;
+
+  // Whether the operation is recorded into a command buffer by the stream (a launch or a device command).
+  bool Recorded() const { return launch != nullptr || command.kind != DeviceCommand::Kind::kNone; }
 };
 
 constexpr const char* kLaunchWhat = "kernel launch";
@@ -291,6 +312,7 @@ class Stream {
   accel_status_t Enqueue(Operation&& op) {
     {
       std::lock_guard lock(mutex_);
+      settled_.store(false, std::memory_order_relaxed);
       op.number = ++enqueued_;
       queue_.push_back(std::move(op));
     }
@@ -307,7 +329,13 @@ class Stream {
     Operation op;
     op.what = kLaunchWhat;
     op.launch = std::move(launch);
+    return EnqueueDevice(std::move(op));
+  }
+
+  // Enqueues a launch or a device command (`op.Recorded()`), as EnqueueLaunch says.
+  accel_status_t EnqueueDevice(Operation&& op) {
     std::unique_lock lock(mutex_);
+    settled_.store(false, std::memory_order_relaxed);
     op.number = ++enqueued_;
     // Without a timeline semaphore a submission waits for the device at once: that wait stays on the worker.
     if (semaphore_ == VK_NULL_HANDLE || !InlineAllowedLocked()) {
@@ -318,8 +346,7 @@ class Stream {
     }
     inline_running_ = true;
     lock.unlock();
-    RunClaimed(lock, op.number, op.what, op.copies, &op,
-               [&](std::string* message) { return RunLaunch(*op.launch, message); });
+    RunClaimed(lock, op.number, op.what, op.copies, &op, [&](std::string* message) { return RunOne(op, message); });
     return ACCEL_SUCCESS;
   }
 
@@ -329,11 +356,27 @@ class Stream {
   // copy between host-visible (mapped) memories or host memory: it makes no command buffer and waits for nothing
   // once the timeline is known complete. An error it returns becomes the stream's, as on the worker; `copies` count
   // when it succeeds. Nothing is allocated for an operation that runs here.
+  //
+  // A copy of up to kLockedInlineLimit bytes runs under the stream's lock: one lock round trip, where claiming the
+  // stream costs two (a thread that enqueues meanwhile waits for the memcpy, a few microseconds at most, as it waits
+  // for the lock). A larger one claims the stream and runs unlocked (work enqueued meanwhile queues behind it).
   template <typename Run>
-  bool TryInline(const char* what, const accel_copy_statistics_t& copies, Run&& run) {
+  bool TryInline(const char* what, uint64_t size, const accel_copy_statistics_t& copies, Run&& run) {
     std::unique_lock lock(mutex_);
     if (!InlineAllowedLocked()) return false;
     const uint64_t number = ++enqueued_;
+    if (size <= kLockedInlineLimit) {
+      std::string message;
+      const accel_status_t status = Caught([&] { return run(&message); }, &message);
+      if (current_ != nullptr) Abandon();
+      if (status < 0) {
+        SetErrorLocked(status, number, what, message);
+      } else {
+        backend::AddCopyStatistics(copies, &copies_);
+      }
+      return true;  // the stream was idle and stays so: nobody waits for it, and the worker has nothing to take
+    }
+    settled_.store(false, std::memory_order_relaxed);
     inline_running_ = true;
     lock.unlock();
     RunClaimed(lock, number, what, copies, nullptr, run);
@@ -358,6 +401,9 @@ class Stream {
       return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
                          "called from a host callback of the same stream, which would wait for itself");
     }
+    // Settled since the last synchronize that found it so (below): nothing to wait for, release or report. The
+    // acquire pairs with the release there, after which every operation enqueued before had completed.
+    if (settled_.load(std::memory_order_acquire)) return ACCEL_SUCCESS;
     const std::optional<Clock::time_point> deadline = DeadlineAfter(timeout_ns);
     std::unique_lock lock(mutex_);
     if (!QueueIdleLocked() && !WaitUntil(idle_, lock, deadline, [this] { return QueueIdleLocked(); })) {
@@ -384,6 +430,9 @@ class Stream {
     }
     ReleaseRetiredLocked();
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    if (QueueIdleLocked() && retired_.empty() && completed_.load() >= submitted_.load()) {
+      settled_.store(true, std::memory_order_release);
+    }
     return ACCEL_SUCCESS;
   }
 
@@ -583,7 +632,7 @@ class Stream {
 
  private:
   static constexpr uint32_t kSlots = 16;  // command buffers in flight per stream
-  static constexpr uint32_t kBatch = 32;  // launches one command buffer records at most (and sets its pool holds)
+  static constexpr uint32_t kBatch = 32;  // operations one command buffer records at most (and sets its pool holds)
   static constexpr uint32_t kMinStorageBuffers = 128;  // each slot's descriptor pool holds at least these
 
   // One command buffer of the ring, its descriptor pool, and the timeline value its last submission signals.
@@ -665,6 +714,7 @@ class Stream {
   // A failure found waiting for (or polling) submitted work becomes the stream's error, unless it holds one.
   void SetDeviceErrorLocked(const Status& s) {
     if (error_ != ACCEL_SUCCESS) return;
+    settled_.store(false, std::memory_order_relaxed);
     error_ = s.code;
     error_message_ = "the stream's submitted device work failed: " + s.message;
   }
@@ -689,6 +739,7 @@ class Stream {
   // Makes operation #`number`'s failure the stream's error. Never throws: without the memory for the message, the
   // status alone.
   void SetErrorLocked(accel_status_t status, uint64_t number, const char* what, const std::string& message) noexcept {
+    settled_.store(false, std::memory_order_relaxed);
     error_ = status;
     try {
       error_message_ = "operation #" + std::to_string(number) + " (" + what + ") failed: " + message;
@@ -777,8 +828,8 @@ class Stream {
       lock.unlock();
       std::string message;
       size_t failed = 0;  // the operation of batch_ a failure is charged to
-      const accel_status_t status = prior == ACCEL_SUCCESS && batch_[0].launch
-                                        ? RunLaunches(lock, &failed, &message)
+      const accel_status_t status = prior == ACCEL_SUCCESS && batch_[0].Recorded()
+                                        ? RunRecorded(lock, &failed, &message)
                                         : Execute(batch_[0], prior, prior_message, &message);
       if (current_ != nullptr) Abandon();  // an operation that failed while recording
       lock.lock();
@@ -824,26 +875,52 @@ class Stream {
     return Status::Ok();
   }
 
-  // Records and submits one kernel launch in a command buffer of its own.
-  accel_status_t RunLaunch(PreparedLaunch& launch, std::string* message) {
+  // Records a buffer copy or fill into the command buffer being recorded, after a barrier when it follows another
+  // operation of that command buffer (as RecordOne).
+  void RecordCommand(const DeviceCommand& c, bool follows) const {
+    VkCommandBuffer commands = current_->commands;
+    if (follows) Barrier(commands);
+    if (c.kind == DeviceCommand::Kind::kCopy) {
+      const VkBufferCopy region{c.src_offset, c.dst_offset, c.size};
+      device_->vk.vkCmdCopyBuffer(commands, c.from->buffer(), c.to->buffer(), 1, &region);
+    } else {
+      device_->vk.vkCmdFillBuffer(commands, c.to->buffer(), c.dst_offset, c.size, c.word);
+    }
+  }
+
+  // Records a launch or a device command (`op.Recorded()`), as RecordOne.
+  Status RecordOperation(Operation& op, bool follows) noexcept {
+    if (op.launch) return RecordOne(*op.launch, follows);
+    RecordCommand(op.command, follows);
+    return Status::Ok();
+  }
+
+  // Whether the queued `op` may follow the operations already recorded into the current command buffer (worker only).
+  bool FitsBatch(const Operation& op) const {
+    if (op.launch) return FitsBatch(*op.launch);
+    return op.command.kind != DeviceCommand::Kind::kNone;
+  }
+
+  // Records and submits one launch or device command in a command buffer of its own.
+  accel_status_t RunOne(Operation& op, std::string* message) {
     Status s = Begin();
-    if (s.ok()) s = RecordOne(launch, false);
+    if (s.ok()) s = RecordOperation(op, false);
     if (s.ok()) s = Submit();
     return Report(s, message);
   }
 
-  // Records the launch batch_[0], then those queued right behind it while they fit the same command buffer
-  // (FitsBatch, at most kBatch), each after a barrier, and submits them with one vkQueueSubmit (worker only; `lock`
-  // is the stream's, unlocked on entry and on return). A launch that fails to record is charged the failure
-  // (`*failed`, its index in batch_) and ends the batch; those before it are submitted (a failed submission is
-  // charged to the first).
-  accel_status_t RunLaunches(std::unique_lock<std::mutex>& lock, size_t* failed, std::string* message) {
+  // Records the launch or device command batch_[0], then the ones queued right behind it while they fit the same
+  // command buffer (FitsBatch, at most kBatch), each after a barrier, and submits them with one vkQueueSubmit (worker
+  // only; `lock` is the stream's, unlocked on entry and on return). An operation that fails to record is charged the
+  // failure (`*failed`, its index in batch_) and ends the batch; those before it are submitted (a failed submission
+  // is charged to the first).
+  accel_status_t RunRecorded(std::unique_lock<std::mutex>& lock, size_t* failed, std::string* message) {
     *failed = 0;
     return Caught(
         [&] {
           Status s = Begin();
           for (size_t i = 0; s.ok(); ++i) {
-            s = RecordOne(*batch_[i].launch, i > 0);
+            s = RecordOperation(batch_[i], i > 0);
             if (!s.ok()) {
               *failed = i;
               if (i == 0) break;
@@ -856,7 +933,7 @@ class Stream {
             }
             lock.lock();
             const bool more = batch_.size() < kBatch && error_ == ACCEL_SUCCESS && !queue_.empty() &&
-                              queue_.front().launch != nullptr && FitsBatch(*queue_.front().launch);
+                              queue_.front().Recorded() && FitsBatch(queue_.front());
             if (more) batch_.push_back(queue_.pop_front());
             lock.unlock();
             if (!more) {
@@ -889,6 +966,10 @@ class Stream {
   std::vector<Operation> batch_;  // what the worker popped and runs (changed by the worker, under the mutex)
   bool running_ = false;          // the worker is running an operation it popped
   bool inline_running_ = false;   // an enqueuing thread is running an operation (TryInline, EnqueueLaunch)
+  // Nothing queued, running or submitted and not known complete, nothing retired, no error: set (release) by a
+  // synchronize that found the stream so, cleared under the mutex by every enqueue that changes that (an inline copy
+  // under the lock does not), read without the mutex by Synchronize. A stale `false` only costs the slow path.
+  std::atomic<bool> settled_{true};
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
   accel_status_t error_ = ACCEL_SUCCESS;
@@ -1047,17 +1128,22 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
   return Guard(stream->host(), "stream_copy_host_to_buffer", [&] {
     // The core checked that `dst` is on the stream's device.
     const std::shared_ptr<Allocation>& to = Unwrap(dst)->allocation;
-    const auto run = [stream, src, to, dst_offset, size](std::string* message) {
-      return Report(WriteFromHost(stream, *to, dst_offset, static_cast<const std::byte*>(src), size), message);
-    };
     accel_copy_statistics_t copies{};
     copies.host_to_device_copies = 1;
     copies.host_to_device_bytes = size;
-    // Host-visible memory on an idle stream: the memcpy runs here (README.md, "Hot path").
-    if (to->mapped() != nullptr && size <= kInlineLimit && stream->TryInline("copy host to buffer", copies, run)) {
+    // Host-visible memory on an idle stream: the memcpy runs here (README.md, "Hot path"), the buffer held by the
+    // caller's reference for the call (no count taken).
+    if (to->mapped() != nullptr && size <= kInlineLimit &&
+        stream->TryInline("copy host to buffer", size, copies, [&](std::string* message) {
+          std::memcpy(to->mapped() + dst_offset, src, size);
+          return Report(to->Flush(), message);
+        })) {
       return ACCEL_SUCCESS;
     }
-    Operation op{"copy host to buffer", run};
+    Operation op{"copy host to buffer", [stream, src, to, dst_offset, size](std::string* message) {
+                   return Report(WriteFromHost(stream, *to, dst_offset, static_cast<const std::byte*>(src), size),
+                                 message);
+                 }};
     op.copies = copies;
     return stream->Enqueue(std::move(op));
   });
@@ -1068,16 +1154,20 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_copy_buffer_to_host", [&] {
     const std::shared_ptr<Allocation>& from = Unwrap(src)->allocation;
-    const auto run = [stream, from, src_offset, dst, size](std::string* message) {
-      return Report(ReadToHost(stream, *from, src_offset, static_cast<std::byte*>(dst), size), message);
-    };
     accel_copy_statistics_t copies{};
     copies.device_to_host_copies = 1;
     copies.device_to_host_bytes = size;
-    if (from->mapped() != nullptr && size <= kInlineLimit && stream->TryInline("copy buffer to host", copies, run)) {
+    if (from->mapped() != nullptr && size <= kInlineLimit &&
+        stream->TryInline("copy buffer to host", size, copies, [&](std::string* message) {
+          const Status s = from->Invalidate();
+          if (s.ok()) std::memcpy(dst, from->mapped() + src_offset, size);
+          return Report(s, message);
+        })) {
       return ACCEL_SUCCESS;
     }
-    Operation op{"copy buffer to host", run};
+    Operation op{"copy buffer to host", [stream, from, src_offset, dst, size](std::string* message) {
+                   return Report(ReadToHost(stream, *from, src_offset, static_cast<std::byte*>(dst), size), message);
+                 }};
     op.copies = copies;
     return stream->Enqueue(std::move(op));
   });
@@ -1108,23 +1198,21 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
         }
         return Report(s, message);
       };
-      if (stream->TryInline("copy buffer", copies, run)) return ACCEL_SUCCESS;
+      if (stream->TryInline("copy buffer", size, copies, run)) return ACCEL_SUCCESS;
     }
     if (from->device == here && to->device == here) {
-      Operation op{
-          "copy buffer",
-          [stream, from = from->allocation, src_offset, to = to->allocation, dst_offset, size](std::string* message) {
-            Status s = stream->Begin();
-            if (s.ok()) {
-              VkBufferCopy region{src_offset, dst_offset, size};
-              stream->device()->vk.vkCmdCopyBuffer(stream->commands(), from->buffer(), to->buffer(), 1, &region);
-              s = stream->Submit();
-            }
-            return Report(s, message);
-          }};
+      // vkCmdCopyBuffer, recorded with the launches and commands around it (Stream::EnqueueDevice).
+      Operation op;
+      op.what = "copy buffer";
+      op.command.kind = DeviceCommand::Kind::kCopy;
+      op.command.from = from->allocation;
+      op.command.to = to->allocation;
+      op.command.src_offset = src_offset;
+      op.command.dst_offset = dst_offset;
+      op.command.size = size;
       op.copies.local_copies = 1;
       op.copies.local_bytes = size;
-      return stream->Enqueue(std::move(op));
+      return stream->EnqueueDevice(std::move(op));
     }
     Operation op{"copy buffer between devices",
                  [stream, from_device = from->device, from = from->allocation, src_offset, to_device = to->device,
@@ -1163,6 +1251,29 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     // every 4-byte-aligned word in it for a 1- or 2-byte pattern.
     std::array<std::byte, 8> bytes{};
     for (size_t i = 0; i < bytes.size(); i += pattern_size) std::memcpy(bytes.data() + i, pattern, pattern_size);
+    const std::shared_ptr<Allocation>& to = Unwrap(buffer)->allocation;
+    // Host-visible memory on an idle stream: the pattern is written here, as a host copy (README.md, "Hot path").
+    if (to->mapped() != nullptr && size <= kInlineLimit &&
+        stream->TryInline("fill buffer", size, accel_copy_statistics_t{}, [&](std::string* message) {
+          std::byte* out = to->mapped() + offset;
+          uint64_t done = 0;
+          for (; done + bytes.size() <= size; done += bytes.size()) std::memcpy(out + done, bytes.data(), bytes.size());
+          std::memcpy(out + done, bytes.data(), size - done);
+          return Report(to->Flush(), message);
+        })) {
+      return ACCEL_SUCCESS;
+    }
+    if (offset % 4 == 0 && size % 4 == 0) {
+      // The whole range is 4-byte words: vkCmdFillBuffer alone, recorded with the launches and commands around it.
+      Operation op;
+      op.what = "fill buffer";
+      op.command.kind = DeviceCommand::Kind::kFill;
+      op.command.to = to;
+      op.command.dst_offset = offset;
+      op.command.size = size;
+      std::memcpy(&op.command.word, bytes.data(), sizeof(op.command.word));
+      return stream->EnqueueDevice(std::move(op));
+    }
     return stream->Enqueue(
         {"fill buffer", [stream, to = Unwrap(buffer)->allocation, offset, size, bytes](std::string* message) {
            // vkCmdFillBuffer writes 4-byte words at 4-byte offsets; the unaligned head and tail (under 4 bytes each)

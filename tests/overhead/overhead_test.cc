@@ -202,6 +202,12 @@ TEST_F(Overhead, CopyDeviceToDevice) {
             Expected("copy_device_to_device"));
 }
 
+TEST_F(Overhead, Fill) {
+  const uint32_t pattern = 0x01020304;
+  EXPECT_EQ(Count([&] { ASSERT_EQ(accel_stream_fill_buffer(stream_, a_, 0, kSize, &pattern, 4), ACCEL_SUCCESS); }),
+            Expected("fill"));
+}
+
 TEST_F(Overhead, LaunchWithANewValue) {
   // One argument differs from the launch before: only it is bound again, and the kernel sees the new value.
   value_ = 9;
@@ -255,6 +261,26 @@ TEST_F(Overhead, TenQueuedLaunches) {
               gate.Open();  // before Count's synchronize, whatever the launches returned
             }),
             Expected("ten_queued_launches"));
+}
+
+// Launches, buffer copies and fills queued together behind a host callback that holds the stream: a backend that
+// batches what is queued records all ten into one submission.
+TEST_F(Overhead, TenQueuedMixedOperations) {
+  accel_test::Gate gate;
+  const uint32_t pattern = 0x01020304;
+  EXPECT_EQ(Count([&] {
+              ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, accel_test::Gate::Wait, &gate), ACCEL_SUCCESS)
+                  << accel_last_error();
+              for (int i = 0; i < 3; ++i) {
+                EXPECT_EQ(accel_stream_launch_kernel(stream_, kernel_, &launch_), ACCEL_SUCCESS) << accel_last_error();
+                EXPECT_EQ(accel_stream_copy_buffer(stream_, a_, 0, b_, 0, kSize), ACCEL_SUCCESS) << accel_last_error();
+                EXPECT_EQ(accel_stream_fill_buffer(stream_, b_, 0, kSize, &pattern, 4), ACCEL_SUCCESS)
+                    << accel_last_error();
+              }
+              EXPECT_EQ(accel_stream_launch_kernel(stream_, kernel_, &launch_), ACCEL_SUCCESS) << accel_last_error();
+              gate.Open();  // before Count's synchronize, whatever the operations returned
+            }),
+            Expected("ten_queued_mixed"));
 }
 
 }  // namespace

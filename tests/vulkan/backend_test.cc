@@ -8,12 +8,15 @@
 // ACCEL_CACHE_DIR.
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gate.h"
@@ -133,6 +136,61 @@ class VulkanTest : public ::testing::Test {
     const accel_status_t s = accel_stream_launch_kernel(stream_, k, &d);
     if (s != ACCEL_SUCCESS) return s;
     return accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE);
+  }
+
+  // Fills, buffer copies and launches interleaved on one stream, behind a gate when `queued` (the worker records them
+  // into shared command buffers) or on an idle stream (each runs inline or is recorded by this thread): every one
+  // must see the writes of those before it and none of those after it.
+  void MixedOperationsKeepStreamOrder(bool queued) {
+    accel_module_t fill_m = Module(kCorpus / "fill_u32.spv");
+    ASSERT_NE(fill_m, nullptr);
+    accel_kernel_t fill = Kernel(fill_m, "fill_u32");
+    constexpr uint32_t n = 256;
+    accel_buffer_t a = Buffer(n * 4);
+    accel_buffer_t b = Buffer(n * 4);
+    accel_buffer_t c = Buffer(n * 4);
+    ASSERT_TRUE(a != nullptr && b != nullptr && c != nullptr);
+    for (accel_buffer_t x : {a, b, c}) Put(x, std::vector<uint32_t>(n, 0));
+    const uint32_t five = 5;
+    const uint32_t one = 1;
+    const uint32_t seven = 7;
+    const uint8_t byte = 0xab;
+    std::unique_ptr<accel_test::Gate> gate;
+    if (queued) {
+      gate = std::make_unique<accel_test::Gate>();
+      ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, accel_test::Gate::Wait, gate.get()), ACCEL_SUCCESS);
+    }
+    const std::vector<accel_kernel_arg_t> args = {BufferArg(a), Scalar(&five, 4), Scalar(&n, 4)};
+    accel_launch_desc_t d = Launch({n / 64, 1, 1}, {64, 1, 1}, args.data(), 3);
+    EXPECT_EQ(accel_stream_fill_buffer(stream_, a, 0, n * 4, &one, 4), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_fill_buffer(stream_, b, 0, n * 4, &one, 4), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_launch_kernel(stream_, fill, &d), ACCEL_SUCCESS) << accel_last_error();  // a = 5
+    EXPECT_EQ(accel_stream_copy_buffer(stream_, a, 0, b, 16, n * 4 - 32), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_fill_buffer(stream_, a, 0, n * 4, &seven, 4), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_copy_buffer(stream_, b, 0, c, 0, n * 4), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_fill_buffer(stream_, c, 5, 2, &byte, 1), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_fill_buffer(stream_, b, 0, n * 4, &seven, 4), ACCEL_SUCCESS) << accel_last_error();
+    void* c_host = nullptr;  // host-visible buffers only: nothing behind the gate may have run before it opens
+    if (gate != nullptr && accel_buffer_get_host_address(c, &c_host) == ACCEL_SUCCESS) {
+      std::vector<uint32_t> early(n, 1);
+      std::memcpy(early.data(), c_host, n * 4);
+      EXPECT_EQ(early, std::vector<uint32_t>(n, 0)) << "an operation queued behind a running callback ran before it";
+    }
+    if (gate != nullptr) gate->Open();
+    ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(Get(a, n), std::vector<uint32_t>(n, 7)) << "the last fill of a ran after the launch and the copy";
+    EXPECT_EQ(Get(b, n), std::vector<uint32_t>(n, 7));
+    std::vector<uint32_t> expect(n, 5);  // b before its last fill: 1 around the copied 5s
+    for (uint32_t i : {0u, 1u, 2u, 3u, n - 4, n - 3, n - 2, n - 1}) expect[i] = 1;
+    uint8_t* bytes = reinterpret_cast<uint8_t*>(expect.data());
+    bytes[5] = bytes[6] = byte;
+    EXPECT_EQ(Get(c, n), expect) << "a copy or fill ran out of stream order";
+    accel_copy_statistics_t st{};
+    st.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
+    st.struct_size = sizeof(st);
+    ASSERT_EQ(accel_stream_get_copy_statistics(stream_, &st), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(st.local_copies, 2u);
+    EXPECT_EQ(st.local_bytes, uint64_t{n * 4 - 32 + n * 4});
   }
 
   std::unique_ptr<ScopedInstance> instance_;
@@ -479,6 +537,57 @@ TEST_F(VulkanTest, CopyStatisticsCountEachDirection) {
   EXPECT_EQ(s.staged_copies, 0u);
 }
 
+TEST_F(VulkanTest, QueuedFillsAndCopiesShareSubmissionsWithLaunchesInStreamOrder) {
+  MixedOperationsKeepStreamOrder(true);
+}
+
+TEST_F(VulkanTest, FillsAndCopiesOnAnIdleStreamKeepStreamOrder) { MixedOperationsKeepStreamOrder(false); }
+
+// A synchronize of a stream that an earlier synchronize found settled returns without taking the stream's lock
+// (backends/vulkan/README.md, "Hot path"): work and errors enqueued after it must still be waited for and reported.
+TEST_F(VulkanTest, SettledStreamsStillWaitForLaterWorkAndReportLaterErrors) {
+  accel_buffer_t b = Buffer(4096);
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream_, 0), ACCEL_SUCCESS) << accel_last_error();
+
+  // Copies queued behind a slow host callback: neither may run before it, and the synchronize waits for all three.
+  struct Slow {
+    std::atomic<bool> done{false};
+  } slow;
+  const auto sleep_then_mark = [](void* user, accel_status_t) -> accel_status_t {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    static_cast<Slow*>(user)->done.store(true);
+    return ACCEL_SUCCESS;
+  };
+  const std::vector<uint8_t> data(4096, 7);
+  std::vector<uint8_t> out(4096, 0);
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, sleep_then_mark, &slow), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, data.data(), b, 0, 4096), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, b, 0, out.data(), 4096), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_TRUE(slow.done.load()) << "the synchronize returned before the host callback ran";
+  EXPECT_EQ(out, data) << "the synchronize returned before the copies behind the callback ran";
+
+  // An error after the stream settled is reported by every synchronize until it is cleared.
+  const auto fail = [](void*, accel_status_t) -> accel_status_t { return ACCEL_ERROR_INTERNAL; };
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, fail, nullptr), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL)
+      << "a second synchronize forgot the stream's error";
+  EXPECT_EQ(accel_stream_synchronize(stream_, 0), ACCEL_ERROR_INTERNAL);
+  ASSERT_EQ(accel_stream_clear_error(stream_), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+
+  // A small inline copy that follows still lands, and the settled stream's synchronize sees it.
+  const std::vector<uint8_t> again(4096, 9);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, again.data(), b, 0, 4096), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, b, 0, out.data(), 4096), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(out, again);
+}
+
 // With ACCEL_VULKAN_STAGING=always, device buffers are treated as not host-visible: host copies go through the
 // stream's staging buffer in 8 MiB pieces, buffer_map through a staging copy.
 class VulkanStagingTest : public VulkanTest {
@@ -499,6 +608,14 @@ TEST_F(VulkanStagingTest, DeviceBuffersHaveNoHostAddress) {
   EXPECT_EQ(accel_buffer_get_host_address(b, &address), ACCEL_ERROR_UNSUPPORTED);
   EXPECT_TRUE(Contains(accel_last_error(), "not host-visible")) << accel_last_error();
 }
+
+// Buffers that are not host-visible: fills and copies are vkCmdFillBuffer and vkCmdCopyBuffer, recorded by the
+// enqueuing thread on an idle stream and device, else by the worker with the launches around them.
+TEST_F(VulkanStagingTest, QueuedFillsAndCopiesShareSubmissionsWithLaunchesInStreamOrder) {
+  MixedOperationsKeepStreamOrder(true);
+}
+
+TEST_F(VulkanStagingTest, FillsAndCopiesOnAnIdleStreamKeepStreamOrder) { MixedOperationsKeepStreamOrder(false); }
 
 TEST_F(VulkanStagingTest, LargeCopiesGoThroughStagingInPieces) {
   const uint64_t size = (uint64_t{20} << 20) + 12;  // more than two 8 MiB pieces

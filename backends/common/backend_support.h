@@ -7,6 +7,7 @@
 //   descriptor_text.h  CopyString into a descriptor's fixed fields, NormaliseSku
 //   negotiate.h  the body of accel_backend_get_api
 //   ring.h       Ring, the FIFO of a stream's operations that allocates nothing once grown
+//   fill.h       FillPattern, a host range filled with a 1, 2 or 4 byte pattern (host, Vulkan inline fills)
 //   recorded_events.h  deadlines, copy-statistics sums, and the event slots of backends whose events point at shared
 //                records (OpenCL, Vulkan)
 //   gpu_stream.h streams, events, records and their slots over a traits struct of vendor calls (CUDA, HIP, Level
@@ -23,6 +24,7 @@
 
 #include "common/descriptor_text.h"
 #include "common/device_list.h"
+#include "common/fill.h"
 #include "common/handles.h"
 #include "common/negotiate.h"
 #include "common/prefix.h"

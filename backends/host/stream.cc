@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/fill.h"
 #include "common/recorded_events.h"
 #include "common/ring.h"
 #include "device.h"
@@ -108,22 +109,6 @@ std::string OpName(const OpBody& body) {
                  [](const WaitEventOp&) { return "wait event"; }, [](const LaunchKernelOp&) { return "launch kernel"; },
                  [](const FailOp&) { return "device work"; }},
       body);
-}
-
-// Fills [dst, dst + size) with a 1, 2 or 4 byte pattern: one copy, then doubling copies of what is written.
-void Fill(std::byte* dst, uint64_t size, const std::byte* pattern, uint32_t pattern_size) {
-  if (size == 0) return;
-  if (pattern_size == 1) {
-    std::memset(dst, static_cast<int>(pattern[0]), size);
-    return;
-  }
-  uint64_t written = pattern_size < size ? pattern_size : size;
-  std::memcpy(dst, pattern, written);
-  while (written < size) {
-    const uint64_t chunk = written < size - written ? written : size - written;
-    std::memcpy(dst + written, dst, chunk);
-    written += chunk;
-  }
 }
 
 // Copies [src, src + size) to dst through a host bounce buffer of at most 4 MiB, as a device without a peer path
@@ -394,7 +379,7 @@ Failure Stream::Execute(Operation& op, accel_status_t prior) noexcept {
                      return {fail.status, fail.message};
                    },
                    [](FillOp& fill) -> Failure {
-                     Fill(fill.dst->data() + fill.offset, fill.size, fill.pattern.data(), fill.pattern_size);
+                     backend::FillPattern(fill.dst->data() + fill.offset, fill.size, fill.pattern.data(), fill.pattern_size);
                      return {};
                    },
                    [&op](HostCallbackOp& call) -> Failure {

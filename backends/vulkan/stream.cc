@@ -25,6 +25,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/fill.h"
 #include "common/recorded_events.h"
 #include "symbols.h"
 
@@ -1255,10 +1256,7 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     // Host-visible memory on an idle stream: the pattern is written here, as a host copy (README.md, "Hot path").
     if (to->mapped() != nullptr && size <= kInlineLimit &&
         stream->TryInline("fill buffer", size, accel_copy_statistics_t{}, [&](std::string* message) {
-          std::byte* out = to->mapped() + offset;
-          uint64_t done = 0;
-          for (; done + bytes.size() <= size; done += bytes.size()) std::memcpy(out + done, bytes.data(), bytes.size());
-          std::memcpy(out + done, bytes.data(), size - done);
+          backend::FillPattern(to->mapped() + offset, size, bytes.data(), pattern_size);
           return Report(to->Flush(), message);
         })) {
       return ACCEL_SUCCESS;

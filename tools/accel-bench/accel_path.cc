@@ -49,6 +49,11 @@ class AccelPath final : public Path {
     return Ok(accel_stream_copy_buffer(stream_, a_, 0, b_, 0, size), "copy_buffer") &&
            Ok(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), "accel_stream_synchronize");
   }
+  bool Fill(uint64_t size) override {
+    const uint32_t pattern = 0x01020304;
+    return Ok(accel_stream_fill_buffer(stream_, b_, 0, size, &pattern, sizeof(pattern)), "fill_buffer") &&
+           Ok(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), "accel_stream_synchronize");
+  }
 
  private:
   bool Ok(accel_status_t s, const char* what) {

@@ -45,6 +45,8 @@ class Path {
   virtual bool HostToDevice(uint64_t size) = 0;
   virtual bool DeviceToHost(uint64_t size) = 0;
   virtual bool DeviceToDevice(uint64_t size) = 0;
+  // `size` bytes of a buffer filled with a 4-byte pattern, waited for.
+  virtual bool Fill(uint64_t size) = 0;
   const std::string& Error() const { return error_; }
 
  protected:

@@ -41,11 +41,12 @@ class HandOffPath final : public Path {
   bool HostToDevice(uint64_t size) override { return HandAndWait(Item{a_.data(), host_.data(), size}, 1); }
   bool DeviceToHost(uint64_t size) override { return HandAndWait(Item{host_.data(), a_.data(), size}, 1); }
   bool DeviceToDevice(uint64_t size) override { return HandAndWait(Item{b_.data(), a_.data(), size}, 1); }
+  bool Fill(uint64_t size) override { return HandAndWait(Item{b_.data(), nullptr, size}, 1); }
 
  private:
   struct Item {
     void* dst;
-    const void* src;
+    const void* src;  // null: a fill (memset)
     uint64_t size;
   };
 
@@ -74,7 +75,13 @@ class HandOffPath final : public Path {
       const uint64_t from = done_;
       const uint64_t upto = handed_;
       lock.unlock();
-      for (uint64_t i = from; i < upto; ++i) std::memcpy(item.dst, item.src, item.size);
+      for (uint64_t i = from; i < upto; ++i) {
+        if (item.src != nullptr) {
+          std::memcpy(item.dst, item.src, item.size);
+        } else {
+          std::memset(item.dst, 4, item.size);
+        }
+      }
       lock.lock();
       done_ = upto;
       done_cv_.notify_one();

@@ -224,7 +224,9 @@ int Run(const Options& o) {
       dj["native"] = native ? nlohmann::json(native->Name()) : nlohmann::json(why);
     }
     const auto handoff = MakeHandOffPath(max_size);
-    auto line = [&](const std::string& what, const AB& ab, bool bandwidth, uint64_t bytes, double memcpy_s) {
+    // `memcpy_s`: the host baseline's time (a memcpy of the size, or for fills a memset, named by `base`).
+    auto line = [&](const std::string& what, const AB& ab, bool bandwidth, uint64_t bytes, double memcpy_s,
+                    const std::string& base_name = "memcpy") {
       auto value = [&](double s) {
         char buf[64];
         if (bandwidth) {
@@ -261,10 +263,10 @@ int Run(const Options& o) {
       }
       if (memcpy_s > 0) {
         const double base = ab.has_native ? ab.native.Median() : ab.accel.Median();
-        std::printf("   memcpy %s   %s/memcpy %.3f", value(memcpy_s).c_str(), ab.has_native ? "native" : "accel",
-                    base > 0 ? memcpy_s / base : 0);
-        j["memcpy"] = {{"median_s", memcpy_s}};
-        j[ab.has_native ? "native_over_memcpy" : "accel_over_memcpy"] = base > 0 ? memcpy_s / base : 0;
+        std::printf("   %s %s   %s/%s %.3f", base_name.c_str(), value(memcpy_s).c_str(),
+                    ab.has_native ? "native" : "accel", base_name.c_str(), base > 0 ? memcpy_s / base : 0);
+        j[base_name] = {{"median_s", memcpy_s}};
+        j[std::string(ab.has_native ? "native_over_" : "accel_over_") + base_name] = base > 0 ? memcpy_s / base : 0;
       }
       std::printf("\n");
       dj[what] = j;
@@ -300,10 +302,14 @@ int Run(const Options& o) {
       const int reps = o.repetitions > 0 ? o.repetitions
                                          : static_cast<int>(std::clamp<uint64_t>((uint64_t{512} << 20) / size, 7, 200));
       Samples mc;
+      Samples ms;
       for (int i = 0; i < reps; ++i) {
-        const double t0 = Now();
+        double t0 = Now();
         std::memcpy(dst.data(), src.data(), size);
         mc.seconds.push_back(Now() - t0);
+        t0 = Now();
+        std::memset(dst.data(), i & 0xff, size);
+        ms.seconds.push_back(Now() - t0);
       }
       const double memcpy_s = mc.Median();
       struct Kind {
@@ -320,6 +326,16 @@ int Run(const Options& o) {
           continue;
         }
         line(std::string("copy ") + k.name + " " + SizeText(size), *ab, true, size, memcpy_s);
+      }
+      if (size % 4 == 0) {
+        auto ab = RunAB(
+            accel.get(), native.get(), handoff.get(), reps, [&](Path* p) { return p->Fill(size); }, &err);
+        if (!ab) {
+          std::printf("  fill %s failed: %s\n", SizeText(size).c_str(), err.c_str());
+          ++failures;
+        } else {
+          line("fill " + SizeText(size), *ab, true, size, ms.Median(), "memset");
+        }
       }
     }
     report["devices"].push_back(dj);

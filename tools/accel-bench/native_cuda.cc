@@ -11,6 +11,7 @@
 //   batch     `count` cuLaunchKernel, then one cuStreamSynchronize
 //   copies    cuMemcpyHtoDAsync / cuMemcpyDtoHAsync (from / to the pageable host memory) or cuMemcpyDtoDAsync, then
 //             cuStreamSynchronize
+//   fill      cuMemsetD32Async (a 4-byte pattern), then cuStreamSynchronize
 //
 // The driver is the one the backend loads (ACCEL_CUDA_LIBRARY, else libcuda.so.1). The device is found by its PCI
 // bus id (the backend's `pci_bus_id`), else by its index among the driver's devices.
@@ -177,6 +178,10 @@ class CudaPath final : public Path {
   bool DeviceToDevice(uint64_t size) override {
     const CUresult r = cu_.cuMemcpyDtoDAsync(b_, a_, static_cast<size_t>(size), stream_);
     return r == CUDA_SUCCESS ? Wait() : Fail("cuMemcpyDtoDAsync", r);
+  }
+  bool Fill(uint64_t size) override {
+    const CUresult r = cu_.cuMemsetD32Async(b_, 0x01020304u, static_cast<size_t>(size / 4), stream_);
+    return r == CUDA_SUCCESS ? Wait() : Fail("cuMemsetD32Async", r);
   }
 
  private:

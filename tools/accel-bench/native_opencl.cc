@@ -12,6 +12,7 @@
 //   batch     `count` clEnqueueNDRangeKernel, then one clFinish
 //   copies    clEnqueueWriteBuffer / clEnqueueReadBuffer (non-blocking, from / to the pageable host
 //             memory) or clEnqueueCopyBuffer, then clFinish
+//   fill      clEnqueueFillBuffer (a 4-byte pattern), then clFinish
 //
 // The device is found as the backend lists it: platforms in order, each one's usable devices in
 // order (backends/opencl/backend.cc), matched by CL_DEVICE_NAME (the backend's `name`).
@@ -51,6 +52,7 @@ namespace {
   X(EnqueueWriteBuffer)                \
   X(EnqueueReadBuffer)                 \
   X(EnqueueCopyBuffer)                 \
+  X(EnqueueFillBuffer)                 \
   X(CreateProgramWithSource)           \
   X(BuildProgram)                      \
   X(GetProgramBuildInfo)               \
@@ -314,6 +316,12 @@ class OpenClPath final : public Path {
   bool DeviceToDevice(uint64_t size) override {
     const cl_int err = cl_.EnqueueCopyBuffer(queue_, a_, b_, 0, 0, static_cast<size_t>(size), 0, nullptr, nullptr);
     return err == CL_SUCCESS ? Wait() : Fail("clEnqueueCopyBuffer", err);
+  }
+  bool Fill(uint64_t size) override {
+    const cl_uint pattern = 0x01020304;
+    const cl_int err = cl_.EnqueueFillBuffer(queue_, b_, &pattern, sizeof(pattern), 0, static_cast<size_t>(size), 0,
+                                             nullptr, nullptr);
+    return err == CL_SUCCESS ? Wait() : Fail("clEnqueueFillBuffer", err);
   }
 
  private:

@@ -24,6 +24,7 @@
 //             vkInvalidateMappedMemoryRanges when not coherent); otherwise memcpy through the staging
 //             buffer and a vkCmdCopyBuffer submitted and waited for. device->device: vkCmdCopyBuffer in a
 //             command buffer, submitted and waited for
+//   fill      vkCmdFillBuffer (a 4-byte pattern) in a command buffer, submitted and waited for
 //
 // Every command buffer starts with one global memory barrier (compute and transfer writes before compute
 // and transfer accesses): it gives the in-order semantics of a stream (a launch after a launch or copy
@@ -93,6 +94,7 @@ namespace {
   X(vkCmdPushConstants)                    \
   X(vkCmdDispatch)                         \
   X(vkCmdCopyBuffer)                       \
+  X(vkCmdFillBuffer)                       \
   X(vkQueueSubmit)                         \
   X(vkCreateFence)                         \
   X(vkDestroyFence)                        \
@@ -416,6 +418,13 @@ class VulkanPath final : public Path {
   bool DeviceToDevice(uint64_t size) override {
     const VkBufferCopy region{0, 0, size};
     return Copy(a_.buffer, b_.buffer, region, false);
+  }
+
+  bool Fill(uint64_t size) override {
+    VkCommandBuffer c = commands_[0];
+    if (!Begin(c)) return false;
+    vk_.vkCmdFillBuffer(c, b_.buffer, 0, size, 0x01020304u);
+    return Submit(c, fence_) && Wait();
   }
 
  private:

@@ -379,7 +379,8 @@ Failure Stream::Execute(Operation& op, accel_status_t prior) noexcept {
                      return {fail.status, fail.message};
                    },
                    [](FillOp& fill) -> Failure {
-                     backend::FillPattern(fill.dst->data() + fill.offset, fill.size, fill.pattern.data(), fill.pattern_size);
+                     backend::FillPattern(fill.dst->data() + fill.offset, fill.size, fill.pattern.data(),
+                                          fill.pattern_size);
                      return {};
                    },
                    [&op](HostCallbackOp& call) -> Failure {

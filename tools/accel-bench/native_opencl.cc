@@ -319,8 +319,8 @@ class OpenClPath final : public Path {
   }
   bool Fill(uint64_t size) override {
     const cl_uint pattern = 0x01020304;
-    const cl_int err = cl_.EnqueueFillBuffer(queue_, b_, &pattern, sizeof(pattern), 0, static_cast<size_t>(size), 0,
-                                             nullptr, nullptr);
+    const cl_int err =
+        cl_.EnqueueFillBuffer(queue_, b_, &pattern, sizeof(pattern), 0, static_cast<size_t>(size), 0, nullptr, nullptr);
     return err == CL_SUCCESS ? Wait() : Fail("clEnqueueFillBuffer", err);
   }
 

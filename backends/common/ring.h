@@ -37,6 +37,19 @@ class Ring {
     --size_;
     return value;
   }
+  // Appends an element in place and returns it: the slot as its last element left it (moved-from, or released by
+  // the caller before drop_front), for the caller to assign (no temporary, no move of a whole element).
+  T& append() {
+    if (size_ == slots_.size()) Grow();
+    T& slot = slots_[(head_ + size_) & (slots_.size() - 1)];
+    ++size_;
+    return slot;
+  }
+  // Removes the oldest element and leaves it in its slot as it is: the caller released what it held in place.
+  void drop_front() {
+    head_ = (head_ + 1) & (slots_.size() - 1);
+    --size_;
+  }
 
  private:
   void Grow() {

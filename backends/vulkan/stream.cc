@@ -131,6 +131,14 @@ struct Operation {
 
   // Whether the operation is recorded into a command buffer by the stream (a launch or a device command).
   bool Recorded() const { return launch != nullptr || command.kind != DeviceCommand::Kind::kNone; }
+  // Releases what the operation holds (its lambdas and their captures, its launch, its command's buffers); a few
+  // tests when it holds nothing, so that a ring's slot is released and reused in place.
+  void Clear() noexcept {
+    if (run) run = nullptr;
+    if (skip) skip = nullptr;
+    launch.reset();
+    if (command.kind != DeviceCommand::Kind::kNone) command = DeviceCommand{};
+  }
 };
 
 constexpr const char* kLaunchWhat = "kernel launch";
@@ -315,7 +323,7 @@ class Stream {
       std::lock_guard lock(mutex_);
       settled_.store(false, std::memory_order_relaxed);
       op.number = ++enqueued_;
-      queue_.push_back(std::move(op));
+      queue_.append() = std::move(op);  // one move into the slot
     }
     work_.notify_one();
     return ACCEL_SUCCESS;
@@ -340,7 +348,7 @@ class Stream {
     op.number = ++enqueued_;
     // Without a timeline semaphore a submission waits for the device at once: that wait stays on the worker.
     if (semaphore_ == VK_NULL_HANDLE || !InlineAllowedLocked()) {
-      queue_.push_back(std::move(op));
+      queue_.append() = std::move(op);  // one move into the slot
       lock.unlock();
       work_.notify_one();
       return ACCEL_SUCCESS;
@@ -725,7 +733,10 @@ class Stream {
     if (allocation == nullptr) return;
     std::lock_guard lock(mutex_);
     if (completed_.load() >= submitted_.load()) return;  // released here, after the lock
-    retired_.push_back({submitted_.load(), Operation{}, std::move(allocation)});
+    Retired& retired = retired_.append();
+    retired.value = submitted_.load();
+    retired.op.Clear();  // a moved-from operation is empty in practice; this makes sure
+    retired.allocation = std::move(allocation);
   }
 
   // Releases what `op` holds; its launch, released, goes to the spares.
@@ -734,7 +745,7 @@ class Stream {
       op.launch->Release();
       spare_launches_.push_back(std::move(op.launch));
     }
-    op = Operation{};
+    op.Clear();
   }
 
   // Makes operation #`number`'s failure the stream's error. Never throws: without the memory for the message, the
@@ -755,8 +766,10 @@ class Stream {
     const uint64_t submitted = submitted_.load();
     if (completed_.load() < submitted) {
       try {
-        retired_.Reserve(retired_.size() + 1);
-        retired_.push_back({submitted, std::move(op), nullptr});
+        retired_.Reserve(retired_.size() + 1);  // append cannot throw now
+        Retired& retired = retired_.append();
+        retired.value = submitted;
+        retired.op = std::move(op);
       } catch (...) {
         (void)WaitValue(submitted, UINT64_MAX);  // a failure here is the next synchronize's to report
       }
@@ -811,8 +824,10 @@ class Stream {
   void ReleaseRetiredLocked() {
     const uint64_t done = completed_.load();
     while (!retired_.empty() && retired_.front().value <= done) {
-      Retired retired = retired_.pop_front();
+      Retired& retired = retired_.front();  // released in place: the slot is reused as it is
       ReleaseLocked(retired.op);
+      retired.allocation.reset();
+      retired_.drop_front();
     }
   }
 

@@ -650,53 +650,69 @@ accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t handle, uint32_t index,
   return ACCEL_SUCCESS;
 }
 
+namespace {
+
+// What StreamLaunchKernel hands to EnqueueLaunch to copy.
+struct LaunchToCopy {
+  const Host* host;
+  Kernel* kernel;
+  const accel_bk_launch_t* launch;
+  size_t stride;  // of launch->args
+};
+
+// Copies the launch into `copy` (EnqueueLaunch's fill, under the stream's mutex): the core checked it against the
+// kernel's declaration and limits.
+accel_status_t CopyLaunch(void* context, Launch& copy) {
+  const auto& in = *static_cast<const LaunchToCopy*>(context);
+  const accel_bk_launch_t* launch = in.launch;
+  copy.kernel = in.kernel->state;
+  copy.args.resize(launch->arg_count);
+  for (uint32_t i = 0; i < launch->arg_count; ++i) {
+    const auto* arg =
+        reinterpret_cast<const accel_bk_kernel_arg_t*>(reinterpret_cast<const char*>(launch->args) + i * in.stride);
+    BoundArgument& a = copy.args[i];
+    a.kind = arg->kind;
+    a.access = arg->access;
+    a.offset = arg->offset;
+    a.size = arg->size;
+    switch (arg->kind) {
+      case ACCEL_KERNEL_ARG_KIND_BUFFER: a.storage = Unwrap(arg->buffer)->storage; break;
+      case ACCEL_KERNEL_ARG_KIND_SCALAR: {
+        const auto* bytes = static_cast<const std::byte*>(arg->value);
+        a.value_offset = copy.values.size();
+        copy.values.insert(copy.values.end(), bytes, bytes + arg->size);
+        break;
+      }
+      case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: break;
+      default:
+        return in.host->Fail(ACCEL_ERROR_UNSUPPORTED, "argument " + std::to_string(i) +
+                                                          ": the OpenCL backend passes buffers, scalars and local "
+                                                          "memory only (no device addresses)");
+    }
+  }
+  for (int d = 0; d < 3; ++d) {
+    copy.global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
+    copy.local[d] = launch->block[d];
+  }
+  return ACCEL_SUCCESS;
+}
+
+}  // namespace
+
 accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kernel_t kernel_handle,
                                   const accel_bk_launch_t* launch) noexcept {
   Stream* stream = Unwrap(stream_handle);
   Kernel* kernel = Unwrap(kernel_handle);
   const Host& host = *kernel->device->host;
   return Guard(host, "stream_launch_kernel", [&] {
-    // The core checked the launch against the kernel's declaration and limits; everything is copied now, into a
-    // launch the stream recycles (nothing is allocated once its vectors have grown).
+    // Everything is copied now, into a launch the stream recycles (nothing is allocated once its vectors have grown).
     const size_t stride = launch->arg_count > 0 ? launch->args[0].struct_size : 0;
     if (launch->arg_count > 0 && stride < offsetof(accel_bk_kernel_arg_t, value) + sizeof(void*)) {
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
                        "kernel arguments of " + std::to_string(stride) + " bytes are too small for ABI 1.0");
     }
-    std::unique_ptr<Launch> copy = TakeSpareLaunch(stream);
-    copy->kernel = kernel->state;
-    copy->args.resize(launch->arg_count);
-    for (uint32_t i = 0; i < launch->arg_count; ++i) {
-      const auto* in =
-          reinterpret_cast<const accel_bk_kernel_arg_t*>(reinterpret_cast<const char*>(launch->args) + i * stride);
-      BoundArgument& a = copy->args[i];
-      a.kind = in->kind;
-      a.access = in->access;
-      a.offset = in->offset;
-      a.size = in->size;
-      switch (in->kind) {
-        case ACCEL_KERNEL_ARG_KIND_BUFFER: a.storage = Unwrap(in->buffer)->storage; break;
-        case ACCEL_KERNEL_ARG_KIND_SCALAR: {
-          const auto* bytes = static_cast<const std::byte*>(in->value);
-          a.value_offset = copy->values.size();
-          copy->values.insert(copy->values.end(), bytes, bytes + in->size);
-          break;
-        }
-        case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY: break;
-        default:
-          return host.Fail(ACCEL_ERROR_UNSUPPORTED, "argument " + std::to_string(i) +
-                                                        ": the OpenCL backend passes buffers, scalars and local "
-                                                        "memory only (no device addresses)");
-      }
-    }
-    for (int d = 0; d < 3; ++d) {
-      copy->global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
-      copy->local[d] = launch->block[d];
-    }
-    Operation op;
-    op.what = "kernel launch";
-    op.launch = std::move(copy);
-    return EnqueueOperation(stream, std::move(op));
+    LaunchToCopy context{&host, kernel, launch, stride};
+    return EnqueueLaunch(stream, CopyLaunch, &context);
   });
 }
 

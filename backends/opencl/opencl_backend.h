@@ -297,7 +297,7 @@ struct BoundArgument {
 };
 
 // A kernel launch copied at enqueue (module.cc's StreamLaunchKernel) and enqueued by SubmitLaunch. A stream recycles
-// its launches (TakeSpareLaunch; Release once the launch completed), so that a launch allocates nothing once the
+// its launches (EnqueueLaunch; Release once the launch completed), so that a launch allocates nothing once the
 // vectors have grown to the kernel's arguments. Owned by one operation at a time.
 struct Launch {
   std::shared_ptr<KernelState> kernel;
@@ -349,8 +349,10 @@ struct Operation {
 class Stream;
 // Queues `op` on `stream`, in order (stream.cc says where it runs). Thread-safe.
 accel_status_t EnqueueOperation(Stream* stream, Operation&& op);
-// A released launch of `stream`'s to fill (its vectors keep their memory), or a new one. Thread-safe.
-std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream);
+// Queues a kernel launch on `stream`, in order: `fill(context, launch)` copies it into a released launch of the
+// stream's (its vectors keep their memory) or a new one, under the stream's mutex, in the enqueue's own lock round
+// trip; a fill that fails enqueues nothing and its status is returned. Thread-safe.
+accel_status_t EnqueueLaunch(Stream* stream, accel_status_t (*fill)(void* context, Launch& launch), void* context);
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 

@@ -271,9 +271,38 @@ class Stream {
 
   accel_status_t Enqueue(Operation&& op) {
     std::unique_lock lock(mutex_);
+    return EnqueueLocked(lock, std::move(op));
+  }
+
+  // Enqueues a kernel launch that `fill` copies into a launch the stream recycles, taken in the same lock round trip
+  // as the enqueue (`fill` runs under the stream's mutex: it copies, and calls nothing that takes it). A fill that
+  // fails enqueues nothing; its status is returned.
+  accel_status_t EnqueueLaunch(accel_status_t (*fill)(void* context, Launch& launch), void* context) {
+    std::unique_lock lock(mutex_);
+    std::unique_ptr<Launch> launch;
+    if (!spare_launches_.empty()) {
+      launch = std::move(spare_launches_.back());
+      spare_launches_.pop_back();
+    } else {
+      launch = std::make_unique<Launch>();
+    }
+    const accel_status_t filled = fill(context, *launch);
+    if (filled != ACCEL_SUCCESS) {
+      launch->Release();
+      spare_launches_.push_back(std::move(launch));  // its room is reserved: it was just taken, or there was none
+      return filled;
+    }
+    Operation op;
+    op.what = "kernel launch";
+    op.launch = std::move(launch);
+    return EnqueueLocked(lock, std::move(op));
+  }
+
+  // Enqueue's body, with the stream's mutex held by `lock` (released on return).
+  accel_status_t EnqueueLocked(std::unique_lock<std::mutex>& lock, Operation&& op) {
     op.number = ++enqueued_;
     if (op.host || !fifo_.empty() || busy_ || (op.would_block && op.would_block())) {
-      fifo_.push_back(std::move(op));
+      fifo_.append() = std::move(op);
       lock.unlock();
       work_.notify_one();
       return ACCEL_SUCCESS;
@@ -355,18 +384,6 @@ class Stream {
   accel_copy_statistics_t CopyStatistics() {
     std::lock_guard lock(mutex_);
     return copies_;
-  }
-
-  std::unique_ptr<Launch> TakeSpareLaunch() {
-    {
-      std::lock_guard lock(mutex_);
-      if (!spare_launches_.empty()) {
-        std::unique_ptr<Launch> launch = std::move(spare_launches_.back());
-        spare_launches_.pop_back();
-        return launch;
-      }
-    }
-    return std::make_unique<Launch>();
   }
 
  private:
@@ -596,7 +613,9 @@ class Stream {
 
 accel_status_t EnqueueOperation(Stream* stream, Operation&& op) { return stream->Enqueue(std::move(op)); }
 
-std::unique_ptr<Launch> TakeSpareLaunch(Stream* stream) { return stream->TakeSpareLaunch(); }
+accel_status_t EnqueueLaunch(Stream* stream, accel_status_t (*fill)(void* context, Launch& launch), void* context) {
+  return stream->EnqueueLaunch(fill, context);
+}
 
 // --- Stream slots ------------------------------------------------------------------------------------------------
 

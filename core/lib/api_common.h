@@ -84,8 +84,13 @@ Status ReadInStruct(const T* in, uint32_t stype, const Name& argument, T* value)
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' has struct_size {}, smaller than the {}-byte header", argument,
                  in->struct_size, kHeaderSize);
   }
-  std::memset(static_cast<void*>(value), 0, sizeof(T));
-  std::memcpy(static_cast<void*>(value), in, std::min<size_t>(in->struct_size, sizeof(T)));
+  if (in->struct_size >= sizeof(T)) {
+    // A caller built against this header or a newer one (the common case): one copy of a known size, inlined.
+    std::memcpy(static_cast<void*>(value), in, sizeof(T));
+  } else {
+    std::memset(static_cast<void*>(value), 0, sizeof(T));
+    std::memcpy(static_cast<void*>(value), in, in->struct_size);
+  }
   value->struct_size = sizeof(T);
   return Status::Ok();
 }

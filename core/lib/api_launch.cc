@@ -112,11 +112,9 @@ class Checked {
   Checked(const Checked&) = delete;
   Checked& operator=(const Checked&) = delete;
 
-  // Argument i, checked (arguments are checked in order).
-  void Set(uint32_t i, const accel_bk_kernel_arg_t& arg) {
-    args_[i] = arg;
-    count_ = i + 1;
-  }
+  // Argument i, to be written as it is checked, in place (arguments are checked in order); counted once Done(i).
+  accel_bk_kernel_arg_t& At(uint32_t i) { return args_[i]; }
+  void Done(uint32_t i) { count_ = i + 1; }
   // Keeps a buffer alive for the call.
   void Hold(std::shared_ptr<Buffer> buffer) {
     if (inline_) {
@@ -155,7 +153,8 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
     return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is a {} argument, but kernel '{}' declares {} a {} {}", arg,
                  KindText(a.kind), k.name, Declared(k, i), KindText(declared.kind), Signature(k));
   }
-  accel_bk_kernel_arg_t b{};
+  accel_bk_kernel_arg_t& b = out->At(i);
+  b = accel_bk_kernel_arg_t{};
   b.stype = ACCEL_STRUCTURE_TYPE_BACKEND_KERNEL_ARG;
   b.struct_size = sizeof(b);
   b.kind = a.kind;
@@ -227,7 +226,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
       break;
     default: break;
   }
-  out->Set(i, b);
+  out->Done(i);
   return Status::Ok();
 }
 

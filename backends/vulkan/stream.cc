@@ -341,7 +341,9 @@ class Stream {
     return EnqueueDevice(std::move(op));
   }
 
-  // Enqueues a launch or a device command (`op.Recorded()`), as EnqueueLaunch says.
+  // Enqueues a launch or a device command (`op.Recorded()`), as EnqueueLaunch says; or a staged host copy (`op.run`
+  // records and submits its own command buffer, and a read waits for it), which on an idle stream and device the
+  // calling thread runs in the same way.
   accel_status_t EnqueueDevice(Operation&& op) {
     std::unique_lock lock(mutex_);
     settled_.store(false, std::memory_order_relaxed);
@@ -355,7 +357,8 @@ class Stream {
     }
     inline_running_ = true;
     lock.unlock();
-    RunClaimed(lock, op.number, op.what, op.copies, &op, [&](std::string* message) { return RunOne(op, message); });
+    RunClaimed(lock, op.number, op.what, op.copies, &op,
+               [&](std::string* message) { return op.Recorded() ? RunOne(op, message) : op.run(message); });
     return ACCEL_SUCCESS;
   }
 
@@ -1161,6 +1164,9 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
                                  message);
                  }};
     op.copies = copies;
+    // Memory the host cannot map, on an idle stream and device: the staging copy and its submission run here, as a
+    // native caller's would (README.md, "Hot path"); the operation holds the buffer until the device ran it.
+    if (to->mapped() == nullptr && size <= kInlineLimit) return stream->EnqueueDevice(std::move(op));
     return stream->Enqueue(std::move(op));
   });
 }
@@ -1185,6 +1191,9 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
                    return Report(ReadToHost(stream, *from, src_offset, static_cast<std::byte*>(dst), size), message);
                  }};
     op.copies = copies;
+    // Memory the host cannot map, on an idle stream and device: copied into the staging buffer, waited for and read
+    // here (the call returns with the bytes in `dst`, as CUDA's copy to pageable memory does).
+    if (from->mapped() == nullptr && size <= kInlineLimit) return stream->EnqueueDevice(std::move(op));
     return stream->Enqueue(std::move(op));
   });
 }

@@ -169,6 +169,13 @@ class VulkanTest : public ::testing::Test {
     EXPECT_EQ(accel_stream_fill_buffer(stream_, a, 0, n * 4, &seven, 4), ACCEL_SUCCESS) << accel_last_error();
     EXPECT_EQ(accel_stream_copy_buffer(stream_, b, 0, c, 0, n * 4), ACCEL_SUCCESS) << accel_last_error();
     EXPECT_EQ(accel_stream_fill_buffer(stream_, c, 5, 2, &byte, 1), ACCEL_SUCCESS) << accel_last_error();
+    // Host copies in the middle: a read of c as it is now, then a write of its last four words.
+    std::vector<uint32_t> c_seen(n, 0);
+    const std::vector<uint32_t> nines(4, 9);
+    EXPECT_EQ(accel_stream_copy_buffer_to_host(stream_, c, 0, c_seen.data(), n * 4), ACCEL_SUCCESS)
+        << accel_last_error();
+    EXPECT_EQ(accel_stream_copy_host_to_buffer(stream_, nines.data(), c, n * 4 - 16, 16), ACCEL_SUCCESS)
+        << accel_last_error();
     EXPECT_EQ(accel_stream_fill_buffer(stream_, b, 0, n * 4, &seven, 4), ACCEL_SUCCESS) << accel_last_error();
     void* c_host = nullptr;  // host-visible buffers only: nothing behind the gate may have run before it opens
     if (gate != nullptr && accel_buffer_get_host_address(c, &c_host) == ACCEL_SUCCESS) {
@@ -184,7 +191,9 @@ class VulkanTest : public ::testing::Test {
     for (uint32_t i : {0u, 1u, 2u, 3u, n - 4, n - 3, n - 2, n - 1}) expect[i] = 1;
     uint8_t* bytes = reinterpret_cast<uint8_t*>(expect.data());
     bytes[5] = bytes[6] = byte;
-    EXPECT_EQ(Get(c, n), expect) << "a copy or fill ran out of stream order";
+    EXPECT_EQ(c_seen, expect) << "a copy or fill ran out of stream order around a read to the host";
+    for (uint32_t i = n - 4; i < n; ++i) expect[i] = 9;
+    EXPECT_EQ(Get(c, n), expect) << "a write from the host ran out of stream order";
     accel_copy_statistics_t st{};
     st.stype = ACCEL_STRUCTURE_TYPE_COPY_STATISTICS;
     st.struct_size = sizeof(st);

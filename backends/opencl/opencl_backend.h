@@ -318,9 +318,26 @@ struct Launch {
 // Sets the launch's changed arguments and enqueues it on the submission's queue (module.cc).
 accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message);
 
-// One queued operation of a stream. Exactly one of `submit` (device work), `launch` (device work) and `host` (host
-// work) is set.
-//   - `launch` is a kernel launch, enqueued by SubmitLaunch as a `submit` would be (no std::function per launch).
+// A host copy, a buffer copy within one platform or a fill: one OpenCL command on the stream's queue, held by the
+// operation itself (no std::function per copy) and enqueued by the stream as a `submit` would be.
+struct Transfer {
+  enum class Kind { kNone, kWrite, kRead, kCopy, kFill };
+  Kind kind = Kind::kNone;
+  std::shared_ptr<Storage> from;  // kRead, kCopy
+  std::shared_ptr<Storage> to;    // kWrite, kCopy, kFill
+  const void* src = nullptr;      // kWrite: the caller's bytes (valid until the copy completes)
+  void* dst = nullptr;            // kRead
+  uint64_t src_offset = 0;
+  uint64_t dst_offset = 0;
+  uint64_t size = 0;
+  std::array<std::byte, 4> pattern{};  // kFill, copied at enqueue
+  uint32_t pattern_size = 0;
+};
+
+// One queued operation of a stream. Exactly one of `submit` (device work), `launch` (device work), `transfer`
+// (device work) and `host` (host work) is set.
+//   - `launch` is a kernel launch, enqueued by SubmitLaunch as a `submit` would be (no std::function per launch);
+//     `transfer` likewise a copy or fill.
 //   - `submit` enqueues OpenCL commands on the stream's in-order queue without waiting and without events (the
 //     stream learns that they completed when it waits for the queue); it runs on the calling thread, or on the
 //     stream's worker when host work is queued ahead of it, when the stream holds no error, else it is skipped.
@@ -338,6 +355,7 @@ struct Operation {
   std::function<accel_status_t(Submission& submission, std::string* message)> submit;
   std::function<accel_status_t(accel_status_t prior, std::string* message)> host;
   std::unique_ptr<Launch> launch;
+  Transfer transfer;
   std::function<bool()> would_block;
   std::function<accel_status_t(accel_status_t status, const std::string& error, const Submission& submission,
                                std::string* message)>

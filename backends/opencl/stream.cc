@@ -54,6 +54,37 @@ accel_status_t Enqueued(const char* call, cl_int err, std::string* message) {
   return StatusFromCl(err);
 }
 
+// Enqueues the transfer's one command on the submission's queue (non-blocking, no event).
+accel_status_t SubmitTransfer(const Transfer& t, Submission& s, std::string* message) {
+  const ClApi& cl = s.runtime->cl;
+  const auto size = static_cast<size_t>(t.size);
+  switch (t.kind) {
+    case Transfer::Kind::kWrite:
+      return Enqueued("clEnqueueWriteBuffer",
+                      cl.EnqueueWriteBuffer(s.queue, t.to->mem(), CL_FALSE, static_cast<size_t>(t.dst_offset), size,
+                                            t.src, 0, nullptr, nullptr),
+                      message);
+    case Transfer::Kind::kRead:
+      return Enqueued("clEnqueueReadBuffer",
+                      cl.EnqueueReadBuffer(s.queue, t.from->mem(), CL_FALSE, static_cast<size_t>(t.src_offset), size,
+                                           t.dst, 0, nullptr, nullptr),
+                      message);
+    case Transfer::Kind::kCopy:
+      return Enqueued("clEnqueueCopyBuffer",
+                      cl.EnqueueCopyBuffer(s.queue, t.from->mem(), t.to->mem(), static_cast<size_t>(t.src_offset),
+                                           static_cast<size_t>(t.dst_offset), size, 0, nullptr, nullptr),
+                      message);
+    case Transfer::Kind::kFill:
+      return Enqueued("clEnqueueFillBuffer",
+                      cl.EnqueueFillBuffer(s.queue, t.to->mem(), t.pattern.data(), t.pattern_size,
+                                           static_cast<size_t>(t.dst_offset), size, 0, nullptr, nullptr),
+                      message);
+    case Transfer::Kind::kNone: break;
+  }
+  *message = "an empty transfer";
+  return ACCEL_ERROR_INTERNAL;
+}
+
 }  // namespace
 
 // One recording of an event: pending until it completes, then complete with a status and, for a timing event,
@@ -432,6 +463,9 @@ class Stream {
     entry->status = Guarded(
         [&] {
           if (entry->op.launch) return SubmitLaunch(*entry->op.launch, entry->submission, &entry->message);
+          if (entry->op.transfer.kind != Transfer::Kind::kNone) {
+            return SubmitTransfer(entry->op.transfer, entry->submission, &entry->message);
+          }
           return entry->op.submit(entry->submission, &entry->message);
         },
         &entry->message);
@@ -660,11 +694,11 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
   return Guard(stream->host(), "stream_copy_host_to_buffer", [&] {
     Operation op;
     op.what = "copy host to buffer";
-    op.submit = [src, to = Unwrap(dst)->storage, dst_offset, size](Submission& s, std::string* message) {
-      const cl_int err = s.runtime->cl.EnqueueWriteBuffer(s.queue, to->mem(), CL_FALSE, static_cast<size_t>(dst_offset),
-                                                          static_cast<size_t>(size), src, 0, nullptr, nullptr);
-      return Enqueued("clEnqueueWriteBuffer", err, message);
-    };
+    op.transfer.kind = Transfer::Kind::kWrite;
+    op.transfer.to = Unwrap(dst)->storage;
+    op.transfer.src = src;
+    op.transfer.dst_offset = dst_offset;
+    op.transfer.size = size;
     op.copies.host_to_device_copies = 1;
     op.copies.host_to_device_bytes = size;
     return stream->Enqueue(std::move(op));
@@ -677,12 +711,11 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
   return Guard(stream->host(), "stream_copy_buffer_to_host", [&] {
     Operation op;
     op.what = "copy buffer to host";
-    op.submit = [from = Unwrap(src)->storage, src_offset, dst, size](Submission& s, std::string* message) {
-      const cl_int err =
-          s.runtime->cl.EnqueueReadBuffer(s.queue, from->mem(), CL_FALSE, static_cast<size_t>(src_offset),
-                                          static_cast<size_t>(size), dst, 0, nullptr, nullptr);
-      return Enqueued("clEnqueueReadBuffer", err, message);
-    };
+    op.transfer.kind = Transfer::Kind::kRead;
+    op.transfer.from = Unwrap(src)->storage;
+    op.transfer.dst = dst;
+    op.transfer.src_offset = src_offset;
+    op.transfer.size = size;
     op.copies.device_to_host_copies = 1;
     op.copies.device_to_host_bytes = size;
     return stream->Enqueue(std::move(op));
@@ -701,12 +734,12 @@ accel_status_t StreamCopyBuffer(accel_bk_stream_t handle, accel_bk_buffer_t src,
     Operation op;
     op.what = "copy buffer";
     if (from->device()->platform == to->device()->platform) {
-      op.submit = [from, src_offset, to, dst_offset, size](Submission& s, std::string* message) {
-        const cl_int err = s.runtime->cl.EnqueueCopyBuffer(
-            s.queue, from->mem(), to->mem(), static_cast<size_t>(src_offset), static_cast<size_t>(dst_offset),
-            static_cast<size_t>(size), 0, nullptr, nullptr);
-        return Enqueued("clEnqueueCopyBuffer", err, message);
-      };
+      op.transfer.kind = Transfer::Kind::kCopy;
+      op.transfer.from = from;
+      op.transfer.to = to;
+      op.transfer.src_offset = src_offset;
+      op.transfer.dst_offset = dst_offset;
+      op.transfer.size = size;
     } else {
       // Host work: everything before it completed; read on the source's device, write on the destination's.
       op.host = [from, src_offset, to, dst_offset, size](accel_status_t prior, std::string* message) {
@@ -750,16 +783,14 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) {
       return stream->host().Fail(ACCEL_ERROR_INVALID_ARGUMENT, "fill patterns are 1, 2 or 4 bytes");
     }
-    std::array<std::byte, 4> bytes{};  // copied now: the caller's pattern is valid for the call only
-    std::memcpy(bytes.data(), pattern, pattern_size);
     Operation op;
     op.what = "fill buffer";
-    op.submit = [to = Unwrap(buffer)->storage, offset, size, bytes, pattern_size](Submission& s, std::string* message) {
-      const cl_int err =
-          s.runtime->cl.EnqueueFillBuffer(s.queue, to->mem(), bytes.data(), pattern_size, static_cast<size_t>(offset),
-                                          static_cast<size_t>(size), 0, nullptr, nullptr);
-      return Enqueued("clEnqueueFillBuffer", err, message);
-    };
+    op.transfer.kind = Transfer::Kind::kFill;
+    op.transfer.to = Unwrap(buffer)->storage;
+    op.transfer.dst_offset = offset;
+    op.transfer.size = size;
+    std::memcpy(op.transfer.pattern.data(), pattern, pattern_size);  // the caller's is valid for the call only
+    op.transfer.pattern_size = pattern_size;
     return stream->Enqueue(std::move(op));
   });
 }

@@ -1378,6 +1378,17 @@ accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t even
     const bool timing =
         event->timing() && (stream->device()->capabilities.features & ACCEL_DEVICE_FEATURE_EVENT_TIMING) != 0;
     auto record = std::make_shared<Record>(timing);
+    // A plain record on an idle stream whose device is idle too (no error): every earlier operation ran and the
+    // device ran all the stream's work, so it completes here, on the enqueuing thread (no hand-off to the worker).
+    if (!timing && stream->TryInline("record event", 0, accel_copy_statistics_t{}, [&](std::string*) {
+          Record::Outcome outcome;
+          outcome.device = stream->device();
+          record->Complete(std::move(outcome));
+          return ACCEL_SUCCESS;
+        })) {
+      event->set_current(std::move(record));
+      return ACCEL_SUCCESS;
+    }
     const accel_status_t status =
         stream->Enqueue({"record event",
                          [stream, record](std::string* message) {
@@ -1420,6 +1431,8 @@ accel_status_t StreamWaitEvent(accel_bk_stream_t handle, accel_bk_event_t event_
   return Guard(stream->host(), "stream_wait_event", [&] {
     std::shared_ptr<Record> record = Unwrap(event_handle)->current();
     if (record == nullptr) return ACCEL_SUCCESS;  // never recorded: complete, nothing to wait for
+    // Completed without error: the recording stream's device work before it has run; nothing to wait for.
+    if (const std::optional<Record::Outcome> done = record->Peek(); done && done->status >= 0) return ACCEL_SUCCESS;
     // The waiting stream's worker blocks until the record completes: the recording stream's device has run all
     // its earlier work by then (the record waits for it), and made its writes visible to later commands.
     return stream->Enqueue({"wait event", [record](std::string* message) {

@@ -597,6 +597,37 @@ TEST_F(VulkanTest, SettledStreamsStillWaitForLaterWorkAndReportLaterErrors) {
   EXPECT_EQ(out, again);
 }
 
+// A plain event recorded on an idle stream completes before the record returns (no hand-off to the worker); a wait on
+// a record that completed without error enqueues nothing, and one that completed with an error still passes it on.
+TEST_F(VulkanTest, RecordsOnAnIdleStreamCompleteAtOnceAndWaitsSeeTheirErrors) {
+  accel_event_t event = nullptr;
+  accel_event_t failed = nullptr;
+  accel_stream_t other = nullptr;
+  ASSERT_EQ(accel_event_create(device_, nullptr, &event), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_event_create(device_, nullptr, &failed), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_create(device_, nullptr, &other), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_record_event(stream_, event), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_query(event), ACCEL_SUCCESS) << "a record on an idle stream is complete when it returns";
+  ASSERT_EQ(accel_stream_wait_event(other, event), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(other, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+
+  // A record behind a failure completes with the error (not at once: the stream holds an error), and a wait on it
+  // gives the waiting stream that error, also once the record is complete.
+  const auto fail = [](void*, accel_status_t) -> accel_status_t { return ACCEL_ERROR_INTERNAL; };
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, fail, nullptr), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_record_event(stream_, failed), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_synchronize(failed, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  ASSERT_EQ(accel_stream_wait_event(other, failed), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(other, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL)
+      << "a wait on a record that completed with an error did not pass it on";
+  EXPECT_TRUE(Contains(accel_last_error(), "waited for an event that completed with an error")) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(accel_stream_destroy(other), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_destroy(event), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_destroy(failed), ACCEL_SUCCESS) << accel_last_error();
+}
+
 // With ACCEL_VULKAN_STAGING=always, device buffers are treated as not host-visible: host copies go through the
 // stream's staging buffer in 8 MiB pieces, buffer_map through a staging copy.
 class VulkanStagingTest : public VulkanTest {

@@ -381,11 +381,7 @@ class Stream {
       std::string message;
       const accel_status_t status = Caught([&] { return run(&message); }, &message);
       if (current_ != nullptr) Abandon();
-      if (status < 0) {
-        SetErrorLocked(status, number, what, message);
-      } else {
-        backend::AddCopyStatistics(copies, &copies_);
-      }
+      CountInlineLocked(status, number, what, copies, message);
       return true;  // the stream was idle and stays so: nobody waits for it, and the worker has nothing to take
     }
     settled_.store(false, std::memory_order_relaxed);
@@ -799,17 +795,24 @@ class Stream {
     const accel_status_t status = Caught([&] { return run(&message); }, &message);
     if (current_ != nullptr) Abandon();
     lock.lock();
-    if (status < 0) {
-      SetErrorLocked(status, number, what, message);
-    } else {
-      backend::AddCopyStatistics(copies, &copies_);
-    }
+    CountInlineLocked(status, number, what, copies, message);
     if (holds != nullptr) RetireOrReleaseLocked(*holds);
     inline_running_ = false;
     const bool wake = !queue_.empty();
     if (QueueIdleLocked()) idle_.notify_all();
     lock.unlock();
     if (wake) work_.notify_one();
+  }
+
+  // The outcome of operation #`number`, run on the enqueuing thread (TryInline, RunClaimed): a failure becomes the
+  // stream's error, as on the worker; a success counts `copies`.
+  void CountInlineLocked(accel_status_t status, uint64_t number, const char* what,
+                         const accel_copy_statistics_t& copies, const std::string& message) {
+    if (status < 0) {
+      SetErrorLocked(status, number, what, message);
+    } else {
+      backend::AddCopyStatistics(copies, &copies_);
+    }
   }
 
   // Whether `launch` may follow the launches already recorded into the current command buffer: its scalars fit the
@@ -1154,6 +1157,7 @@ accel_status_t StreamCopyHostToBuffer(accel_bk_stream_t handle, const void* src,
     // caller's reference for the call (no count taken).
     if (to->mapped() != nullptr && size <= kInlineLimit &&
         stream->TryInline("copy host to buffer", size, copies, [&](std::string* message) {
+          // WriteFromHost's mapped case without its Drain: an idle stream has nothing in flight.
           std::memcpy(to->mapped() + dst_offset, src, size);
           return Report(to->Flush(), message);
         })) {
@@ -1181,6 +1185,7 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t handle, accel_bk_buffer_
     copies.device_to_host_bytes = size;
     if (from->mapped() != nullptr && size <= kInlineLimit &&
         stream->TryInline("copy buffer to host", size, copies, [&](std::string* message) {
+          // ReadToHost's mapped case without its Drain, as above.
           const Status s = from->Invalidate();
           if (s.ok()) std::memcpy(dst, from->mapped() + src_offset, size);
           return Report(s, message);
@@ -1298,8 +1303,9 @@ accel_status_t StreamFillBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
     }
     return stream->Enqueue(
         {"fill buffer", [stream, to = Unwrap(buffer)->allocation, offset, size, bytes](std::string* message) {
-           // vkCmdFillBuffer writes 4-byte words at 4-byte offsets; the unaligned head and tail (under 4 bytes each)
-           // are copied from the pattern, staged in the stream's staging buffer.
+           // vkCmdFillBuffer writes 4-byte words at 4-byte offsets; the unaligned head and tail
+           // (under 4 bytes each) are copied from the pattern, staged in the stream's staging
+           // buffer.
            const uint64_t head = std::min<uint64_t>(size, (4 - offset % 4) % 4);
            const uint64_t body = (size - head) & ~uint64_t{3};
            const uint64_t tail = size - head - body;

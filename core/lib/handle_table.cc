@@ -88,7 +88,8 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<Object> object) {
 
 std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
   std::unique_lock lock(mutex_);
-  Entry* e = SlotLocked(static_cast<uint32_t>((handle >> 32) & kSlotMask));
+  const auto slot = static_cast<uint32_t>((handle >> 32) & kSlotMask);
+  Entry* e = SlotLocked(slot);
   if (e == nullptr || handle == 0 || e->key.load(std::memory_order_relaxed) != handle) return nullptr;
   e->Lock();
   std::shared_ptr<Object> object = std::move(e->object);
@@ -96,7 +97,7 @@ std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
   e->key.store(0, std::memory_order_relaxed);
   e->Unlock();
   if (++e->generation == 0) e->generation = 1;
-  free_slots_.push_back(static_cast<uint32_t>((handle >> 32) & kSlotMask));
+  free_slots_.push_back(slot);
   return object;
 }
 

@@ -224,9 +224,9 @@ int Run(const Options& o) {
       dj["native"] = native ? nlohmann::json(native->Name()) : nlohmann::json(why);
     }
     const auto handoff = MakeHandOffPath(max_size);
-    // `memcpy_s`: the host baseline's time (a memcpy of the size, or for fills a memset, named by `base`).
+    // `memcpy_s`: the host baseline's time (a memcpy of the size, or for fills a memset), named `base_name`.
     auto line = [&](const std::string& what, const AB& ab, bool bandwidth, uint64_t bytes, double memcpy_s,
-                    const std::string& base_name = "memcpy") {
+                    const std::string& base_name = "") {
       auto value = [&](double s) {
         char buf[64];
         if (bandwidth) {
@@ -312,12 +312,19 @@ int Run(const Options& o) {
         ms.seconds.push_back(Now() - t0);
       }
       const double memcpy_s = mc.Median();
+      const double memset_s = ms.Median();
+      // Copies against memcpy, fills (of 4-byte patterns: sizes that are multiples of 4) against memset.
       struct Kind {
-        const char* name;
+        const char* name;  // as the row's name begins; a failure names it so
         bool (Path::*op)(uint64_t);
+        double base_s;
+        const char* base_name;
       };
-      for (Kind k : {Kind{"host->device", &Path::HostToDevice}, Kind{"device->host", &Path::DeviceToHost},
-                     Kind{"device->device", &Path::DeviceToDevice}}) {
+      for (const Kind& k : {Kind{"copy host->device", &Path::HostToDevice, memcpy_s, "memcpy"},
+                            Kind{"copy device->host", &Path::DeviceToHost, memcpy_s, "memcpy"},
+                            Kind{"copy device->device", &Path::DeviceToDevice, memcpy_s, "memcpy"},
+                            Kind{"fill", &Path::Fill, memset_s, "memset"}}) {
+        if (k.op == &Path::Fill && size % 4 != 0) continue;
         auto ab = RunAB(
             accel.get(), native.get(), handoff.get(), reps, [&](Path* p) { return (p->*k.op)(size); }, &err);
         if (!ab) {
@@ -325,17 +332,7 @@ int Run(const Options& o) {
           ++failures;
           continue;
         }
-        line(std::string("copy ") + k.name + " " + SizeText(size), *ab, true, size, memcpy_s);
-      }
-      if (size % 4 == 0) {
-        auto ab = RunAB(
-            accel.get(), native.get(), handoff.get(), reps, [&](Path* p) { return p->Fill(size); }, &err);
-        if (!ab) {
-          std::printf("  fill %s failed: %s\n", SizeText(size).c_str(), err.c_str());
-          ++failures;
-        } else {
-          line("fill " + SizeText(size), *ab, true, size, ms.Median(), "memset");
-        }
+        line(std::string(k.name) + " " + SizeText(size), *ab, true, size, k.base_s, k.base_name);
       }
     }
     report["devices"].push_back(dj);

@@ -118,8 +118,15 @@ Status ArrayElement(const T* array, uint32_t count, uint32_t index, const char* 
 // "native-host, spirv-vulkan"; "none" for an empty set.
 std::string FormatList(accel_kernel_formats_t formats);
 
-// INVALID_ARGUMENT when `buffer` was imported read-only.
-Status CheckWritable(const Buffer& buffer, const char* argument);
+// CheckWritable's failure: `argument` names a buffer imported read-only.
+Status ReadOnlyError(const char* argument);
+
+// INVALID_ARGUMENT when `buffer` was imported read-only. Inline: the check
+// that passes costs a load.
+inline Status CheckWritable(const Buffer& buffer, const char* argument) {
+  if (buffer.read_only) return ReadOnlyError(argument);
+  return Status::Ok();
+}
 
 // Writes handles to an enumeration output (docs: the enumeration pattern).
 template <typename H, typename List>
@@ -144,9 +151,19 @@ Status FillHandles(const List& list, uint32_t* inout_count, H* out_array, const 
 // "90 GiB", "1.5 MiB", "512 bytes": sizes in messages.
 std::string FormatBytes(uint64_t bytes);
 
-// INVALID_ARGUMENT unless [offset, offset+size) lies within `buffer`.
-Status CheckRange(const Buffer& buffer, uint64_t offset, uint64_t size, const char* buffer_argument,
+// CheckRange's failure: [offset, offset+size) is not within `buffer`.
+Status RangeError(const Buffer& buffer, uint64_t offset, uint64_t size, const char* buffer_argument,
                   const char* offset_argument);
+
+// INVALID_ARGUMENT unless [offset, offset+size) lies within `buffer`. Inline:
+// the check that passes costs two comparisons.
+inline Status CheckRange(const Buffer& buffer, uint64_t offset, uint64_t size, const char* buffer_argument,
+                         const char* offset_argument) {
+  if (offset > buffer.size || size > buffer.size - offset) {
+    return RangeError(buffer, offset, size, buffer_argument, offset_argument);
+  }
+  return Status::Ok();
+}
 
 // The owning instance of a child object's device.
 inline Instance& InstanceOf(const Device& device) { return *device.instance; }
@@ -159,10 +176,15 @@ inline Status OnDevice(const Device& device, Status status) {
 
 }  // namespace accel::core
 
-#define ACCEL_RESOLVE(var, Type, handle)                                 \
-  auto var##_resolved = ::accel::core::Resolve<Type>((handle), #handle); \
-  if (!var##_resolved.ok()) return var##_resolved.status();              \
-  std::shared_ptr<Type> var = std::move(var##_resolved.value())
+// Declares `var`, the object `handle` names, or returns the status that says
+// why there is none. The common case is one TryFind and no Expected.
+#define ACCEL_RESOLVE(var, Type, handle)                                                           \
+  std::shared_ptr<Type> var = ::accel::core::TryResolve<Type>(handle);                             \
+  if (var == nullptr) {                                                                            \
+    ::accel::core::Status var##_status = ::accel::core::ResolveAgain<Type>(handle, #handle, &var); \
+    if (!var##_status.ok()) return var##_status;                                                   \
+  }                                                                                                \
+  static_assert(true)
 
 #define ACCEL_REQUIRE(condition, code, ...) \
   if (!(condition)) return ::accel::core::Error((code), __VA_ARGS__)

@@ -26,12 +26,8 @@ Status NameType(Status s, const char* argument, accel_external_memory_type_t typ
 
 namespace accel::core {
 
-Status CheckWritable(const Buffer& buffer, const char* argument) {
-  if (buffer.read_only) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is read-only (imported with ACCEL_IMPORT_FLAG_READ_ONLY)",
-                 argument);
-  }
-  return Status::Ok();
+Status ReadOnlyError(const char* argument) {
+  return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' is read-only (imported with ACCEL_IMPORT_FLAG_READ_ONLY)", argument);
 }
 
 }  // namespace accel::core

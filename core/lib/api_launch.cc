@@ -161,9 +161,12 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
   b.access = ACCEL_ACCESS_READ;
   switch (a.kind) {
     case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-      auto resolved = ResolveNamed<Buffer>(a.buffer, buffer_arg);
-      if (!resolved.ok()) return resolved.status();
-      std::shared_ptr<Buffer> buffer = std::move(resolved.value());
+      std::shared_ptr<Buffer> buffer = TryResolve<Buffer>(a.buffer);
+      if (buffer == nullptr) {
+        auto resolved = ResolveNamed<Buffer>(a.buffer, buffer_arg);  // the message (or a handle made live meanwhile)
+        if (!resolved.ok()) return resolved.status();
+        buffer = std::move(resolved.value());
+      }
       if (buffer->device.get() != &dev) {
         return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the stream's {}", buffer_arg,
                      buffer->device->label, dev.label);

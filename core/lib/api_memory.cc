@@ -20,13 +20,10 @@ std::string FormatBytes(uint64_t bytes) {
   return fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
-Status CheckRange(const Buffer& buffer, uint64_t offset, uint64_t size, const char* buffer_argument,
+Status RangeError(const Buffer& buffer, uint64_t offset, uint64_t size, const char* buffer_argument,
                   const char* offset_argument) {
-  if (offset > buffer.size || size > buffer.size - offset) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' + 'size' ({} + {}) is past the end of '{}' ({} bytes)",
-                 offset_argument, offset, size, buffer_argument, buffer.size);
-  }
-  return Status::Ok();
+  return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' + 'size' ({} + {}) is past the end of '{}' ({} bytes)",
+               offset_argument, offset, size, buffer_argument, buffer.size);
 }
 
 // Counts `bytes` against the calling thread's tenant on the device's instance

@@ -8,9 +8,14 @@ namespace {
 
 std::string StreamLabel(const Stream& s) { return "'stream' on " + s.device->label; }
 
-Status OnStream(const Stream& s, Status status) {
-  if (status.ok()) return status;
+[[gnu::cold]] Status OnStreamFailed(const Stream& s, const Status& status) {
   return Status(status.code(), StreamLabel(s) + ": " + status.message());
+}
+
+inline Status OnStream(const Stream& s, Status status) {
+  if (status.ok()) [[likely]]
+    return status;
+  return OnStreamFailed(s, status);
 }
 
 // A buffer used on a stream must belong to the stream's backend.
@@ -24,11 +29,14 @@ Status SameBackend(const Stream& s, const Device& other, const char* argument) {
 
 // Same device: the simple and common case. Other devices of one backend are
 // accepted for buffer-to-buffer copies only.
-Status SameDevice(const Stream& s, const Buffer& b, const char* argument) {
-  if (b.device != s.device) {
-    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the stream's {}", argument, b.device->label,
-                 s.device->label);
-  }
+[[gnu::cold]] Status OtherDevice(const Stream& s, const Buffer& b, const char* argument) {
+  return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the stream's {}", argument, b.device->label,
+               s.device->label);
+}
+
+inline Status SameDevice(const Stream& s, const Buffer& b, const char* argument) {
+  if (b.device != s.device) [[unlikely]]
+    return OtherDevice(s, b, argument);
   return Status::Ok();
 }
 

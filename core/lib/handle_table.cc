@@ -31,11 +31,6 @@ const char* HandleTypeName(HandleType type) {
   return "unknown";
 }
 
-HandleTable& HandleTable::Get() {
-  static HandleTable* table = new HandleTable();  // Never destroyed: handles may be used during exit.
-  return *table;
-}
-
 // Held for a reference copy, a few nanoseconds; a holder that lost its core is waited for by yielding.
 void HandleTable::Entry::LockContended() const noexcept {
   for (uint32_t spins = 0; locked.exchange(true, std::memory_order_acquire); ++spins) {

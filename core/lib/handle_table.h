@@ -51,7 +51,11 @@ class Object {
 // "Lookup"). Slots live in segments that never move and are never freed.
 class HandleTable {
  public:
-  static HandleTable& Get();
+  static HandleTable& Get() {
+    // Never destroyed: handles may be used during exit. Inline, so that a lookup pays only the guard's load.
+    static HandleTable* const table = new HandleTable();
+    return *table;
+  }
 
   // Registers `object` and returns its handle value (also stored in it).
   uint64_t Insert(HandleType type, std::shared_ptr<Object> object);
@@ -115,6 +119,23 @@ Expected<std::shared_ptr<T>> Resolve(H handle, const char* argument) {
   auto found = HandleTable::Get().Find(reinterpret_cast<uint64_t>(handle), T::kHandleType, argument);
   if (!found.ok()) return found.status();
   return std::static_pointer_cast<T>(std::move(found.value()));
+}
+
+// The live object of type T that `handle` names, or null: the lookup every
+// entry point makes first (ACCEL_RESOLVE), with no message and no Expected.
+template <typename T, typename H>
+std::shared_ptr<T> TryResolve(H handle) noexcept {
+  return std::static_pointer_cast<T>(HandleTable::Get().TryFind(reinterpret_cast<uint64_t>(handle), T::kHandleType));
+}
+
+// ACCEL_RESOLVE's path once TryResolve found nothing: Resolve again, for the
+// object (a handle made live meanwhile) or the message naming `argument`.
+template <typename T, typename H>
+[[gnu::cold, gnu::noinline]] Status ResolveAgain(H handle, const char* argument, std::shared_ptr<T>* out) {
+  auto resolved = Resolve<T>(handle, argument);
+  if (!resolved.ok()) return resolved.status();
+  *out = std::move(resolved.value());
+  return Status::Ok();
 }
 
 // Resolve, for an argument whose name is anything fmt formats, formatted only

@@ -4,12 +4,12 @@ namespace accel::core {
 namespace {
 
 // Per thread: the last error that reached the application, and the message a
-// backend set during the slot call in progress.
+// backend set during the slot call in progress (pending while
+// t_backend_message_pending is set).
 struct ThreadErrors {
   std::string last_message;
   accel_status_t last_status = ACCEL_SUCCESS;
   std::string backend_message;
-  bool has_backend_message = false;
 
   ThreadErrors() = default;
   ThreadErrors(const ThreadErrors&) = delete;
@@ -70,27 +70,30 @@ accel_status_t SetLastErrorText(accel_status_t code, const char* message) {
   return code;
 }
 
+constinit thread_local bool t_backend_message_pending =
+    false;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
 void SetBackendMessage(accel_status_t /*code*/, const char* message) {
   ThreadErrors& e = Errors();
   try {
     e.backend_message = message != nullptr ? message : "";
-    e.has_backend_message = true;
+    t_backend_message_pending = true;
   } catch (...) {
   }
 }
 
-void ClearBackendMessage() {
+void ClearPendingBackendMessage() {
+  t_backend_message_pending = false;
   ThreadErrors* e = t_errors;
-  if (e == nullptr || !e->has_backend_message) return;  // the common case: nothing was set
+  if (e == nullptr) return;
   e->backend_message.clear();
-  e->has_backend_message = false;
 }
 
 std::string TakeBackendMessage() {
   ThreadErrors& e = Errors();
   std::string m = std::move(e.backend_message);
   e.backend_message.clear();
-  e.has_backend_message = false;
+  t_backend_message_pending = false;
   return m;
 }
 

@@ -79,7 +79,14 @@ accel_status_t SetLastErrorText(accel_status_t code, const char* message);
 // The message a backend handed over through host->set_error during the slot
 // call in progress on this thread (docs/errors.md).
 void SetBackendMessage(accel_status_t code, const char* message);
-void ClearBackendMessage();
+// Set while a backend message is pending on this thread, so that clearing
+// none (every slot call, twice) costs one thread-local load.
+extern constinit thread_local bool
+    t_backend_message_pending;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+void ClearPendingBackendMessage();
+inline void ClearBackendMessage() {
+  if (t_backend_message_pending) ClearPendingBackendMessage();
+}
 // Takes the pending backend message ("" when none).
 std::string TakeBackendMessage();
 

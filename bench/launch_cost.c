@@ -4,14 +4,17 @@
  * `copy`, 4 KiB are copied from host memory into a buffer `count` times, each
  * followed by a synchronize). Run under callgrind, the instructions spent in
  * libaccel and the backend library per operation are Accel's own cost
- * (docs/overhead.md).
+ * (docs/overhead.md). With `record`, each launch is followed by an event
+ * record instead and one synchronize ends them all (a framework's pattern);
+ * the wall time per launch of 5 such runs is printed, their median last.
  *
- *   launch_cost <corpus dir> <count> [launch|copy]
+ *   launch_cost <corpus dir> <count> [launch|copy|record]
  */
 #include <accel/accel.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(call)                                                                              \
   do {                                                                                           \
@@ -40,6 +43,28 @@ static int copy_and_wait(accel_stream_t stream, accel_buffer_t buffer, const voi
   return 0;
 }
 
+/* Launches `count` times, each followed by a record of `event`, then synchronizes once. */
+static int launch_and_record(accel_stream_t stream, accel_kernel_t kernel, const accel_launch_desc_t* l,
+                             accel_event_t event, int count) {
+  for (int i = 0; i < count; ++i) {
+    CHECK(accel_stream_launch_kernel(stream, kernel, l));
+    CHECK(accel_stream_record_event(stream, event));
+  }
+  CHECK(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE));
+  return 0;
+}
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
 /* The measured region, for callgrind's --toggle-collect=measured. */
 __attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t kernel, const accel_launch_desc_t* l,
                                        accel_buffer_t buffer, const void* host, int count) {
@@ -48,8 +73,9 @@ __attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t ker
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "launch") != 0 && strcmp(argv[3], "copy") != 0)) {
-    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy]\n");
+  if (argc < 3 || argc > 4 ||
+      (argc == 4 && strcmp(argv[3], "launch") != 0 && strcmp(argv[3], "copy") != 0 && strcmp(argv[3], "record") != 0)) {
+    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record]\n");
     return 2;
   }
   const int count = atoi(argv[2]);
@@ -121,7 +147,22 @@ int main(int argc, char** argv) {
   l.arg_count = 3;
   if (launch_and_wait(stream, kernel, &l, 3) != 0) return 1; /* warm-up: pipelines built, pools grown */
   if (copy_and_wait(stream, buffer, host, 3) != 0) return 1;
-  if (measured(stream, kernel, &l, buffer, copy_from, count) != 0) return 1;
+  if (argc == 4 && strcmp(argv[3], "record") == 0) {
+    accel_event_t event = NULL;
+    CHECK(accel_event_create(device, NULL, &event));
+    double per_launch[5];
+    for (int run = 0; run < 5; ++run) {
+      const double start = now_us();
+      if (launch_and_record(stream, kernel, &l, event, count) != 0) return 1;
+      per_launch[run] = (now_us() - start) / count;
+      printf("launch + record: %.2f us per launch\n", per_launch[run]);
+    }
+    qsort(per_launch, 5, sizeof(double), compare_doubles);
+    printf("median: %.2f us per launch\n", per_launch[2]);
+    accel_event_destroy(event);
+  } else if (measured(stream, kernel, &l, buffer, copy_from, count) != 0) {
+    return 1;
+  }
   accel_stream_destroy(stream);
   accel_buffer_destroy(buffer);
   accel_module_destroy(module);

@@ -5,12 +5,14 @@
 // queue (serialised by the queue's mutex; lavapipe has one queue) signalling
 // the next value of the stream's timeline semaphore, without waiting; the
 // host waits only where it needs the device's results (synchronize, host
-// callbacks, event records, host copies; README.md, "Hot path"). Where
+// callbacks, timing event records, host copies; README.md, "Hot path"). Where
 // timeline semaphores are absent each submission waits on a fence. Each
-// stream_record_event makes a new Record that the worker completes once the
-// work before it has run, with a GPU timestamp (vkCmdWriteTimestamp) for a
-// timing event; an event points at its latest Record, and a wait holds the
-// Record that was current when the wait was enqueued.
+// stream_record_event makes a new Record that completes once the work before
+// it has run: a timing one on the worker, with a GPU timestamp
+// (vkCmdWriteTimestamp); a plain one deferred to the timeline value covering
+// that work when it is still running (Record::Defer), the worker going on. An
+// event points at its latest Record, and a wait holds the Record that was
+// current when the wait was enqueued.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -54,9 +56,44 @@ bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
   return cv.wait_until(lock, *deadline, done);
 }
 
+// A stream's timeline semaphore, shared with the records that complete when it reaches their value (Record::Defer),
+// so that an event query or wait that read it before the stream was destroyed may still use it. Destroyed with its
+// last holder; the stream settles its deferred records first, so that only calls in progress on an event can hold it
+// after the stream, and they hold the event, whose device outlives them. Thread-safe (any thread may wait on or read
+// a semaphore).
+class Timeline {
+ public:
+  Timeline(const Device* device, VkSemaphore semaphore) : device_(device), semaphore_(semaphore) {}
+  ~Timeline() { device_->vk.vkDestroySemaphore(device_->device, semaphore_, nullptr); }
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  VkSemaphore semaphore() const { return semaphore_; }
+  // vkWaitSemaphores for `value`: VK_SUCCESS, VK_TIMEOUT or the failure.
+  VkResult Wait(uint64_t value, uint64_t timeout_ns) const {
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &semaphore_;
+    wait.pValues = &value;
+    return device_->vk.vkWaitSemaphores(device_->device, &wait, timeout_ns);
+  }
+  // vkGetSemaphoreCounterValue.
+  VkResult Value(uint64_t* out) const {
+    return device_->vk.vkGetSemaphoreCounterValue(device_->device, semaphore_, out);
+  }
+
+ private:
+  const Device* const device_;
+  const VkSemaphore semaphore_;
+};
+
 // One recording of an event: pending until the recording stream's worker reaches it, then complete with the
-// stream's status at that point and, for a timing event, the device timestamp (in ticks of that device).
-// Thread-safe: guarded by its own mutex; Complete wakes every waiter.
+// stream's status at that point and, for a timing event, the device timestamp (in ticks of that device). A plain
+// record whose earlier work is submitted but still running is *deferred* instead (Defer): it completes, without
+// error, once the stream's timeline reaches the value that covers that work, learnt by whoever asks first (Peek,
+// Wait) or by the stream (its synchronize, its destruction), so that the worker goes on with the work behind it
+// rather than waiting for the device (README.md, "Hot path"); a failure of that wait (device lost) is its error.
+// Thread-safe: guarded by its own mutex, never held while the device is waited for; Complete wakes every waiter.
 class Record {
  public:
   struct Outcome {
@@ -73,32 +110,110 @@ class Record {
   void Complete(Outcome outcome) {
     {
       std::lock_guard lock(mutex_);
-      outcome_ = std::move(outcome);
-      done_ = true;
+      if (done_) return;  // a deferred record completes once, whoever learnt it first
+      CompleteLocked(std::move(outcome));
     }
     completed_.notify_all();
   }
 
-  // The outcome once complete; nullopt while pending.
+  // Completes once `timeline` reaches `value` (the stream's earlier work, submitted without error on `device`).
+  void Defer(std::shared_ptr<const Timeline> timeline, uint64_t value, const Device* device) {
+    {
+      std::lock_guard lock(mutex_);
+      timeline_ = std::move(timeline);
+      value_ = value;
+      device_ = device;
+    }
+    completed_.notify_all();  // waiters go on to wait on the timeline
+  }
+
+  // Whether the record is complete, after completing it when it is deferred until a timeline value at most
+  // `reached` (which the stream knows was reached without error). For the stream's synchronize and destruction.
+  bool SettleIfReached(uint64_t reached) {
+    {
+      std::lock_guard lock(mutex_);
+      if (done_) return true;
+      if (timeline_ == nullptr || value_ > reached) return false;
+      CompleteLocked(Success());
+    }
+    completed_.notify_all();
+    return true;
+  }
+
+  // The outcome once complete; nullopt while pending. A deferred record reads the timeline once (no wait).
   std::optional<Outcome> Peek() {
-    std::lock_guard lock(mutex_);
-    if (!done_) return std::nullopt;
-    return outcome_;
+    std::unique_lock lock(mutex_);
+    if (done_) return outcome_;
+    if (timeline_ == nullptr) return std::nullopt;
+    const std::shared_ptr<const Timeline> timeline = timeline_;
+    const uint64_t value = value_;
+    lock.unlock();
+    uint64_t reached = 0;
+    const VkResult r = timeline->Value(&reached);
+    if (r == VK_SUCCESS && reached < value) return std::nullopt;
+    return Finish(r, "vkGetSemaphoreCounterValue");
   }
 
   // Waits until complete or the deadline; returns the outcome, or nullopt on timeout.
   std::optional<Outcome> Wait(const std::optional<Clock::time_point>& deadline) {
     std::unique_lock lock(mutex_);
-    if (!WaitUntil(completed_, lock, deadline, [this] { return done_; })) return std::nullopt;
-    return outcome_;
+    if (!WaitUntil(completed_, lock, deadline, [this] { return done_ || timeline_ != nullptr; })) return std::nullopt;
+    if (done_) return outcome_;
+    const std::shared_ptr<const Timeline> timeline = timeline_;
+    const uint64_t value = value_;
+    lock.unlock();
+    uint64_t wait_ns = UINT64_MAX;
+    if (deadline) {
+      const auto left = *deadline - Clock::now();
+      wait_ns = left.count() > 0 ? static_cast<uint64_t>(std::chrono::nanoseconds(left).count()) : 0;
+    }
+    const VkResult r = timeline->Wait(value, wait_ns);
+    if (r == VK_TIMEOUT) return std::nullopt;
+    return Finish(r, "vkWaitSemaphores");
   }
 
  private:
+  Outcome Success() const {
+    Outcome outcome;
+    outcome.device = device_;
+    return outcome;
+  }
+
+  void CompleteLocked(Outcome outcome) {
+    outcome_ = std::move(outcome);
+    done_ = true;
+    timeline_.reset();
+  }
+
+  // Completes a deferred record by what a read of or wait on its timeline returned (VK_SUCCESS: the value reached),
+  // unless someone completed it meanwhile; returns the outcome.
+  Outcome Finish(VkResult r, const char* call) {
+    Outcome result;
+    {
+      std::lock_guard lock(mutex_);
+      if (!done_) {
+        Outcome outcome = Success();
+        if (r != VK_SUCCESS) {
+          const Status s = VkFailure(call, r);
+          outcome.status = s.code;
+          outcome.message = "waiting for earlier device work: " + s.message;
+        }
+        CompleteLocked(std::move(outcome));
+      }
+      result = outcome_;
+    }
+    completed_.notify_all();
+    return result;
+  }
+
   const bool timing_;
   std::mutex mutex_;
   std::condition_variable completed_;
   bool done_ = false;
   Outcome outcome_;
+  std::shared_ptr<const Timeline> timeline_;  // while deferred
+  uint64_t value_ = 0;
+  const Device* device_ = nullptr;
 };
 
 // A buffer copy or fill on the stream's device that records commands only (no staging buffer, no wait), so that it
@@ -233,7 +348,20 @@ class Stream {
     }
     const DeviceFunctions& vk = device_->vk;
     const VkDevice d = device_->device;
-    if (semaphore_ != VK_NULL_HANDLE) (void)WaitValue(submitted_.load(), UINT64_MAX);  // an error: nothing to tell
+    Status drained;
+    if (semaphore_ != VK_NULL_HANDLE) drained = WaitValue(submitted_.load(), UINT64_MAX);
+    // The deferred records: complete, or failed as the device did; none holds the timeline after this.
+    for (const std::shared_ptr<Record>& record : deferred_) {
+      if (drained.ok()) {
+        record->SettleIfReached(UINT64_MAX);
+      } else {
+        Record::Outcome outcome;
+        outcome.status = drained.code;
+        outcome.message = "waiting for earlier device work: " + drained.message;
+        record->Complete(std::move(outcome));
+      }
+    }
+    deferred_.clear();
     retired_.clear();
     staging_.reset();
     uniform_.reset();
@@ -241,7 +369,8 @@ class Stream {
       if (slot.descriptors != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, slot.descriptors, nullptr);
     }
     if (queries_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(d, queries_, nullptr);
-    if (semaphore_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(d, semaphore_, nullptr);
+    if (timeline_ == nullptr && semaphore_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(d, semaphore_, nullptr);
+    timeline_.reset();  // destroys the semaphore, unless an event query or wait in progress still reads it
     if (fence_ != VK_NULL_HANDLE) vk.vkDestroyFence(d, fence_, nullptr);
     if (pool_ != VK_NULL_HANDLE) vk.vkDestroyCommandPool(d, pool_, nullptr);
   }
@@ -286,6 +415,7 @@ class Stream {
         semaphore_ = VK_NULL_HANDLE;
         return VkFailure("vkCreateSemaphore (timeline)", r);
       }
+      timeline_ = std::make_shared<const Timeline>(device_, semaphore_);
     } else {
       VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       r = vk.vkCreateFence(d, &info, nullptr, &fence_);
@@ -391,6 +521,23 @@ class Stream {
     return true;
   }
 
+  // A plain event record, run by the worker once every operation before it ran (so all their device work is
+  // submitted, without error): completes `record` when that work is known complete, else defers it to the timeline
+  // value that covers the work (Record::Defer), and goes on without waiting for the device.
+  void CompleteOrDefer(const std::shared_ptr<Record>& record) {
+    const uint64_t target = submitted_.load();
+    if (timeline_ == nullptr || completed_.load() >= target) {
+      Record::Outcome outcome;
+      outcome.device = device_;
+      record->Complete(std::move(outcome));
+      return;
+    }
+    record->Defer(timeline_, target, device_);
+    std::lock_guard lock(mutex_);
+    SettleDeferredLocked();
+    deferred_.push_back(record);
+  }
+
   accel_status_t Query() {
     std::unique_lock lock(mutex_);
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
@@ -401,6 +548,7 @@ class Stream {
       return host().Fail(error_, error_message_);
     }
     ReleaseRetiredLocked();
+    SettleDeferredLocked();
     return completed_.load() >= submitted_.load() ? ACCEL_SUCCESS : ACCEL_NOT_READY;
   }
 
@@ -437,6 +585,7 @@ class Stream {
       if (!s.ok()) SetDeviceErrorLocked(s);
     }
     ReleaseRetiredLocked();
+    SettleDeferredLocked();
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
     if (QueueIdleLocked() && retired_.empty() && completed_.load() >= submitted_.load()) {
       settled_.store(true, std::memory_order_release);
@@ -826,6 +975,13 @@ class Stream {
     return slot.sets < kBatch && slot.storage + LaunchStorageBuffers(launch) <= slot.capacity;
   }
 
+  // Completes the deferred records whose value the timeline is known to have reached, and forgets those that
+  // completed (an event query or wait learnt it first).
+  void SettleDeferredLocked() {
+    const uint64_t reached = completed_.load();
+    std::erase_if(deferred_, [reached](const std::shared_ptr<Record>& r) { return r->SettleIfReached(reached); });
+  }
+
   // Releases what the device no longer uses, oldest first.
   void ReleaseRetiredLocked() {
     const uint64_t done = completed_.load();
@@ -1011,12 +1167,14 @@ class Stream {
   uint32_t slot_count_ = 1;
   uint32_t next_slot_ = 0;
   Slot* current_ = nullptr;                 // the slot being recorded
-  VkSemaphore semaphore_ = VK_NULL_HANDLE;  // timeline; or
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;  // timeline (owned by timeline_ once made); or
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   std::shared_ptr<Allocation> staging_;
   uint64_t staging_value_ = 0;  // the timeline value after which the device no longer uses staging_
   std::shared_ptr<Allocation> uniform_;
+  std::shared_ptr<const Timeline> timeline_;       // semaphore_, shared with deferred records
+  std::vector<std::shared_ptr<Record>> deferred_;  // deferred plain records not known complete (under mutex_)
 
   std::thread worker_;  // started by Start() once everything above is constructed
 };
@@ -1395,37 +1553,38 @@ accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t even
       event->set_current(std::move(record));
       return ACCEL_SUCCESS;
     }
-    const accel_status_t status =
-        stream->Enqueue({"record event",
-                         [stream, record](std::string* message) {
-                           Record::Outcome outcome;
-                           outcome.device = stream->device();
-                           {
-                             // The record completes once the device has run all earlier
-                             // work of the stream; for a timing event, with a device
-                             // timestamp after it. A failure fails the stream, and the
-                             // record carries it.
-                             const Status s = record->timing() ? stream->Timestamp(&outcome.ticks) : stream->Drain();
-                             if (!s.ok()) {
-                               outcome.status = s.code;
-                               outcome.message = (record->timing() ? "reading the event's timestamp: "
-                                                                   : "waiting for earlier device work: ") +
-                                                 s.message;
-                               record->Complete(outcome);
-                               *message = outcome.message;
-                               return s.code;
-                             }
-                             outcome.has_timestamp = record->timing();
-                           }
-                           record->Complete(std::move(outcome));
-                           return ACCEL_SUCCESS;
-                         },
-                         [record](accel_status_t error, const std::string& message) {
-                           Record::Outcome outcome;
-                           outcome.status = error;
-                           outcome.message = message;
-                           record->Complete(std::move(outcome));
-                         }});
+    const accel_status_t status = stream->Enqueue({"record event",
+                                                   [stream, record](std::string* message) {
+                                                     // A plain record completes once the device has run all earlier
+                                                     // work of the stream, learnt later if it is still running (the
+                                                     // worker goes on meanwhile).
+                                                     if (!record->timing()) {
+                                                       stream->CompleteOrDefer(record);
+                                                       return ACCEL_SUCCESS;
+                                                     }
+                                                     // A timing record waits for that work and reads a device timestamp
+                                                     // taken after it. A failure fails the stream, and the record
+                                                     // carries it.
+                                                     Record::Outcome outcome;
+                                                     outcome.device = stream->device();
+                                                     const Status s = stream->Timestamp(&outcome.ticks);
+                                                     if (!s.ok()) {
+                                                       outcome.status = s.code;
+                                                       outcome.message = "reading the event's timestamp: " + s.message;
+                                                       record->Complete(outcome);
+                                                       *message = outcome.message;
+                                                       return s.code;
+                                                     }
+                                                     outcome.has_timestamp = true;
+                                                     record->Complete(std::move(outcome));
+                                                     return ACCEL_SUCCESS;
+                                                   },
+                                                   [record](accel_status_t error, const std::string& message) {
+                                                     Record::Outcome outcome;
+                                                     outcome.status = error;
+                                                     outcome.message = message;
+                                                     record->Complete(std::move(outcome));
+                                                   }});
     // The new record replaces the earlier one once it is queued (the worker may already have completed it).
     if (status == ACCEL_SUCCESS) event->set_current(std::move(record));
     return status;
@@ -1442,7 +1601,12 @@ accel_status_t StreamWaitEvent(accel_bk_stream_t handle, accel_bk_event_t event_
     // The waiting stream's worker blocks until the record completes: the recording stream's device has run all
     // its earlier work by then (the record waits for it), and made its writes visible to later commands.
     return stream->Enqueue({"wait event", [record](std::string* message) {
-                              const Record::Outcome outcome = *record->Wait(std::nullopt);
+                              const std::optional<Record::Outcome> done = record->Wait(std::nullopt);
+                              if (!done) {
+                                *message = "waiting for the event's record returned without it (a timeout)";
+                                return ACCEL_ERROR_INTERNAL;
+                              }
+                              const Record::Outcome& outcome = *done;
                               if (outcome.status >= 0) return ACCEL_SUCCESS;
                               *message = "waited for an event that completed with an error: " + outcome.message;
                               return outcome.status;
@@ -1482,7 +1646,8 @@ accel_status_t EnqueueLaunch(Stream* stream, std::unique_ptr<PreparedLaunch> lau
 
 namespace {
 
-// How event_query and event_elapsed_time learn that a record completed: the stream's worker completes it.
+// How event_query and event_elapsed_time learn that a record completed: the stream's worker completes it, or, for a
+// deferred record, a read of the stream's timeline (Record::Peek).
 std::optional<Record::Outcome> PeekRecord(Record& record) { return record.Peek(); }
 
 }  // namespace

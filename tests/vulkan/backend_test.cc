@@ -628,6 +628,140 @@ TEST_F(VulkanTest, RecordsOnAnIdleStreamCompleteAtOnceAndWaitsSeeTheirErrors) {
   EXPECT_EQ(accel_event_destroy(failed), ACCEL_SUCCESS) << accel_last_error();
 }
 
+// A plain record behind device work that is still running does not hold the stream's worker (README.md, "Hot
+// path"): it completes once the stream's timeline passes that work, learnt by whoever asks first: an event wait, an
+// event query, another stream's wait, the stream's synchronize, the stream's destruction. Each sees the work's result
+// (a kernel that runs long enough to be running when the record reaches the worker; the test holds whether or not it
+// still is).
+TEST_F(VulkanTest, RecordsBehindRunningWorkCompleteWithItWhoeverAsks) {
+  accel_module_t m = Module(kShaders / "spin.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t spin = Kernel(m, "spin");
+  constexpr uint32_t kGroups = 256;
+  constexpr uint32_t kCount = kGroups * 64;
+  constexpr uint32_t kSteps = 60000;  // about 1G generator steps a launch, tens of milliseconds on lavapipe
+  accel_buffer_t out = Buffer(kCount * 4);
+  ASSERT_NE(out, nullptr);
+  std::vector<uint32_t> initial(kCount);
+  for (uint32_t i = 0; i < kCount; ++i) initial[i] = i;
+  Put(out, initial);
+  void* host = nullptr;
+  ASSERT_EQ(accel_buffer_get_host_address(out, &host), ACCEL_SUCCESS) << "lavapipe's device memory is host-visible";
+  const uint32_t sampled[3] = {0, kCount / 2 + 3, kCount - 1};  // the elements the host follows
+  uint32_t expect[3] = {sampled[0], sampled[1], sampled[2]};
+  const auto launch = [&](accel_stream_t s) {
+    const std::vector<accel_kernel_arg_t> args = {BufferArg(out), Scalar(&kSteps, 4)};
+    const accel_launch_desc_t d = Launch({kGroups, 1, 1}, {64, 1, 1}, args.data(), 2);
+    EXPECT_EQ(accel_stream_launch_kernel(s, spin, &d), ACCEL_SUCCESS) << accel_last_error();
+    for (uint32_t& x : expect) {
+      for (uint32_t k = 0; k < kSteps; ++k) x = x * 1664525U + 1013904223U;
+    }
+  };
+  const auto matches = [&](const uint32_t* words) {
+    for (int j = 0; j < 3; ++j) {
+      if (words[sampled[j]] != expect[j]) return false;
+    }
+    return true;
+  };
+  const auto seen = [&] { return matches(static_cast<const uint32_t*>(host)); };
+  accel_event_t events[5] = {};
+  for (accel_event_t& e : events) ASSERT_EQ(accel_event_create(device_, nullptr, &e), ACCEL_SUCCESS);
+
+  launch(stream_);
+  ASSERT_EQ(accel_stream_record_event(stream_, events[0]), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_event_synchronize(events[0], ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_TRUE(seen()) << "event_synchronize returned before the kernel before the record ran";
+
+  launch(stream_);
+  ASSERT_EQ(accel_stream_record_event(stream_, events[1]), ACCEL_SUCCESS) << accel_last_error();
+  accel_status_t queried = ACCEL_NOT_READY;
+  for (int i = 0; i < 200000 && queried == ACCEL_NOT_READY; ++i) {
+    queried = accel_event_query(events[1]);
+    if (queried == ACCEL_NOT_READY) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ASSERT_EQ(queried, ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_TRUE(seen()) << "event_query said complete before the kernel before the record ran";
+
+  // Another stream waits for the record, then reads the kernel's output.
+  accel_stream_t other = nullptr;
+  ASSERT_EQ(accel_stream_create(device_, nullptr, &other), ACCEL_SUCCESS) << accel_last_error();
+  launch(stream_);
+  ASSERT_EQ(accel_stream_record_event(stream_, events[2]), ACCEL_SUCCESS) << accel_last_error();
+  std::vector<uint32_t> read(kCount, 0);
+  ASSERT_EQ(accel_stream_wait_event(other, events[2]), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(other, out, 0, read.data(), kCount * 4), ACCEL_SUCCESS)
+      << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(other, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_TRUE(matches(read.data())) << "a stream that waited for the record read the buffer before the kernel wrote it";
+
+  // The stream's synchronize completes what it waited for.
+  launch(stream_);
+  ASSERT_EQ(accel_stream_record_event(stream_, events[3]), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_query(events[3]), ACCEL_SUCCESS) << accel_last_error();
+
+  // A stream destroyed while its record waits for its kernel: the record completes, and stays readable.
+  launch(other);
+  ASSERT_EQ(accel_stream_record_event(other, events[4]), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_destroy(other), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_query(events[4]), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_event_synchronize(events[4], ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_TRUE(seen());
+  for (accel_event_t e : events) EXPECT_EQ(accel_event_destroy(e), ACCEL_SUCCESS) << accel_last_error();
+}
+
+// Records and launches interleaved from two threads, queried and waited on from a third, while the streams are
+// destroyed: every record completes without error, and nothing is used after it is gone (ASan, TSan).
+TEST_F(VulkanTest, DeferredRecordsSurviveTheirStreamWhileQueried) {
+  accel_module_t m = Module(kShaders / "spin.spv");
+  ASSERT_NE(m, nullptr);
+  accel_kernel_t spin = Kernel(m, "spin");
+  constexpr int kStreams = 2;
+  constexpr int kRounds = 20;
+  constexpr uint32_t kSteps = 1000;
+  accel_buffer_t outs[kStreams] = {Buffer(64 * 4), Buffer(64 * 4)};
+  accel_event_t events[kStreams] = {};
+  for (accel_event_t& e : events) ASSERT_EQ(accel_event_create(device_, nullptr, &e), ACCEL_SUCCESS);
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::thread asker([&] {
+    while (!done.load()) {
+      for (accel_event_t e : events) {
+        const accel_status_t q = accel_event_query(e);
+        if (q != ACCEL_SUCCESS && q != ACCEL_NOT_READY) ++failures;
+      }
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kStreams; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        accel_stream_t s = nullptr;
+        if (accel_stream_create(device_, nullptr, &s) != ACCEL_SUCCESS) {
+          ++failures;
+          return;
+        }
+        const std::vector<accel_kernel_arg_t> args = {BufferArg(outs[t]), Scalar(&kSteps, 4)};
+        const accel_launch_desc_t d = Launch({1, 1, 1}, {64, 1, 1}, args.data(), 2);
+        for (int i = 0; i < 3; ++i) {
+          if (accel_stream_launch_kernel(s, spin, &d) != ACCEL_SUCCESS) ++failures;
+          if (accel_stream_record_event(s, events[t]) != ACCEL_SUCCESS) ++failures;
+        }
+        if (accel_stream_destroy(s) != ACCEL_SUCCESS) ++failures;
+        if (accel_event_synchronize(events[t], ACCEL_TIMEOUT_INFINITE) != ACCEL_SUCCESS) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  done.store(true);
+  asker.join();
+  EXPECT_EQ(failures.load(), 0) << accel_last_error();
+  for (accel_event_t e : events) {
+    EXPECT_EQ(accel_event_query(e), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_event_destroy(e), ACCEL_SUCCESS) << accel_last_error();
+  }
+}
+
 // With ACCEL_VULKAN_STAGING=always, device buffers are treated as not host-visible: host copies go through the
 // stream's staging buffer in 8 MiB pieces, buffer_map through a staging copy.
 class VulkanStagingTest : public VulkanTest {

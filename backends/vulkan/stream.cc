@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -58,9 +59,10 @@ bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
 
 // A stream's timeline semaphore, shared with the records that complete when it reaches their value (Record::Defer),
 // so that an event query or wait that read it before the stream was destroyed may still use it. Destroyed with its
-// last holder; the stream settles its deferred records first, so that only calls in progress on an event can hold it
-// after the stream, and they hold the event, whose device outlives them. Thread-safe (any thread may wait on or read
-// a semaphore).
+// last holder; the stream settles its deferred records first, so that after the stream only calls in progress hold
+// it (an event query or wait, another stream's wait operation), and the backend's devices live until context_destroy,
+// which the core calls after every stream and event is gone. Thread-safe (any thread may wait on or read a
+// semaphore).
 class Timeline {
  public:
   Timeline(const Device* device, VkSemaphore semaphore) : device_(device), semaphore_(semaphore) {}
@@ -325,11 +327,12 @@ class Event {
 // `completed_` the largest value known reached. A command buffer (and its descriptor pool) is reused only once the
 // timeline passed the value of its last submission; an operation stays alive (what it captured: allocations,
 // pipelines) in `retired_` until the timeline passes the value covering it. Waits happen where the host needs the
-// device's results: synchronize (one wait for `submitted_`), host callbacks, event records, host copies, a busy
-// staging buffer. Without timeline semaphores each submission waits on a fence at once (the old behaviour).
-// Thread-safe: the queue, the error and `retired_` are guarded by the stream's mutex, never held while an operation
-// runs or the device is waited for; `submitted_` and `completed_` are atomic; the other Vulkan objects belong to
-// whoever runs an operation: the worker, or an enqueuing thread while `inline_running_` (TryInline, EnqueueLaunch:
+// device's results: synchronize (one wait for `submitted_`), host callbacks, timing event records, host copies, a busy
+// staging buffer; a plain event record behind running work is deferred instead (CompleteOrDefer). Without timeline
+// semaphores each submission waits on a fence at once (the old behaviour).
+// Thread-safe: the queue, the error, `retired_` and `deferred_` are guarded by the stream's mutex, never held while an
+// operation runs or the device is waited for; `submitted_` and `completed_` are atomic; the other Vulkan objects belong
+// to whoever runs an operation: the worker, or an enqueuing thread while `inline_running_` (TryInline, EnqueueLaunch:
 // only when the worker is idle, which then takes nothing until it is cleared); and to the constructor and destructor,
 // when no worker runs.
 class Stream {
@@ -350,16 +353,16 @@ class Stream {
     const VkDevice d = device_->device;
     Status drained;
     if (semaphore_ != VK_NULL_HANDLE) drained = WaitValue(submitted_.load(), UINT64_MAX);
-    // The deferred records: complete, or failed as the device did; none holds the timeline after this.
-    for (const std::shared_ptr<Record>& record : deferred_) {
-      if (drained.ok()) {
-        record->SettleIfReached(UINT64_MAX);
-      } else {
-        Record::Outcome outcome;
-        outcome.status = drained.code;
-        outcome.message = "waiting for earlier device work: " + drained.message;
-        record->Complete(std::move(outcome));
-      }
+    // The deferred records: complete (all of them, or those the timeline is known to have reached before the device
+    // failed), or failed as the device did; none holds the timeline after this.
+    const uint64_t reached = drained.ok() ? UINT64_MAX : completed_.load();
+    for (const Deferred& deferred : deferred_) {
+      if (deferred.record->SettleIfReached(reached)) continue;
+      Record::Outcome outcome;
+      outcome.status = drained.code;
+      outcome.message = "waiting for earlier device work: " + drained.message;
+      outcome.device = device_;
+      deferred.record->Complete(std::move(outcome));
     }
     deferred_.clear();
     retired_.clear();
@@ -522,20 +525,34 @@ class Stream {
   }
 
   // A plain event record, run by the worker once every operation before it ran (so all their device work is
-  // submitted, without error): completes `record` when that work is known complete, else defers it to the timeline
-  // value that covers the work (Record::Defer), and goes on without waiting for the device.
-  void CompleteOrDefer(const std::shared_ptr<Record>& record) {
+  // submitted, without error): completes `record` when that work is complete (known, or learnt by one read of the
+  // timeline), else defers it to the timeline value that covers the work (Record::Defer), and goes on without waiting
+  // for the device. A failed read (device lost) fails the record and the stream, as a failed wait would.
+  accel_status_t CompleteOrDefer(const std::shared_ptr<Record>& record, std::string* message) {
     const uint64_t target = submitted_.load();
+    if (timeline_ != nullptr && completed_.load() < target) {
+      const Status s = Poll();
+      if (!s.ok()) {
+        Record::Outcome outcome;
+        outcome.status = s.code;
+        outcome.message = "waiting for earlier device work: " + s.message;
+        outcome.device = device_;
+        *message = outcome.message;
+        record->Complete(std::move(outcome));
+        return s.code;
+      }
+    }
     if (timeline_ == nullptr || completed_.load() >= target) {
       Record::Outcome outcome;
       outcome.device = device_;
       record->Complete(std::move(outcome));
-      return;
+      return ACCEL_SUCCESS;
     }
-    record->Defer(timeline_, target, device_);
     std::lock_guard lock(mutex_);
     SettleDeferredLocked();
-    deferred_.push_back(record);
+    deferred_.push_back(Deferred{target, record});  // first: a push that fails defers nothing
+    record->Defer(timeline_, target, device_);
+    return ACCEL_SUCCESS;
   }
 
   accel_status_t Query() {
@@ -604,6 +621,7 @@ class Stream {
                          "cannot clear the stream's error while work is pending; synchronize first");
     }
     ReleaseRetiredLocked();
+    SettleDeferredLocked();
     error_ = ACCEL_SUCCESS;
     error_message_.clear();
     return ACCEL_SUCCESS;
@@ -975,11 +993,14 @@ class Stream {
     return slot.sets < kBatch && slot.storage + LaunchStorageBuffers(launch) <= slot.capacity;
   }
 
-  // Completes the deferred records whose value the timeline is known to have reached, and forgets those that
-  // completed (an event query or wait learnt it first).
+  // Completes the deferred records whose value the timeline is known to have reached (oldest first: their values
+  // never decrease), and forgets them (some an event query or wait completed first).
   void SettleDeferredLocked() {
     const uint64_t reached = completed_.load();
-    std::erase_if(deferred_, [reached](const std::shared_ptr<Record>& r) { return r->SettleIfReached(reached); });
+    while (!deferred_.empty() && deferred_.front().value <= reached) {
+      deferred_.front().record->SettleIfReached(reached);
+      deferred_.pop_front();
+    }
   }
 
   // Releases what the device no longer uses, oldest first.
@@ -1173,8 +1194,13 @@ class Stream {
   std::shared_ptr<Allocation> staging_;
   uint64_t staging_value_ = 0;  // the timeline value after which the device no longer uses staging_
   std::shared_ptr<Allocation> uniform_;
-  std::shared_ptr<const Timeline> timeline_;       // semaphore_, shared with deferred records
-  std::vector<std::shared_ptr<Record>> deferred_;  // deferred plain records not known complete (under mutex_)
+  std::shared_ptr<const Timeline> timeline_;  // semaphore_, shared with deferred records
+  // A plain record deferred to the timeline value `value` (CompleteOrDefer).
+  struct Deferred {
+    uint64_t value = 0;
+    std::shared_ptr<Record> record;
+  };
+  std::deque<Deferred> deferred_;  // deferred records not yet settled by the stream, by value (under mutex_)
 
   std::thread worker_;  // started by Start() once everything above is constructed
 };
@@ -1535,6 +1561,40 @@ accel_status_t StreamFreeBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
   });
 }
 
+namespace {
+
+// An event record's operation, on the worker once every operation before it ran. A plain record completes once the
+// device has run all earlier work of the stream, learnt later if it is still running (Stream::CompleteOrDefer: the
+// worker goes on meanwhile). A timing record waits for that work and reads a device timestamp taken after it. A
+// failure fails the stream, and the record carries it.
+accel_status_t RunRecord(Stream* stream, const std::shared_ptr<Record>& record, std::string* message) {
+  if (!record->timing()) {
+    try {
+      return stream->CompleteOrDefer(record, message);
+    } catch (...) {  // out of memory: the record completes, failed as its operation does
+      Record::Outcome failed;
+      failed.status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+      record->Complete(std::move(failed));
+      throw;
+    }
+  }
+  Record::Outcome outcome;
+  outcome.device = stream->device();
+  const Status s = stream->Timestamp(&outcome.ticks);
+  if (!s.ok()) {
+    outcome.status = s.code;
+    outcome.message = "reading the event's timestamp: " + s.message;
+    record->Complete(outcome);
+    *message = outcome.message;
+    return s.code;
+  }
+  outcome.has_timestamp = true;
+  record->Complete(std::move(outcome));
+  return ACCEL_SUCCESS;
+}
+
+}  // namespace
+
 accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t event_handle) noexcept {
   Stream* stream = Unwrap(handle);
   return Guard(stream->host(), "stream_record_event", [&] {
@@ -1553,38 +1613,14 @@ accel_status_t StreamRecordEvent(accel_bk_stream_t handle, accel_bk_event_t even
       event->set_current(std::move(record));
       return ACCEL_SUCCESS;
     }
-    const accel_status_t status = stream->Enqueue({"record event",
-                                                   [stream, record](std::string* message) {
-                                                     // A plain record completes once the device has run all earlier
-                                                     // work of the stream, learnt later if it is still running (the
-                                                     // worker goes on meanwhile).
-                                                     if (!record->timing()) {
-                                                       stream->CompleteOrDefer(record);
-                                                       return ACCEL_SUCCESS;
-                                                     }
-                                                     // A timing record waits for that work and reads a device timestamp
-                                                     // taken after it. A failure fails the stream, and the record
-                                                     // carries it.
-                                                     Record::Outcome outcome;
-                                                     outcome.device = stream->device();
-                                                     const Status s = stream->Timestamp(&outcome.ticks);
-                                                     if (!s.ok()) {
-                                                       outcome.status = s.code;
-                                                       outcome.message = "reading the event's timestamp: " + s.message;
-                                                       record->Complete(outcome);
-                                                       *message = outcome.message;
-                                                       return s.code;
-                                                     }
-                                                     outcome.has_timestamp = true;
-                                                     record->Complete(std::move(outcome));
-                                                     return ACCEL_SUCCESS;
-                                                   },
-                                                   [record](accel_status_t error, const std::string& message) {
-                                                     Record::Outcome outcome;
-                                                     outcome.status = error;
-                                                     outcome.message = message;
-                                                     record->Complete(std::move(outcome));
-                                                   }});
+    const accel_status_t status = stream->Enqueue(
+        {"record event", [stream, record](std::string* message) { return RunRecord(stream, record, message); },
+         [record](accel_status_t error, const std::string& message) {
+           Record::Outcome outcome;
+           outcome.status = error;
+           outcome.message = message;
+           record->Complete(std::move(outcome));
+         }});
     // The new record replaces the earlier one once it is queued (the worker may already have completed it).
     if (status == ACCEL_SUCCESS) event->set_current(std::move(record));
     return status;

@@ -177,7 +177,8 @@ inline Status OnDevice(const Device& device, Status status) {
 }  // namespace accel::core
 
 // Declares `var`, the object `handle` names, or returns the status that says
-// why there is none. The common case is one TryFind and no Expected.
+// why there is none. The common case is one TryFind and no Expected. `handle`
+// is evaluated again when the lookup fails: pass a plain name.
 #define ACCEL_RESOLVE(var, Type, handle)                                                           \
   std::shared_ptr<Type> var = ::accel::core::TryResolve<Type>(handle);                             \
   if (var == nullptr) {                                                                            \

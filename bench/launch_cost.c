@@ -6,9 +6,10 @@
  * libaccel and the backend library per operation are Accel's own cost
  * (docs/overhead.md). With `record`, each launch is followed by an event
  * record instead and one synchronize ends them all (a framework's pattern);
- * the wall time per launch of 5 such runs is printed, their median last.
+ * the wall time per launch of 5 such runs is printed, their median last;
+ * `timing` is the same with a timing event (ACCEL_EVENT_FLAG_TIMING).
  *
- *   launch_cost <corpus dir> <count> [launch|copy|record]
+ *   launch_cost <corpus dir> <count> [launch|copy|record|timing]
  */
 #include <accel/accel.h>
 #include <stdio.h>
@@ -74,8 +75,9 @@ __attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t ker
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 4 ||
-      (argc == 4 && strcmp(argv[3], "launch") != 0 && strcmp(argv[3], "copy") != 0 && strcmp(argv[3], "record") != 0)) {
-    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record]\n");
+      (argc == 4 && strcmp(argv[3], "launch") != 0 && strcmp(argv[3], "copy") != 0 && strcmp(argv[3], "record") != 0 &&
+       strcmp(argv[3], "timing") != 0)) {
+    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing]\n");
     return 2;
   }
   const int count = atoi(argv[2]);
@@ -147,9 +149,11 @@ int main(int argc, char** argv) {
   l.arg_count = 3;
   if (launch_and_wait(stream, kernel, &l, 3) != 0) return 1; /* warm-up: pipelines built, pools grown */
   if (copy_and_wait(stream, buffer, host, 3) != 0) return 1;
-  if (argc == 4 && strcmp(argv[3], "record") == 0) {
+  if (argc == 4 && (strcmp(argv[3], "record") == 0 || strcmp(argv[3], "timing") == 0)) {
+    accel_event_desc_t ed = {ACCEL_STRUCTURE_TYPE_EVENT_DESC, sizeof(ed), NULL};
+    if (strcmp(argv[3], "timing") == 0) ed.flags = ACCEL_EVENT_FLAG_TIMING;
     accel_event_t event = NULL;
-    CHECK(accel_event_create(device, NULL, &event));
+    CHECK(accel_event_create(device, &ed, &event));
     double per_launch[5];
     for (int run = 0; run < 5; ++run) {
       const double start = now_us();

@@ -5,14 +5,14 @@
 // queue (serialised by the queue's mutex; lavapipe has one queue) signalling
 // the next value of the stream's timeline semaphore, without waiting; the
 // host waits only where it needs the device's results (synchronize, host
-// callbacks, timing event records, host copies; README.md, "Hot path"). Where
+// callbacks, host copies; README.md, "Hot path"). Where
 // timeline semaphores are absent each submission waits on a fence. Each
 // stream_record_event makes a new Record that completes once the work before
-// it has run: a timing one on the worker, with a GPU timestamp
-// (vkCmdWriteTimestamp); a plain one deferred to the timeline value covering
-// that work when it is still running (Record::Defer), the worker going on. An
-// event points at its latest Record, and a wait holds the Record that was
-// current when the wait was enqueued.
+// it has run, with a GPU timestamp (vkCmdWriteTimestamp) for a timing event;
+// one whose work is still running is deferred to the timeline value covering
+// it (Record::Defer), the worker going on. An event points at its latest
+// Record, and a wait holds the Record that was current when the wait was
+// enqueued.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -57,16 +57,22 @@ bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
   return cv.wait_until(lock, *deadline, done);
 }
 
-// A stream's timeline semaphore, shared with the records that complete when it reaches their value (Record::Defer),
-// so that an event query or wait that read it before the stream was destroyed may still use it. Destroyed with its
+// A stream's timeline semaphore and timestamp queries, shared with the records that complete when it reaches their
+// value (Record::Defer), so that an event query or wait that read them before the stream was destroyed may still use
+// them. Destroyed with its
 // last holder; the stream settles its deferred records first, so that after the stream only calls in progress hold
 // it (an event query or wait, another stream's wait operation), and the backend's devices live until context_destroy,
 // which the core calls after every stream and event is gone. Thread-safe (any thread may wait on or read a
 // semaphore).
 class Timeline {
  public:
-  Timeline(const Device* device, VkSemaphore semaphore) : device_(device), semaphore_(semaphore) {}
-  ~Timeline() { device_->vk.vkDestroySemaphore(device_->device, semaphore_, nullptr); }
+  // `queries` may be VK_NULL_HANDLE (a device without timestamps).
+  Timeline(const Device* device, VkSemaphore semaphore, VkQueryPool queries)
+      : device_(device), semaphore_(semaphore), queries_(queries) {}
+  ~Timeline() {
+    if (queries_ != VK_NULL_HANDLE) device_->vk.vkDestroyQueryPool(device_->device, queries_, nullptr);
+    device_->vk.vkDestroySemaphore(device_->device, semaphore_, nullptr);
+  }
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
@@ -83,18 +89,32 @@ class Timeline {
   VkResult Value(uint64_t* out) const {
     return device_->vk.vkGetSemaphoreCounterValue(device_->device, semaphore_, out);
   }
+  // The timestamp of query `index`, in ticks (its valid bits only): VK_SUCCESS, VK_NOT_READY (not written yet; only
+  // without `wait`) or the failure.
+  VkResult Timestamp(uint32_t index, bool wait, uint64_t* out_ticks) const {
+    uint64_t ticks = 0;
+    const VkQueryResultFlags flags = VK_QUERY_RESULT_64_BIT | (wait ? VK_QUERY_RESULT_WAIT_BIT : 0);
+    const VkResult r = device_->vk.vkGetQueryPoolResults(device_->device, queries_, index, 1, sizeof(ticks), &ticks,
+                                                         sizeof(ticks), flags);
+    if (r != VK_SUCCESS) return r;
+    const uint32_t bits = device_->facts.timestamp_valid_bits;
+    *out_ticks = bits >= 64 ? ticks : ticks & ((uint64_t{1} << bits) - 1);
+    return VK_SUCCESS;
+  }
 
  private:
   const Device* const device_;
   const VkSemaphore semaphore_;
+  const VkQueryPool queries_;
 };
 
 // One recording of an event: pending until the recording stream's worker reaches it, then complete with the
-// stream's status at that point and, for a timing event, the device timestamp (in ticks of that device). A plain
-// record whose earlier work is submitted but still running is *deferred* instead (Defer): it completes, without
-// error, once the stream's timeline reaches the value that covers that work, learnt by whoever asks first (Peek,
-// Wait) or by the stream (its synchronize, its destruction), so that the worker goes on with the work behind it
-// rather than waiting for the device (README.md, "Hot path"); a failure of that wait (device lost) is its error.
+// stream's status at that point and, for a timing event, the device timestamp (in ticks of that device). A record
+// whose earlier work is submitted but still running is *deferred* instead (Defer): it completes, without error,
+// once the stream's timeline reaches the value that covers that work (for a timing record, its timestamp's
+// submission, whose query it then reads), learnt by whoever asks first (Peek, Wait) or by the stream (its
+// synchronize, its destruction), so that the worker goes on with the work behind it rather than waiting for the
+// device (README.md, "Hot path"); a failure of that wait or read (device lost) is its error.
 // Thread-safe: guarded by its own mutex, never held while the device is waited for; Complete wakes every waiter.
 class Record {
  public:
@@ -118,15 +138,24 @@ class Record {
     completed_.notify_all();
   }
 
-  // Completes once `timeline` reaches `value` (the stream's earlier work, submitted without error on `device`).
-  void Defer(std::shared_ptr<const Timeline> timeline, uint64_t value, const Device* device) {
+  // Completes once `timeline` reaches `value` (the stream's earlier work, submitted without error on `device`),
+  // with the timestamp of `timeline`'s query `query` when it is not kNoQuery.
+  static constexpr uint32_t kNoQuery = UINT32_MAX;
+  void Defer(std::shared_ptr<const Timeline> timeline, uint64_t value, const Device* device,
+             uint32_t query = kNoQuery) {
     {
       std::lock_guard lock(mutex_);
       timeline_ = std::move(timeline);
       value_ = value;
       device_ = device;
+      query_ = query;
     }
     completed_.notify_all();  // waiters go on to wait on the timeline
+  }
+
+  bool done() {
+    std::lock_guard lock(mutex_);
+    return done_;
   }
 
   // Whether the record is complete, after completing it when it is deferred until a timeline value at most
@@ -136,7 +165,7 @@ class Record {
       std::lock_guard lock(mutex_);
       if (done_) return true;
       if (timeline_ == nullptr || value_ > reached) return false;
-      CompleteLocked(Success());
+      CompleteLocked(*Reached(*timeline_, device_, query_, true));
     }
     completed_.notify_all();
     return true;
@@ -149,11 +178,17 @@ class Record {
     if (timeline_ == nullptr) return std::nullopt;
     const std::shared_ptr<const Timeline> timeline = timeline_;
     const uint64_t value = value_;
+    const Device* const device = device_;
+    const uint32_t query = query_;
     lock.unlock();
     uint64_t reached = 0;
     const VkResult r = timeline->Value(&reached);
-    if (r == VK_SUCCESS && reached < value) return std::nullopt;
-    return Finish(r, "vkGetSemaphoreCounterValue");
+    if (r != VK_SUCCESS)
+      return Finish(Failed(device, "waiting for earlier device work: ", VkFailure("vkGetSemaphoreCounterValue", r)));
+    if (reached < value) return std::nullopt;
+    std::optional<Outcome> outcome = Reached(*timeline, device, query, false);
+    if (!outcome) return std::nullopt;  // the timestamp is not readable yet: asked again next time
+    return Finish(std::move(*outcome));
   }
 
   // Waits until complete or the deadline; returns the outcome, or nullopt on timeout.
@@ -163,6 +198,8 @@ class Record {
     if (done_) return outcome_;
     const std::shared_ptr<const Timeline> timeline = timeline_;
     const uint64_t value = value_;
+    const Device* const device = device_;
+    const uint32_t query = query_;
     lock.unlock();
     uint64_t wait_ns = UINT64_MAX;
     if (deadline) {
@@ -171,13 +208,31 @@ class Record {
     }
     const VkResult r = timeline->Wait(value, wait_ns);
     if (r == VK_TIMEOUT) return std::nullopt;
-    return Finish(r, "vkWaitSemaphores");
+    if (r != VK_SUCCESS)
+      return Finish(Failed(device, "waiting for earlier device work: ", VkFailure("vkWaitSemaphores", r)));
+    return Finish(*Reached(*timeline, device, query, true));
   }
 
  private:
-  Outcome Success() const {
+  static Outcome Failed(const Device* device, const char* prefix, const Status& s) {
     Outcome outcome;
-    outcome.device = device_;
+    outcome.status = s.code;
+    outcome.message = prefix + s.message;
+    outcome.device = device;
+    return outcome;
+  }
+
+  // The outcome of a record whose value `timeline` reached: success, with the timestamp of `query` for a timing
+  // record (nullopt while that is not readable, only without `wait`), or the failure to read it.
+  static std::optional<Outcome> Reached(const Timeline& timeline, const Device* device, uint32_t query, bool wait) {
+    Outcome outcome;
+    outcome.device = device;
+    if (query == kNoQuery) return outcome;
+    const VkResult r = timeline.Timestamp(query, wait, &outcome.ticks);
+    if (r == VK_NOT_READY && !wait) return std::nullopt;
+    if (r != VK_SUCCESS)
+      return Failed(device, "reading the event's timestamp: ", VkFailure("vkGetQueryPoolResults", r));
+    outcome.has_timestamp = true;
     return outcome;
   }
 
@@ -187,21 +242,13 @@ class Record {
     timeline_.reset();
   }
 
-  // Completes a deferred record by what a read of or wait on its timeline returned (VK_SUCCESS: the value reached),
-  // unless someone completed it meanwhile; returns the outcome.
-  Outcome Finish(VkResult r, const char* call) {
+  // Completes a deferred record with `outcome` (learnt from its timeline), unless someone completed it meanwhile;
+  // returns the outcome it has.
+  Outcome Finish(Outcome outcome) {
     Outcome result;
     {
       std::lock_guard lock(mutex_);
-      if (!done_) {
-        Outcome outcome = Success();
-        if (r != VK_SUCCESS) {
-          const Status s = VkFailure(call, r);
-          outcome.status = s.code;
-          outcome.message = "waiting for earlier device work: " + s.message;
-        }
-        CompleteLocked(std::move(outcome));
-      }
+      if (!done_) CompleteLocked(std::move(outcome));
       result = outcome_;
     }
     completed_.notify_all();
@@ -216,6 +263,7 @@ class Record {
   std::shared_ptr<const Timeline> timeline_;  // while deferred
   uint64_t value_ = 0;
   const Device* device_ = nullptr;
+  uint32_t query_ = kNoQuery;
 };
 
 // A buffer copy or fill on the stream's device that records commands only (no staging buffer, no wait), so that it
@@ -327,8 +375,8 @@ class Event {
 // `completed_` the largest value known reached. A command buffer (and its descriptor pool) is reused only once the
 // timeline passed the value of its last submission; an operation stays alive (what it captured: allocations,
 // pipelines) in `retired_` until the timeline passes the value covering it. Waits happen where the host needs the
-// device's results: synchronize (one wait for `submitted_`), host callbacks, timing event records, host copies, a busy
-// staging buffer; a plain event record behind running work is deferred instead (CompleteOrDefer). Without timeline
+// device's results: synchronize (one wait for `submitted_`), host callbacks, host copies, a busy staging buffer; an
+// event record behind running work is deferred instead (CompleteOrDefer, RecordTimestamp). Without timeline
 // semaphores each submission waits on a fence at once (the old behaviour).
 // Thread-safe: the queue, the error, `retired_` and `deferred_` are guarded by the stream's mutex, never held while an
 // operation runs or the device is waited for; `submitted_` and `completed_` are atomic; the other Vulkan objects belong
@@ -371,9 +419,10 @@ class Stream {
     for (Slot& slot : slots_) {
       if (slot.descriptors != VK_NULL_HANDLE) vk.vkDestroyDescriptorPool(d, slot.descriptors, nullptr);
     }
-    if (queries_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(d, queries_, nullptr);
+    for (Deferred& owner : query_owners_) owner = Deferred{};
+    if (timeline_ == nullptr && queries_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(d, queries_, nullptr);
     if (timeline_ == nullptr && semaphore_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(d, semaphore_, nullptr);
-    timeline_.reset();  // destroys the semaphore, unless an event query or wait in progress still reads it
+    timeline_.reset();  // destroys both, unless an event query or wait in progress still reads them
     if (fence_ != VK_NULL_HANDLE) vk.vkDestroyFence(d, fence_, nullptr);
     if (pool_ != VK_NULL_HANDLE) vk.vkDestroyCommandPool(d, pool_, nullptr);
   }
@@ -418,7 +467,6 @@ class Stream {
         semaphore_ = VK_NULL_HANDLE;
         return VkFailure("vkCreateSemaphore (timeline)", r);
       }
-      timeline_ = std::make_shared<const Timeline>(device_, semaphore_);
     } else {
       VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       r = vk.vkCreateFence(d, &info, nullptr, &fence_);
@@ -430,13 +478,14 @@ class Stream {
     if ((device_->capabilities.features & ACCEL_DEVICE_FEATURE_EVENT_TIMING) != 0) {
       VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      info.queryCount = 1;
+      info.queryCount = semaphore_ != VK_NULL_HANDLE ? kQueries : 1;  // a ring for deferred timing records
       r = vk.vkCreateQueryPool(d, &info, nullptr, &queries_);
       if (r != VK_SUCCESS) {
         queries_ = VK_NULL_HANDLE;
         return VkFailure("vkCreateQueryPool", r);
       }
     }
+    if (semaphore_ != VK_NULL_HANDLE) timeline_ = std::make_shared<const Timeline>(device_, semaphore_, queries_);
     batch_.reserve(kBatch);
     spare_launches_.reserve(kSpareLaunches);  // ReleaseLocked never allocates
     try {
@@ -552,6 +601,50 @@ class Stream {
     SettleDeferredLocked();
     deferred_.push_back(Deferred{target, record});  // first: a push that fails defers nothing
     record->Defer(timeline_, target, device_);
+    return ACCEL_SUCCESS;
+  }
+
+  bool HasTimeline() const { return timeline_ != nullptr; }
+
+  // A timing event record, run by the worker as CompleteOrDefer (timeline semaphores only): writes a device
+  // timestamp after all earlier work into the next query of the stream's ring and submits it, then defers `record`
+  // to that submission's value; it reads the timestamp when it completes. The query's previous record completes
+  // first (waited for, when its submission is still running: only with kQueries timing records in flight), so that
+  // its timestamp is read before the query is reset. A failure fails the record and the stream.
+  accel_status_t RecordTimestamp(const std::shared_ptr<Record>& record, std::string* message) {
+    const auto fail = [&](const Status& s) {
+      Record::Outcome outcome;
+      outcome.status = s.code;
+      outcome.message = "reading the event's timestamp: " + s.message;
+      outcome.device = device_;
+      *message = outcome.message;
+      record->Complete(std::move(outcome));
+      return s.code;
+    };
+    const uint32_t query = next_query_;
+    Deferred& owner = query_owners_[query];
+    if (owner.record != nullptr && !owner.record->done()) {
+      const Status s = WaitValue(owner.value, UINT64_MAX);
+      if (!s.ok()) return fail(s);
+      owner.record->SettleIfReached(owner.value);  // reads its timestamp
+    }
+    owner = Deferred{};
+    const DeviceFunctions& vk = device_->vk;
+    Status s = Begin();
+    if (!s.ok()) return fail(s);
+    vk.vkCmdResetQueryPool(commands(), queries_, query, 1);
+    vk.vkCmdWriteTimestamp(commands(), VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query);
+    s = Submit();
+    if (!s.ok()) return fail(s);
+    next_query_ = (query + 1) % kQueries;
+    const uint64_t target = submitted_.load();
+    owner = Deferred{target, record};
+    {
+      std::lock_guard lock(mutex_);
+      SettleDeferredLocked();
+      deferred_.push_back(Deferred{target, record});
+      record->Defer(timeline_, target, device_, query);
+    }
     return ACCEL_SUCCESS;
   }
 
@@ -806,8 +899,9 @@ class Stream {
   }
 
  private:
-  static constexpr uint32_t kSlots = 16;  // command buffers in flight per stream
-  static constexpr uint32_t kBatch = 32;  // operations one command buffer records at most (and sets its pool holds)
+  static constexpr uint32_t kSlots = 16;    // command buffers in flight per stream
+  static constexpr uint32_t kQueries = 64;  // timestamp queries per stream (deferred timing records in flight)
+  static constexpr uint32_t kBatch = 32;    // operations one command buffer records at most (and sets its pool holds)
   static constexpr uint32_t kMinStorageBuffers = 128;  // each slot's descriptor pool holds at least these
 
   // One command buffer of the ring, its descriptor pool, and the timeline value its last submission signals.
@@ -1200,7 +1294,9 @@ class Stream {
     uint64_t value = 0;
     std::shared_ptr<Record> record;
   };
-  std::deque<Deferred> deferred_;  // deferred records not yet settled by the stream, by value (under mutex_)
+  std::deque<Deferred> deferred_;    // deferred records not yet settled by the stream, by value (under mutex_)
+  Deferred query_owners_[kQueries];  // the timing record each query was last written for (worker only)
+  uint32_t next_query_ = 0;          // (worker only)
 
   std::thread worker_;  // started by Start() once everything above is constructed
 };
@@ -1568,9 +1664,9 @@ namespace {
 // worker goes on meanwhile). A timing record waits for that work and reads a device timestamp taken after it. A
 // failure fails the stream, and the record carries it.
 accel_status_t RunRecord(Stream* stream, const std::shared_ptr<Record>& record, std::string* message) {
-  if (!record->timing()) {
+  if (!record->timing() || stream->HasTimeline()) {
     try {
-      return stream->CompleteOrDefer(record, message);
+      return record->timing() ? stream->RecordTimestamp(record, message) : stream->CompleteOrDefer(record, message);
     } catch (...) {  // out of memory: the record completes, failed as its operation does
       Record::Outcome failed;
       failed.status = ACCEL_ERROR_RESOURCE_EXHAUSTED;

@@ -712,6 +712,62 @@ TEST_F(VulkanTest, RecordsBehindRunningWorkCompleteWithItWhoeverAsks) {
   for (accel_event_t e : events) EXPECT_EQ(accel_event_destroy(e), ACCEL_SUCCESS) << accel_last_error();
 }
 
+// Timing records behind running work are deferred too: each reads its timestamp once the timeline passes its own
+// submission. More records than the stream's ring of 64 queries are in flight behind a long kernel, so that a query
+// is reused only after its earlier record read it: every interval is then consistent with the whole (a timestamp read
+// after its query was rewritten by a later record would make an interval wrap around).
+TEST_F(VulkanTest, TimingRecordsBehindRunningWorkReadTheirTimestampsWhenItEnds) {
+  ASSERT_NE(caps_.features & ACCEL_DEVICE_FEATURE_EVENT_TIMING, 0u) << "lavapipe has timestamps";
+  accel_module_t spin_m = Module(kShaders / "spin.spv");
+  accel_module_t fill_m = Module(kCorpus / "fill_u32.spv");
+  ASSERT_TRUE(spin_m != nullptr && fill_m != nullptr);
+  accel_kernel_t spin = Kernel(spin_m, "spin");
+  accel_kernel_t fill = Kernel(fill_m, "fill_u32");
+  constexpr uint32_t kGroups = 256;
+  constexpr uint32_t kSteps = 60000;
+  accel_buffer_t busy = Buffer(kGroups * 64 * 4);
+  accel_buffer_t small = Buffer(64 * 4);
+  ASSERT_TRUE(busy != nullptr && small != nullptr);
+  constexpr int kEvents = 150;  // past the ring of 64 twice
+  std::vector<accel_event_t> events(kEvents, nullptr);
+  accel_event_desc_t timing{ACCEL_STRUCTURE_TYPE_EVENT_DESC, sizeof(timing), nullptr, ACCEL_EVENT_FLAG_TIMING};
+  for (accel_event_t& e : events) ASSERT_EQ(accel_event_create(device_, &timing, &e), ACCEL_SUCCESS);
+
+  ASSERT_EQ(accel_stream_record_event(stream_, events[0]), ACCEL_SUCCESS) << accel_last_error();
+  const std::vector<accel_kernel_arg_t> spin_args = {BufferArg(busy), Scalar(&kSteps, 4)};
+  const accel_launch_desc_t spin_d = Launch({kGroups, 1, 1}, {64, 1, 1}, spin_args.data(), 2);
+  ASSERT_EQ(accel_stream_launch_kernel(stream_, spin, &spin_d), ACCEL_SUCCESS) << accel_last_error();
+  const uint32_t seven = 7;
+  const uint32_t n = 64;
+  const std::vector<accel_kernel_arg_t> fill_args = {BufferArg(small), Scalar(&seven, 4), Scalar(&n, 4)};
+  const accel_launch_desc_t fill_d = Launch({1, 1, 1}, {64, 1, 1}, fill_args.data(), 3);
+  for (int i = 1; i < kEvents; ++i) {
+    ASSERT_EQ(accel_stream_record_event(stream_, events[i]), ACCEL_SUCCESS) << accel_last_error();
+    if (i % 2 == 0) {
+      ASSERT_EQ(accel_stream_launch_kernel(stream_, fill, &fill_d), ACCEL_SUCCESS) << accel_last_error();
+    }
+  }
+  ASSERT_EQ(accel_event_synchronize(events[1], ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  uint64_t spun = 0;
+  ASSERT_EQ(accel_event_elapsed_time(events[0], events[1], &spun), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_GT(spun, 0u) << "the kernel between the first two records took no time";
+  ASSERT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  uint64_t whole = 0;
+  ASSERT_EQ(accel_event_elapsed_time(events[0], events[kEvents - 1], &whole), ACCEL_SUCCESS) << accel_last_error();
+  uint64_t sum = 0;
+  for (int i = 0; i + 1 < kEvents; ++i) {
+    uint64_t step = 0;
+    ASSERT_EQ(accel_event_elapsed_time(events[i], events[i + 1], &step), ACCEL_SUCCESS) << accel_last_error();
+    ASSERT_LE(step, whole) << "the interval after record " << i << " is longer than the whole: a timestamp was read "
+                           << "from a query a later record had rewritten";
+    sum += step;
+  }
+  EXPECT_LE(sum, whole + kEvents) << "the intervals add up to more than the whole (each rounds to whole ns)";
+  EXPECT_GE(sum + kEvents, whole);
+  EXPECT_EQ(Get(small, 1)[0], 7u);
+  for (accel_event_t e : events) EXPECT_EQ(accel_event_destroy(e), ACCEL_SUCCESS) << accel_last_error();
+}
+
 // Records and launches interleaved from two threads, queried and waited on from a third, while the streams are
 // destroyed: every record completes without error, and nothing is used after it is gone (ASan, TSan).
 TEST_F(VulkanTest, DeferredRecordsSurviveTheirStreamWhileQueried) {

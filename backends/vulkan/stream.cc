@@ -59,11 +59,11 @@ bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
 
 // A stream's timeline semaphore and timestamp queries, shared with the records that complete when it reaches their
 // value (Record::Defer), so that an event query or wait that read them before the stream was destroyed may still use
-// them. Destroyed with its
-// last holder; the stream settles its deferred records first, so that after the stream only calls in progress hold
-// it (an event query or wait, another stream's wait operation), and the backend's devices live until context_destroy,
-// which the core calls after every stream and event is gone. Thread-safe (any thread may wait on or read a
-// semaphore).
+// them. Destroyed with its last holder; the stream settles its deferred records first, so that after the stream only
+// calls in progress hold it (an event query or wait, another stream's wait operation), and the backend's devices
+// live until context_destroy, which the core calls after every stream and event is gone. Thread-safe (any thread may
+// wait on or read a semaphore, and read a query's result; only the stream's worker resets and writes queries, each
+// once its earlier record completed).
 class Timeline {
  public:
   // `queries` may be VK_NULL_HANDLE (a device without timestamps).
@@ -115,7 +115,8 @@ class Timeline {
 // submission, whose query it then reads), learnt by whoever asks first (Peek, Wait) or by the stream (its
 // synchronize, its destruction), so that the worker goes on with the work behind it rather than waiting for the
 // device (README.md, "Hot path"); a failure of that wait or read (device lost) is its error.
-// Thread-safe: guarded by its own mutex, never held while the device is waited for; Complete wakes every waiter.
+// Thread-safe: guarded by its own mutex, never held while the device is waited for (only while a timing record reads
+// a timestamp already written); Complete wakes every waiter.
 class Record {
  public:
   struct Outcome {
@@ -159,13 +160,14 @@ class Record {
   }
 
   // Whether the record is complete, after completing it when it is deferred until a timeline value at most
-  // `reached` (which the stream knows was reached without error). For the stream's synchronize and destruction.
+  // `reached` (which the stream knows was reached without error; a timing record's read of its timestamp may still
+  // fail it). For the stream's synchronize and destruction.
   bool SettleIfReached(uint64_t reached) {
     {
       std::lock_guard lock(mutex_);
       if (done_) return true;
       if (timeline_ == nullptr || value_ > reached) return false;
-      CompleteLocked(*Reached(*timeline_, device_, query_, true));
+      CompleteReachedLocked(true);
     }
     completed_.notify_all();
     return true;
@@ -179,16 +181,17 @@ class Record {
     const std::shared_ptr<const Timeline> timeline = timeline_;
     const uint64_t value = value_;
     const Device* const device = device_;
-    const uint32_t query = query_;
     lock.unlock();
     uint64_t reached = 0;
     const VkResult r = timeline->Value(&reached);
     if (r != VK_SUCCESS)
       return Finish(Failed(device, "waiting for earlier device work: ", VkFailure("vkGetSemaphoreCounterValue", r)));
     if (reached < value) return std::nullopt;
-    std::optional<Outcome> outcome = Reached(*timeline, device, query, false);
-    if (!outcome) return std::nullopt;  // the timestamp is not readable yet: asked again next time
-    return Finish(std::move(*outcome));
+    lock.lock();
+    std::optional<Outcome> outcome = CompleteReachedLocked(false);  // nullopt: the timestamp not readable yet
+    lock.unlock();
+    completed_.notify_all();
+    return outcome;
   }
 
   // Waits until complete or the deadline; returns the outcome, or nullopt on timeout.
@@ -199,7 +202,6 @@ class Record {
     const std::shared_ptr<const Timeline> timeline = timeline_;
     const uint64_t value = value_;
     const Device* const device = device_;
-    const uint32_t query = query_;
     lock.unlock();
     uint64_t wait_ns = UINT64_MAX;
     if (deadline) {
@@ -210,7 +212,11 @@ class Record {
     if (r == VK_TIMEOUT) return std::nullopt;
     if (r != VK_SUCCESS)
       return Finish(Failed(device, "waiting for earlier device work: ", VkFailure("vkWaitSemaphores", r)));
-    return Finish(*Reached(*timeline, device, query, true));
+    lock.lock();
+    std::optional<Outcome> outcome = CompleteReachedLocked(true);
+    lock.unlock();
+    completed_.notify_all();
+    return outcome;
   }
 
  private:
@@ -234,6 +240,18 @@ class Record {
       return Failed(device, "reading the event's timestamp: ", VkFailure("vkGetQueryPoolResults", r));
     outcome.has_timestamp = true;
     return outcome;
+  }
+
+  // Completes a deferred record whose value its timeline reached, unless someone completed it meanwhile, and returns
+  // the outcome; nullopt (only without `wait`) while a timing record's timestamp is not readable yet. The query is
+  // read under the lock, so that the stream cannot rewrite it meanwhile (it does so only once the record is done);
+  // the value being reached, the read returns at once.
+  std::optional<Outcome> CompleteReachedLocked(bool wait) {
+    if (done_) return outcome_;
+    std::optional<Outcome> outcome = Reached(*timeline_, device_, query_, wait);
+    if (!outcome) return std::nullopt;
+    CompleteLocked(std::move(*outcome));
+    return outcome_;
   }
 
   void CompleteLocked(Outcome outcome) {
@@ -623,10 +641,13 @@ class Stream {
     };
     const uint32_t query = next_query_;
     Deferred& owner = query_owners_[query];
+    static_assert(kQueries > kSlots, "fewer submissions than queries in flight: a query's record is due before reuse");
     if (owner.record != nullptr && !owner.record->done()) {
       const Status s = WaitValue(owner.value, UINT64_MAX);
       if (!s.ok()) return fail(s);
-      owner.record->SettleIfReached(owner.value);  // reads its timestamp
+      if (!owner.record->SettleIfReached(owner.value)) {  // reads its timestamp
+        return fail({ACCEL_ERROR_INTERNAL, "the timestamp query's earlier record did not complete"});
+      }
     }
     owner = Deferred{};
     const DeviceFunctions& vk = device_->vk;
@@ -1284,12 +1305,12 @@ class Stream {
   Slot* current_ = nullptr;                 // the slot being recorded
   VkSemaphore semaphore_ = VK_NULL_HANDLE;  // timeline (owned by timeline_ once made); or
   VkFence fence_ = VK_NULL_HANDLE;
-  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;  // timestamps (owned by timeline_ once made: kQueries; else 1)
   std::shared_ptr<Allocation> staging_;
   uint64_t staging_value_ = 0;  // the timeline value after which the device no longer uses staging_
   std::shared_ptr<Allocation> uniform_;
-  std::shared_ptr<const Timeline> timeline_;  // semaphore_, shared with deferred records
-  // A plain record deferred to the timeline value `value` (CompleteOrDefer).
+  std::shared_ptr<const Timeline> timeline_;  // semaphore_ and queries_, shared with deferred records
+  // A record deferred to the timeline value `value` (CompleteOrDefer, RecordTimestamp).
   struct Deferred {
     uint64_t value = 0;
     std::shared_ptr<Record> record;
@@ -1659,10 +1680,11 @@ accel_status_t StreamFreeBuffer(accel_bk_stream_t handle, accel_bk_buffer_t buff
 
 namespace {
 
-// An event record's operation, on the worker once every operation before it ran. A plain record completes once the
-// device has run all earlier work of the stream, learnt later if it is still running (Stream::CompleteOrDefer: the
-// worker goes on meanwhile). A timing record waits for that work and reads a device timestamp taken after it. A
-// failure fails the stream, and the record carries it.
+// An event record's operation, on the worker once every operation before it ran. A record completes once the device
+// has run all earlier work of the stream, learnt later if it is still running (Stream::CompleteOrDefer; a timing
+// record with a device timestamp taken after that work, Stream::RecordTimestamp): the worker goes on meanwhile.
+// Without timeline semaphores a timing record waits for its timestamp here. A failure fails the stream, and the record
+// carries it.
 accel_status_t RunRecord(Stream* stream, const std::shared_ptr<Record>& record, std::string* message) {
   if (!record->timing() || stream->HasTimeline()) {
     try {

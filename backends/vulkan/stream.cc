@@ -599,15 +599,7 @@ class Stream {
     const uint64_t target = submitted_.load();
     if (timeline_ != nullptr && completed_.load() < target) {
       const Status s = Poll();
-      if (!s.ok()) {
-        Record::Outcome outcome;
-        outcome.status = s.code;
-        outcome.message = "waiting for earlier device work: " + s.message;
-        outcome.device = device_;
-        *message = outcome.message;
-        record->Complete(std::move(outcome));
-        return s.code;
-      }
+      if (!s.ok()) return FailRecord(*record, "waiting for earlier device work: ", s, message);
     }
     if (timeline_ == nullptr || completed_.load() >= target) {
       Record::Outcome outcome;
@@ -615,11 +607,27 @@ class Stream {
       record->Complete(std::move(outcome));
       return ACCEL_SUCCESS;
     }
+    Defer(record, target, Record::kNoQuery);
+    return ACCEL_SUCCESS;
+  }
+
+  // Completes `record` with the failure `s` (its message after `prefix`), which the operation returns too.
+  accel_status_t FailRecord(Record& record, const char* prefix, const Status& s, std::string* message) {
+    Record::Outcome outcome;
+    outcome.status = s.code;
+    outcome.message = prefix + s.message;
+    outcome.device = device_;
+    *message = outcome.message;
+    record.Complete(std::move(outcome));
+    return s.code;
+  }
+
+  // Defers `record` to the timeline value `target` (with the timestamp of `query`), kept in `deferred_` (worker).
+  void Defer(const std::shared_ptr<Record>& record, uint64_t target, uint32_t query) {
     std::lock_guard lock(mutex_);
     SettleDeferredLocked();
     deferred_.push_back(Deferred{target, record});  // first: a push that fails defers nothing
-    record->Defer(timeline_, target, device_);
-    return ACCEL_SUCCESS;
+    record->Defer(timeline_, target, device_, query);
   }
 
   bool HasTimeline() const { return timeline_ != nullptr; }
@@ -631,13 +639,7 @@ class Stream {
   // its timestamp is read before the query is reset. A failure fails the record and the stream.
   accel_status_t RecordTimestamp(const std::shared_ptr<Record>& record, std::string* message) {
     const auto fail = [&](const Status& s) {
-      Record::Outcome outcome;
-      outcome.status = s.code;
-      outcome.message = "reading the event's timestamp: " + s.message;
-      outcome.device = device_;
-      *message = outcome.message;
-      record->Complete(std::move(outcome));
-      return s.code;
+      return FailRecord(*record, "reading the event's timestamp: ", s, message);
     };
     const uint32_t query = next_query_;
     Deferred& owner = query_owners_[query];
@@ -660,12 +662,7 @@ class Stream {
     next_query_ = (query + 1) % kQueries;
     const uint64_t target = submitted_.load();
     owner = Deferred{target, record};
-    {
-      std::lock_guard lock(mutex_);
-      SettleDeferredLocked();
-      deferred_.push_back(Deferred{target, record});
-      record->Defer(timeline_, target, device_, query);
-    }
+    Defer(record, target, query);
     return ACCEL_SUCCESS;
   }
 

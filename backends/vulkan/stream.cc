@@ -57,6 +57,12 @@ bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
   return cv.wait_until(lock, *deadline, done);
 }
 
+// A timestamp query's result, `ticks`, with only the bits `device`'s queue writes.
+uint64_t ValidTicks(const Device& device, uint64_t ticks) {
+  const uint32_t bits = device.facts.timestamp_valid_bits;
+  return bits >= 64 ? ticks : ticks & ((uint64_t{1} << bits) - 1);
+}
+
 // A stream's timeline semaphore and timestamp queries, shared with the records that complete when it reaches their
 // value (Record::Defer), so that an event query or wait that read them before the stream was destroyed may still use
 // them. Destroyed with its last holder; the stream settles its deferred records first, so that after the stream only
@@ -76,7 +82,6 @@ class Timeline {
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
-  VkSemaphore semaphore() const { return semaphore_; }
   // vkWaitSemaphores for `value`: VK_SUCCESS, VK_TIMEOUT or the failure.
   VkResult Wait(uint64_t value, uint64_t timeout_ns) const {
     VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
@@ -97,8 +102,7 @@ class Timeline {
     const VkResult r = device_->vk.vkGetQueryPoolResults(device_->device, queries_, index, 1, sizeof(ticks), &ticks,
                                                          sizeof(ticks), flags);
     if (r != VK_SUCCESS) return r;
-    const uint32_t bits = device_->facts.timestamp_valid_bits;
-    *out_ticks = bits >= 64 ? ticks : ticks & ((uint64_t{1} << bits) - 1);
+    *out_ticks = ValidTicks(*device_, ticks);
     return VK_SUCCESS;
   }
 
@@ -152,6 +156,15 @@ class Record {
       query_ = query;
     }
     completed_.notify_all();  // waiters go on to wait on the timeline
+  }
+
+  // A failed outcome on `device`: `s`, its message after `prefix`.
+  static Outcome Failed(const Device* device, const char* prefix, const Status& s) {
+    Outcome outcome;
+    outcome.status = s.code;
+    outcome.message = prefix + s.message;
+    outcome.device = device;
+    return outcome;
   }
 
   bool done() {
@@ -220,14 +233,6 @@ class Record {
   }
 
  private:
-  static Outcome Failed(const Device* device, const char* prefix, const Status& s) {
-    Outcome outcome;
-    outcome.status = s.code;
-    outcome.message = prefix + s.message;
-    outcome.device = device;
-    return outcome;
-  }
-
   // The outcome of a record whose value `timeline` reached: success, with the timestamp of `query` for a timing
   // record (nullopt while that is not readable, only without `wait`), or the failure to read it.
   static std::optional<Outcome> Reached(const Timeline& timeline, const Device* device, uint32_t query, bool wait) {
@@ -424,11 +429,7 @@ class Stream {
     const uint64_t reached = drained.ok() ? UINT64_MAX : completed_.load();
     for (const Deferred& deferred : deferred_) {
       if (deferred.record->SettleIfReached(reached)) continue;
-      Record::Outcome outcome;
-      outcome.status = drained.code;
-      outcome.message = "waiting for earlier device work: " + drained.message;
-      outcome.device = device_;
-      deferred.record->Complete(std::move(outcome));
+      deferred.record->Complete(Record::Failed(device_, "waiting for earlier device work: ", drained));
     }
     deferred_.clear();
     retired_.clear();
@@ -613,10 +614,7 @@ class Stream {
 
   // Completes `record` with the failure `s` (its message after `prefix`), which the operation returns too.
   accel_status_t FailRecord(Record& record, const char* prefix, const Status& s, std::string* message) {
-    Record::Outcome outcome;
-    outcome.status = s.code;
-    outcome.message = prefix + s.message;
-    outcome.device = device_;
+    Record::Outcome outcome = Record::Failed(device_, prefix, s);
     *message = outcome.message;
     record.Complete(std::move(outcome));
     return s.code;
@@ -911,8 +909,7 @@ class Stream {
     const VkResult r = vk.vkGetQueryPoolResults(device_->device, queries_, 0, 1, sizeof(ticks), &ticks, sizeof(ticks),
                                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) return VkFailure("vkGetQueryPoolResults", r);
-    const uint32_t bits = device_->facts.timestamp_valid_bits;
-    *out_ticks = bits >= 64 ? ticks : ticks & ((uint64_t{1} << bits) - 1);
+    *out_ticks = ValidTicks(*device_, ticks);
     return Status::Ok();
   }
 
@@ -1696,13 +1693,7 @@ accel_status_t RunRecord(Stream* stream, const std::shared_ptr<Record>& record, 
   Record::Outcome outcome;
   outcome.device = stream->device();
   const Status s = stream->Timestamp(&outcome.ticks);
-  if (!s.ok()) {
-    outcome.status = s.code;
-    outcome.message = "reading the event's timestamp: " + s.message;
-    record->Complete(outcome);
-    *message = outcome.message;
-    return s.code;
-  }
+  if (!s.ok()) return stream->FailRecord(*record, "reading the event's timestamp: ", s, message);
   outcome.has_timestamp = true;
   record->Complete(std::move(outcome));
   return ACCEL_SUCCESS;

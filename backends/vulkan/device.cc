@@ -4,6 +4,7 @@
 // and the capacity counters.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 
 #include "symbols.h"
@@ -121,6 +122,19 @@ uint32_t MaxArgumentSize(const VkPhysicalDeviceLimits& limits) {
   // which takes at most 65536 bytes.
   const uint32_t uniform = std::min<uint32_t>(limits.maxUniformBufferRange, 65536);
   return std::max(limits.maxPushConstantsSize, uniform);
+}
+
+uint64_t ElapsedNanoseconds(uint64_t from, uint64_t to, uint32_t valid_bits, double period) {
+  uint64_t ticks = 0;
+  if (valid_bits >= 64) {
+    ticks = to > from ? to - from : 0;
+  } else {
+    ticks = (to - from) & ((uint64_t{1} << valid_bits) - 1);
+  }
+  const double ns = static_cast<double>(ticks) * period;
+  if (!(ns >= 0.0)) return ticks == 0 ? 0 : UINT64_MAX;  // a negative or NaN period: no meaningful figure
+  // 2^64 is the first double past UINT64_MAX: converting it or more is undefined.
+  return ns >= 18446744073709551616.0 ? UINT64_MAX : static_cast<uint64_t>(ns);
 }
 
 std::string PciBusId(const PhysicalDeviceFacts& facts) {

@@ -1847,19 +1847,9 @@ accel_status_t EventElapsedTime(accel_bk_event_t start_handle, accel_bk_event_t 
       return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
                        "'start' and 'end' were recorded on streams of different devices, whose clocks differ");
     }
-    // Ticks of timestampPeriod nanoseconds; a counter of fewer than 64 valid bits wraps, so the difference is taken
-    // modulo its range.
-    const uint32_t bits = device->facts.timestamp_valid_bits;
-    const uint64_t from = outcomes[0]->ticks;
-    const uint64_t to = outcomes[1]->ticks;
-    uint64_t ticks = 0;
-    if (bits >= 64) {
-      ticks = to > from ? to - from : 0;
-    } else {
-      ticks = (to - from) & ((uint64_t{1} << bits) - 1);
-    }
-    const double period = device->facts.properties.limits.timestampPeriod;
-    *out_nanoseconds = static_cast<uint64_t>(static_cast<double>(ticks) * period);
+    // Ticks of timestampPeriod nanoseconds; a counter of fewer than 64 valid bits wraps (ElapsedNanoseconds).
+    *out_nanoseconds = ElapsedNanoseconds(outcomes[0]->ticks, outcomes[1]->ticks, device->facts.timestamp_valid_bits,
+                                          device->facts.properties.limits.timestampPeriod);
     return ACCEL_SUCCESS;
   });
 }

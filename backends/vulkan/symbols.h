@@ -212,6 +212,10 @@ uint64_t DeviceLocalBytes(const VkPhysicalDeviceMemoryProperties& memory);
 // Largest bytes of kernel arguments: push constants, or a uniform buffer written with vkCmdUpdateBuffer (64 KiB).
 uint32_t MaxArgumentSize(const VkPhysicalDeviceLimits& limits);
 std::string PciBusId(const PhysicalDeviceFacts& facts);
+// Nanoseconds from timestamp `from` to `to` (ticks of `period` ns, `valid_bits` of them written): the difference
+// taken modulo the counter's range when it has fewer than 64 bits, 0 when a 64-bit `to` is before `from`, and
+// UINT64_MAX when the product does not fit (or the period is not a number).
+uint64_t ElapsedNanoseconds(uint64_t from, uint64_t to, uint32_t valid_bits, double period);
 
 // --- SPIR-V reflection (reflect.cc) -------------------------------------------------------------------------------
 

@@ -4,10 +4,12 @@
 // and the shaders of tests/vulkan/shaders. No Vulkan driver is needed.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -213,6 +215,21 @@ TEST(VulkanDevice, VendorNamesFallBackReadably) {
   EXPECT_EQ(VendorName(0x1002, ""), "AMD");
   EXPECT_EQ(VendorName(0x1234, ""), "vendor 0x1234");
   EXPECT_EQ(VendorName(0x1234, "acme"), "acme (vendor 0x1234)");
+}
+
+TEST(VulkanDevice, ElapsedTimeWrapsWithTheCounterAndSaturates) {
+  // A 36-bit counter that wrapped between the two timestamps: the difference modulo 2^36.
+  EXPECT_EQ(ElapsedNanoseconds((uint64_t{1} << 36) - 10, 5, 36, 1.0), 15U);
+  // Bits above the valid ones do not count.
+  EXPECT_EQ(ElapsedNanoseconds(uint64_t{0xFF} << 40, (uint64_t{0xFF} << 40) + 100, 36, 2.5), 250U);
+  // A 64-bit counter cannot wrap: an end before its start is 0, not a huge figure.
+  EXPECT_EQ(ElapsedNanoseconds(1000, 400, 64, 1.0), 0U);
+  EXPECT_EQ(ElapsedNanoseconds(400, 1000, 64, 1.0), 600U);
+  // Ticks times the period past 2^64 ns saturate instead of converting an out-of-range double (undefined).
+  EXPECT_EQ(ElapsedNanoseconds(0, uint64_t{1} << 63, 64, 52.08), UINT64_MAX);
+  EXPECT_EQ(ElapsedNanoseconds(1, 0, 63, 52.08), UINT64_MAX);  // wrapped: 2^63 - 1 ticks
+  EXPECT_EQ(ElapsedNanoseconds(0, 10, 64, std::numeric_limits<double>::quiet_NaN()), UINT64_MAX);
+  EXPECT_EQ(ElapsedNanoseconds(7, 7, 64, std::numeric_limits<double>::quiet_NaN()), 0U);
 }
 
 // --- Reflection ----------------------------------------------------------------------------------------------

@@ -282,9 +282,12 @@ void Stream::Start() {
 
 accel_status_t Stream::Enqueue(OpBody body) {
   std::unique_lock lock(mutex_);
-  const uint64_t number = ++enqueued_;
-  if (completed_ == number - 1 && error_ == ACCEL_SUCCESS && MayRunInline(body)) {
+  // Counted once it runs or is queued: a queue that cannot grow (std::bad_alloc, the enqueue's failure) leaves the
+  // stream as it was, with nothing pending that will never complete.
+  const uint64_t number = enqueued_ + 1;
+  if (completed_ == enqueued_ && error_ == ACCEL_SUCCESS && MayRunInline(body)) {
     // Nothing ahead of it and nothing running: run it here. Operations enqueued meanwhile queue behind it.
+    enqueued_ = number;
     inline_running_ = true;
     lock.unlock();
     RunAndComplete(Operation{number, std::move(body)}, ACCEL_SUCCESS, lock);
@@ -295,6 +298,7 @@ accel_status_t Stream::Enqueue(OpBody body) {
     return ACCEL_SUCCESS;
   }
   queue_.push_back(Operation{number, std::move(body)});
+  enqueued_ = number;
   const bool wake = worker_sleeping_;
   lock.unlock();
   if (wake) work_available_.notify_one();

@@ -219,12 +219,19 @@ class Record : public std::enable_shared_from_this<Record> {
     return done_ || (marker_ && context_ == context);
   }
 
-  // Blocks until ReadyFor(context); returns the marker (owned by the record), or NULL once complete.
+  // Blocks until the marker is enqueued; returns it (owned by the record) when it is in `context`, for a barrier.
+  // A marker of another cl_context, which no command of `context` can wait for, is waited for here, on the host
+  // (clWaitForEvents; nobody else need ever look at the record): NULL once the record is complete, as for a record
+  // that was complete already.
   cl_event MarkerFor(cl_context context) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return done_ || (marker_ && context_ == context); });
-    if (done_) return nullptr;
-    return marker_.get();
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return done_ || marker_; });
+      if (done_) return nullptr;
+      if (context_ == context) return marker_.get();
+    }
+    (void)Wait(std::nullopt);
+    return nullptr;
   }
 
  private:

@@ -1,11 +1,15 @@
 // The OpenCL backend's table called directly, with host services of the
 // test's own (no libaccel in between): what the public API cannot reach.
 // Here: why PoCL's device does not list the `spir` format although PoCL builds
-// SPIR bitcode, and that a context releases every OpenCL object it made.
+// SPIR bitcode, that a context releases every OpenCL object it made, and a
+// stream waiting for an event recorded in another cl_context (two backend
+// contexts stand for two OpenCL platforms, which this machine does not have).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <latch>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -122,6 +126,96 @@ TEST(OpenclRaw, PoclBuildsSpirBitcodeButKeepsNoArgumentInformationForIt) {
   if (junk_status == ACCEL_SUCCESS) api->module_destroy(module);
   api->context_destroy(context);
   EXPECT_FALSE(host.Logged("still alive")) << "the context left OpenCL objects behind";
+}
+
+// A backend context's first device, or null.
+accel_bk_device_t FirstDevice(const accel_backend_api_t* api, accel_bk_context_t context) {
+  uint32_t count = 1;
+  accel_bk_device_t device = nullptr;
+  if (api->context_get_devices(context, &count, &device) != ACCEL_SUCCESS || count == 0) return nullptr;
+  return device;
+}
+
+struct CrossContextSteps {
+  std::latch gate{1};
+  std::atomic<bool> first_ran{false};
+  std::atomic<int> second_saw{-1};  // -1: not run; 0/1: whether the first had run
+};
+
+// A stream of one cl_context waits for an event recorded on a stream of another: nothing of the device can wait
+// across contexts, so the waiting stream's worker waits for the record on the host. It must not depend on anyone else
+// looking at the record (an event_query, the recording stream's synchronize): here nobody does, and the waiting
+// stream's synchronize still returns, after the recording stream's work before the record, in order.
+TEST(OpenclRaw, AWaitOnAnEventOfAnotherContextCompletesWithoutAnyoneAskingTheEvent) {
+  RawHost host;
+  const accel_backend_api_t* api = Api(host);
+  ASSERT_NE(api, nullptr);
+  accel_bk_context_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.host = host.services();
+  desc.abi_version = ACCEL_BACKEND_ABI_VERSION;
+  accel_bk_context_t contexts[2] = {nullptr, nullptr};
+  ASSERT_EQ(api->context_create(&desc, &contexts[0]), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->context_create(&desc, &contexts[1]), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_device_t d0 = FirstDevice(api, contexts[0]);
+  accel_bk_device_t d1 = FirstDevice(api, contexts[1]);
+  ASSERT_NE(d0, nullptr);
+  ASSERT_NE(d1, nullptr);
+  ASSERT_NE(Unwrap(d0)->platform->context.get(), Unwrap(d1)->platform->context.get()) << "one cl_context for both";
+  for (const bool behind_host_work : {false, true}) {
+    SCOPED_TRACE(behind_host_work ? "the record queued behind a host callback" : "the record enqueued at once");
+    accel_bk_stream_t recording = nullptr;
+    accel_bk_stream_t waiting = nullptr;
+    accel_bk_event_t event = nullptr;
+    ASSERT_EQ(api->stream_create(d0, nullptr, &recording), ACCEL_SUCCESS) << host.last_error();
+    ASSERT_EQ(api->stream_create(d1, nullptr, &waiting), ACCEL_SUCCESS) << host.last_error();
+    ASSERT_EQ(api->event_create(d0, nullptr, &event), ACCEL_SUCCESS) << host.last_error();
+    CrossContextSteps steps;
+    if (behind_host_work) {
+      ASSERT_EQ(api->stream_enqueue_host_callback(
+                    recording,
+                    [](void* p, accel_status_t) {
+                      auto* s = static_cast<CrossContextSteps*>(p);
+                      s->gate.wait();
+                      s->first_ran = true;
+                      return ACCEL_SUCCESS;
+                    },
+                    &steps),
+                ACCEL_SUCCESS)
+          << host.last_error();
+    } else {
+      steps.gate.count_down();
+      steps.first_ran = true;
+    }
+    ASSERT_EQ(api->stream_record_event(recording, event), ACCEL_SUCCESS) << host.last_error();
+    ASSERT_EQ(api->stream_wait_event(waiting, event), ACCEL_SUCCESS) << host.last_error();
+    ASSERT_EQ(api->stream_enqueue_host_callback(
+                  waiting,
+                  [](void* p, accel_status_t) {
+                    auto* s = static_cast<CrossContextSteps*>(p);
+                    s->second_saw = s->first_ran ? 1 : 0;
+                    return ACCEL_SUCCESS;
+                  },
+                  &steps),
+              ACCEL_SUCCESS)
+        << host.last_error();
+    if (behind_host_work) {
+      EXPECT_EQ(api->stream_synchronize(waiting, 0), ACCEL_ERROR_TIMEOUT) << "the wait passed a pending record";
+      steps.gate.count_down();
+    }
+    EXPECT_EQ(api->stream_synchronize(waiting, 10'000'000'000ULL), ACCEL_SUCCESS)
+        << "the waiting stream never learnt that the record completed: " << host.last_error();
+    EXPECT_EQ(steps.second_saw.load(), 1)
+        << "-1: the work after the wait never ran; 0: it ran before the work before the record";
+    steps.gate.count_down();  // never leave the recording stream blocked
+    EXPECT_EQ(api->event_synchronize(event, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+    api->stream_destroy(waiting);
+    api->stream_destroy(recording);
+    api->event_destroy(event);
+  }
+  api->context_destroy(contexts[1]);
+  api->context_destroy(contexts[0]);
 }
 
 }  // namespace

@@ -176,7 +176,8 @@ class Record : public std::enable_shared_from_this<Record> {
   }
 
   // Waits until the record completed, or until `deadline`: on the marker once it is enqueued (clWaitForEvents when
-  // unbounded, its completion callback when bounded), on the condition variable before.
+  // unbounded, its completion callback when bounded; polling its status every millisecond when the callback could not
+  // be registered), on the condition variable before.
   std::optional<Outcome> Wait(const std::optional<Clock::time_point>& deadline) {
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -197,15 +198,27 @@ class Record : public std::enable_shared_from_this<Record> {
         cl_event marker = marker_.get();
         auto* self = new std::weak_ptr<Record>(weak_from_this());
         lock.unlock();  // the callback may run at once, on this thread
-        if (runtime_->cl.SetEventCallback(marker, CL_COMPLETE, &Record::OnMarker, self) != CL_SUCCESS) {
-          delete self;
-          MarkerCompleted(CL_COMPLETE);  // no callback: cannot happen for a valid event; do not hang
-        }
+        const bool registered =
+            runtime_->cl.SetEventCallback(marker, CL_COMPLETE, &Record::OnMarker, self) == CL_SUCCESS;
+        if (!registered) delete self;
         lock.lock();
+        if (!registered) {
+          // No callback will come (OpenCL out of host memory, say) while the marker may still be running: every
+          // bounded waiter, this one and those already waiting, polls it instead.
+          polling_ = true;
+          changed_.notify_all();
+        }
         continue;
       }
       if (!deadline) {
         changed_.wait(lock);
+      } else if (polling_ && marker_) {
+        lock.unlock();
+        const bool complete = Poll().has_value();
+        lock.lock();
+        if (complete || done_) continue;
+        if (Clock::now() >= *deadline) return std::nullopt;
+        changed_.wait_until(lock, std::min(*deadline, Clock::now() + std::chrono::milliseconds(1)));
       } else if (changed_.wait_until(lock, *deadline) == std::cv_status::timeout && !done_) {
         return std::nullopt;
       }
@@ -246,6 +259,7 @@ class Record : public std::enable_shared_from_this<Record> {
   std::condition_variable changed_;
   bool done_ = false;
   bool callback_registered_ = false;
+  bool polling_ = false;  // the completion callback could not be registered: bounded waits poll the marker
   Outcome outcome_;
   ClEvent marker_;
   cl_context context_ = nullptr;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <latch>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -216,6 +217,104 @@ TEST(OpenclRaw, AWaitOnAnEventOfAnotherContextCompletesWithoutAnyoneAskingTheEve
   }
   api->context_destroy(contexts[1]);
   api->context_destroy(contexts[0]);
+}
+
+// event_synchronize with a timeout waits on the marker's completion callback. When OpenCL cannot register it
+// (clSetEventCallback fails: out of host memory), the wait polls the marker instead: it must neither report a record
+// complete while the work before it still runs nor miss its completion. The entry point is swapped for one that
+// fails, for this test only; the marker is kept running by a kernel that spins for a while.
+TEST(OpenclRaw, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
+  RawHost host;
+  const accel_backend_api_t* api = Api(host);
+  ASSERT_NE(api, nullptr);
+  accel_bk_context_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_BACKEND_CONTEXT_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.host = host.services();
+  desc.abi_version = ACCEL_BACKEND_ABI_VERSION;
+  accel_bk_context_t context = nullptr;
+  ASSERT_EQ(api->context_create(&desc, &context), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_device_t device = FirstDevice(api, context);
+  ASSERT_NE(device, nullptr);
+  const char source_text[] =
+      "__kernel void spin(__global uint* out, uint n) {\n"
+      "  uint x = out[0];\n"
+      "  for (uint i = 0; i < n; ++i) x = x * 1664525u + 1013904223u;\n"
+      "  out[0] = x;\n"
+      "}\n";
+  accel_module_source_t source{};
+  source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+  source.struct_size = sizeof(source);
+  source.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
+  source.data = source_text;
+  source.size = sizeof(source_text) - 1;
+  accel_bk_module_t module = nullptr;
+  ASSERT_EQ(api->module_create(device, &source, &module), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_kernel_t kernel = nullptr;
+  ASSERT_EQ(api->module_get_kernel(module, "spin", &kernel), ACCEL_SUCCESS) << host.last_error();
+  accel_buffer_desc_t bd{};
+  bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+  bd.struct_size = sizeof(bd);
+  bd.size = 4;
+  accel_bk_buffer_t buffer = nullptr;
+  ASSERT_EQ(api->buffer_create(device, &bd, &buffer), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_stream_t stream = nullptr;
+  ASSERT_EQ(api->stream_create(device, nullptr, &stream), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_event_t event = nullptr;
+  ASSERT_EQ(api->event_create(device, nullptr, &event), ACCEL_SUCCESS) << host.last_error();
+
+  // Swapped for this test only (the runtime may be the process's): restored however the test ends.
+  struct FailingSetEventCallback {
+    ClApi& cl;
+    decltype(ClApi::SetEventCallback) real = cl.SetEventCallback;
+    explicit FailingSetEventCallback(ClApi& api) : cl(api) {
+      cl.SetEventCallback = [](cl_event, cl_int, void(CL_CALLBACK*)(cl_event, cl_int, void*), void*) -> cl_int {
+        return CL_OUT_OF_HOST_MEMORY;
+      };
+    }
+    ~FailingSetEventCallback() { cl.SetEventCallback = real; }
+  };
+  std::optional<FailingSetEventCallback> failing(std::in_place, Unwrap(device)->runtime->cl);
+  const uint32_t iterations = 400'000'000;  // a second or so on one core: far longer than the waits below
+  accel_bk_kernel_arg_t args[2]{};
+  for (accel_bk_kernel_arg_t& a : args) {
+    a.stype = ACCEL_STRUCTURE_TYPE_BACKEND_KERNEL_ARG;
+    a.struct_size = sizeof(a);
+    a.access = ACCEL_ACCESS_READ;
+  }
+  args[0].kind = ACCEL_KERNEL_ARG_KIND_BUFFER;
+  args[0].access = ACCEL_ACCESS_READ_WRITE;
+  args[0].buffer = buffer;
+  args[0].size = 4;
+  args[1].kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  args[1].value = &iterations;
+  args[1].size = sizeof(iterations);
+  accel_bk_launch_t launch{};
+  launch.stype = ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH;
+  launch.struct_size = sizeof(launch);
+  for (int d = 0; d < 3; ++d) launch.grid[d] = launch.block[d] = 1;
+  launch.args = args;
+  launch.arg_count = 2;
+  ASSERT_EQ(api->stream_launch_kernel(stream, kernel, &launch), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_record_event(stream, event), ACCEL_SUCCESS) << host.last_error();
+  // The kernel runs for about a second: a 20 ms wait times out (it reported success at once before), as does a second
+  // one, which polls without registering again.
+  EXPECT_EQ(api->event_synchronize(event, 20'000'000), ACCEL_ERROR_TIMEOUT) << "complete while its work still ran";
+  EXPECT_EQ(api->event_synchronize(event, 20'000'000), ACCEL_ERROR_TIMEOUT) << "complete while its work still ran";
+  // A long enough bounded wait sees the completion by polling.
+  EXPECT_EQ(api->event_synchronize(event, 60'000'000'000ULL), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(api->event_query(event), ACCEL_SUCCESS) << host.last_error();
+  failing.reset();
+  uint32_t out = 0;
+  ASSERT_EQ(api->stream_copy_buffer_to_host(stream, buffer, 0, &out, sizeof(out)), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_NE(out, 0u) << "the kernel did not run";
+  api->event_destroy(event);
+  api->stream_destroy(stream);
+  api->buffer_destroy(buffer);
+  api->kernel_destroy(kernel);
+  api->module_destroy(module);
+  api->context_destroy(context);
 }
 
 }  // namespace

@@ -295,6 +295,43 @@ TEST_F(KernelTest, RequiredWorkGroupSizeAndLocalMemoryLimitsAreEnforced) {
   EXPECT_TRUE(Contains(accel_last_error(), "of local memory"));
 }
 
+// Local-memory sizes whose sum wraps past 2^64 (two of 2^63; one that wraps with the kernel's static 64 bytes) are
+// refused as too much local memory, not passed to the backend as a small total with huge arguments.
+accel_status_t NoWork(const accel_native_work_group_t*, const accel_native_arg_t*) { return ACCEL_SUCCESS; }
+const accel_kernel_argument_info_t kTwoLocalsArgs[] = {
+    ACCEL_KERNEL_ARGUMENT_INFO_INIT(ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY, ACCEL_ACCESS_READ, 0, "a"),
+    ACCEL_KERNEL_ARGUMENT_INFO_INIT(ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY, ACCEL_ACCESS_READ, 0, "b"),
+};
+
+TEST_F(KernelTest, LocalMemorySizesThatWrapAreRefused) {
+  accel_native_kernel_desc_t kernels[2] = {accel_test::NativeKernel("two_locals", NoWork, kTwoLocalsArgs, 2),
+                                           accel_test::NativeKernel("one_local", NoWork, kTwoLocalsArgs, 1)};
+  kernels[1].local_memory_size = 64;
+  accel_native_module_t table = {
+      ACCEL_STRUCTURE_TYPE_NATIVE_MODULE, sizeof(accel_native_module_t), nullptr, kernels, 2, 0};
+  accel_module_source_t source = NativeSource(table);
+  accel_module_desc_t desc = ModuleDesc(&source, 1, nullptr);
+  accel_module_t m = nullptr;
+  ASSERT_EQ(accel_module_create(device_, &desc, &m), ACCEL_SUCCESS) << accel_last_error();
+  accel_kernel_t two = nullptr, one = nullptr;
+  ASSERT_EQ(accel_module_get_kernel(m, "two_locals", &two), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_module_get_kernel(m, "one_local", &one), ACCEL_SUCCESS) << accel_last_error();
+  accel_kernel_arg_t halves[] = {LocalArg(uint64_t{1} << 63), LocalArg(uint64_t{1} << 63)};
+  accel_launch_desc_t launch = Launch({1, 1, 1}, {1, 1, 1}, halves, 2);
+  EXPECT_EQ(accel_stream_launch_kernel(stream_, two, &launch), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(accel_last_error(), "kernel 'two_locals' needs")) << accel_last_error();
+  accel_kernel_arg_t wraps[] = {LocalArg(UINT64_MAX - 63)};
+  launch = Launch({1, 1, 1}, {1, 1, 1}, wraps, 1);
+  EXPECT_EQ(accel_stream_launch_kernel(stream_, one, &launch), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(accel_last_error(), "kernel 'one_local' needs")) << accel_last_error();
+  // Sizes that fit still launch.
+  accel_kernel_arg_t fit[] = {LocalArg(64), LocalArg(64)};
+  launch = Launch({1, 1, 1}, {1, 1, 1}, fit, 2);
+  EXPECT_EQ(accel_stream_launch_kernel(stream_, two, &launch), ACCEL_SUCCESS) << accel_last_error();
+  Sync();
+  EXPECT_EQ(accel_module_destroy(m), ACCEL_SUCCESS) << accel_last_error();
+}
+
 TEST_F(KernelTest, AFailingWorkGroupBecomesTheStreamsError) {
   uint32_t group = 5;
   accel_kernel_arg_t args[] = {ScalarArg(&group)};

@@ -22,6 +22,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from backend_check import run_process  # noqa: E402
+
 PROFILES = ["abi", "query", "memory", "streams", "execution", "multi-device"]
 
 
@@ -33,13 +36,7 @@ def fail(message):
 def run(args, runner, extra):
     cmd = [runner, "--backend", args.backend] + extra
     print("+ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
-    # LeakSanitizer's own exit-time failure (its tracer thread crashing while
-    # stopping a process with many runtime threads, seen rarely under load with
-    # PoCL) is not a leak report and not the backend's: run once more, saying so.
-    if "LeakSanitizer has encountered a fatal error" in p.stdout and "Direct leak" not in p.stdout:
-        print("note: LeakSanitizer itself failed at exit (no leak reported); running once more", flush=True)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    p = run_process(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
     # Keep the log short: the summary and failures, not every OK line.
     for line in p.stdout.splitlines():
         if not line.startswith("[       OK ]") and not line.startswith("[ RUN      ]"):

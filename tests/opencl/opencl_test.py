@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from backend_check import run_process  # noqa: E402
+
 
 def fail(message):
     print("FAIL: " + message)
@@ -31,7 +34,7 @@ def fail(message):
 
 def run(cmd, env, timeout=300):
     print("+ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
+    p = run_process(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
     if p.stderr.strip():
         print(p.stderr.strip()[-4000:])
     return p

@@ -20,6 +20,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from backend_check import run_process  # noqa: E402
+
 SKIP = 77
 
 
@@ -32,7 +35,7 @@ def run(cmd, env_extra=None, check=True):
     env = dict(os.environ)
     env.update(env_extra or {})
     print("+ " + " ".join(f"{k}={v}" for k, v in (env_extra or {}).items()) + " " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    p = run_process(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
     if check and p.returncode != 0:
         fail(f"{cmd[0]} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
     return p

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -523,8 +524,9 @@ class Stream {
     {
       std::lock_guard lock(mutex_);
       settled_.store(false, std::memory_order_relaxed);
+      Operation& slot = queue_.append();  // may grow, and throw, before the operation is numbered
       op.number = ++enqueued_;
-      queue_.append() = std::move(op);  // one move into the slot
+      slot = std::move(op);  // one move into the slot
     }
     work_.notify_one();
     return ACCEL_SUCCESS;
@@ -548,14 +550,16 @@ class Stream {
   accel_status_t EnqueueDevice(Operation&& op) {
     std::unique_lock lock(mutex_);
     settled_.store(false, std::memory_order_relaxed);
-    op.number = ++enqueued_;
     // Without a timeline semaphore a submission waits for the device at once: that wait stays on the worker.
     if (semaphore_ == VK_NULL_HANDLE || !InlineAllowedLocked()) {
-      queue_.append() = std::move(op);  // one move into the slot
+      Operation& slot = queue_.append();  // may grow, and throw, before the operation is numbered
+      op.number = ++enqueued_;
+      slot = std::move(op);  // one move into the slot
       lock.unlock();
       work_.notify_one();
       return ACCEL_SUCCESS;
     }
+    op.number = ++enqueued_;
     inline_running_ = true;
     lock.unlock();
     RunClaimed(lock, op.number, op.what, op.copies, &op,
@@ -877,7 +881,7 @@ class Stream {
     const VkDevice d = device_->device;
     Slot& slot = *current_;
     if (slot.sets == 0) {
-      if (storage_buffers > slot.capacity) {
+      if (slot.descriptors == VK_NULL_HANDLE || storage_buffers > slot.capacity) {  // none after a failed growth
         Status s = MakeDescriptorPool(&slot, storage_buffers);
         if (!s.ok()) return s;
       }
@@ -1006,12 +1010,19 @@ class Stream {
   // Keeps `allocation` alive until the device has run what is submitted now (worker only).
   void Retire(std::shared_ptr<Allocation> allocation) {
     if (allocation == nullptr) return;
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (completed_.load() >= submitted_.load()) return;  // released here, after the lock
-    Retired& retired = retired_.append();
-    retired.value = submitted_.load();
-    retired.op.Clear();  // a moved-from operation is empty in practice; this makes sure
-    retired.allocation = std::move(allocation);
+    try {
+      Retired& retired = retired_.append();
+      retired.value = submitted_.load();
+      retired.op.Clear();  // a moved-from operation is empty in practice; this makes sure
+      retired.allocation = std::move(allocation);
+    } catch (const std::bad_alloc&) {
+      // No room to keep it: wait until the device no longer uses it rather than free it under submitted work.
+      lock.unlock();
+      (void)Drain();
+      throw;
+    }
   }
 
   // Releases what `op` holds; its launch, released, goes to the spares.
@@ -1132,7 +1143,11 @@ class Stream {
       batch_.push_back(queue_.pop_front());
       running_ = true;
       const accel_status_t prior = error_;
-      const std::string prior_message = prior != ACCEL_SUCCESS ? error_message_ : std::string();
+      std::string prior_message;
+      try {
+        if (prior != ACCEL_SUCCESS) prior_message = error_message_;
+      } catch (const std::bad_alloc&) {  // on the worker nothing may throw: the operations still skip, with the code
+      }
       lock.unlock();
       std::string message;
       size_t failed = 0;  // the operation of batch_ a failure is charged to

@@ -179,6 +179,13 @@ ACCEL_API accel_status_t accel_stream_free_buffer(accel_stream_t stream, accel_b
     std::shared_ptr<Object> owned = InstanceOf(*target->device).Forget(target->handle());
     ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
                   "'buffer' is a stale buffer handle (already destroyed)");
+    // The handle is stale now, so no call can take a new reference. Another thread's call that resolved the buffer
+    // before may still be using its backend object (docs/threading.md): then the free is enqueued when that call
+    // lets go of it, by the last reference (Buffer's destructor), later in this stream's order.
+    if (owned.use_count() > 2) {  // `owned` and `target` are this call's
+      target->free_on = self;
+      return Status::Ok();
+    }
     if (target->released.exchange(true)) return Status::Ok();
     Status s = ACCEL_SLOT(backend, stream_free_buffer, self->bk, target->bk);
     if (!s.ok()) {

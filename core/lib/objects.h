@@ -35,11 +35,31 @@ class DeviceObject : public Object {
   std::atomic<bool> released{false};
 };
 
+// An in-order stream; releasing it waits for its work. Thread-safe: the
+// backend serialises enqueues.
+class Stream : public DeviceObject<accel_bk_stream_t, &accel_backend_api_t::stream_destroy> {
+ public:
+  static constexpr HandleType kHandleType = HandleType::kStream;
+};
+
 // A device buffer; the backend defers its release past queued work.
 // Thread-safe: the mapping state is under `mutex`.
 class Buffer : public DeviceObject<accel_bk_buffer_t, &accel_backend_api_t::buffer_destroy> {
  public:
   static constexpr HandleType kHandleType = HandleType::kBuffer;
+
+  // Released by the last reference: freed on `free_on` when accel_stream_free_buffer found another thread's call
+  // still using it (docs/threading.md), else destroyed (the backend defers that past queued work).
+  ~Buffer() override {
+    if (free_on == nullptr || bk == nullptr || released.exchange(true)) return;
+    const accel_backend_api_t& api = device->backend->api();
+    if (api.stream_free_buffer(free_on->bk, bk) != ACCEL_SUCCESS && api.buffer_destroy != nullptr) {
+      api.buffer_destroy(bk);  // as accel_stream_free_buffer falls back: nothing leaks
+    }
+  }
+
+  // Set by accel_stream_free_buffer, once the handle is stale, when another call still holds the buffer.
+  std::shared_ptr<Stream> free_on;
 
   uint64_t size = 0;
   accel_memory_kind_t memory_kind = ACCEL_MEMORY_KIND_DEVICE;
@@ -50,13 +70,6 @@ class Buffer : public DeviceObject<accel_bk_buffer_t, &accel_backend_api_t::buff
   // Gives the bytes back to the process's and the tenant's accounts when the
   // buffer goes (docs/memory-limits.md); null for imports and pinned host memory.
   std::unique_ptr<MemoryCharge> charge;
-};
-
-// An in-order stream; releasing it waits for its work. Thread-safe: the
-// backend serialises enqueues.
-class Stream : public DeviceObject<accel_bk_stream_t, &accel_backend_api_t::stream_destroy> {
- public:
-  static constexpr HandleType kHandleType = HandleType::kStream;
 };
 
 // A completion marker recorded on streams. Thread-safe.

@@ -329,6 +329,61 @@ TEST_F(StreamTest, LookupsRacingDestroyAndSlotReuseNeverSeeAnotherBuffer) {
   accel_stream_destroy(stream);
 }
 
+// accel_stream_free_buffer while another thread's copy into the same buffer is in flight (docs/threading.md: never a
+// crash; the call in flight keeps the backend buffer until it returns, and the free then follows, in the freeing
+// stream's order). Every copy either completes on a live buffer or finds the handle stale, and once both streams are
+// idle every buffer's bytes are back: the process holds what it held before.
+TEST_F(StreamTest, AStreamOrderedFreeRacingAnotherThreadsCopyFreesTheBufferOnceTheCopyReturns) {
+  constexpr int kRounds = 200;
+  accel_stream_t freeing = NewStream();
+  accel_stream_t copying = NewStream();
+  accel_physical_device_t physical = nullptr;
+  ASSERT_EQ(accel_device_get_physical_device(device_, &physical), ACCEL_SUCCESS) << accel_last_error();
+  auto usage = [&] {
+    accel_memory_usage_t u{};
+    u.stype = ACCEL_STRUCTURE_TYPE_MEMORY_USAGE;
+    u.struct_size = sizeof(u);
+    EXPECT_EQ(accel_physical_device_get_memory_usage(physical, &u), ACCEL_SUCCESS) << accel_last_error();
+    return u;
+  };
+  const accel_memory_usage_t before = usage();
+  std::vector<unsigned char> bytes(64 * 1024, 7);
+  int wrong = 0, copies = 0, stale = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    accel_buffer_desc_t desc = BufferDesc(bytes.size());
+    accel_buffer_t buffer = nullptr;
+    ASSERT_EQ(accel_buffer_create(device_, &desc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+    std::atomic<bool> started{false};
+    std::thread copier([&] {
+      for (;;) {
+        started.store(true, std::memory_order_release);
+        const accel_status_t s = accel_stream_copy_host_to_buffer(copying, bytes.data(), buffer, 0, bytes.size());
+        if (s == ACCEL_SUCCESS) {
+          ++copies;
+        } else {
+          if (s != ACCEL_ERROR_INVALID_HANDLE) ++wrong;
+          ++stale;
+          return;
+        }
+      }
+    });
+    while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+    if (round % 2 == 1) std::this_thread::yield();  // sometimes between two copies, sometimes inside one
+    if (accel_stream_free_buffer(freeing, buffer) != ACCEL_SUCCESS) ++wrong;
+    copier.join();
+  }
+  EXPECT_EQ(accel_stream_synchronize(copying, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(freeing, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(stale, kRounds) << "every copier ends on the stale handle";
+  EXPECT_GT(copies, 0);
+  const accel_memory_usage_t after = usage();
+  EXPECT_EQ(after.buffers, before.buffers) << "a freed buffer is still counted";
+  EXPECT_EQ(after.used, before.used) << "a freed buffer's bytes did not come back";
+  EXPECT_EQ(accel_stream_destroy(copying), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_destroy(freeing), ACCEL_SUCCESS);
+}
+
 TEST_F(StreamTest, DestroyWaitsForPendingWork) {
   accel_stream_t stream = NewStream();
   std::atomic<bool> ran{false};

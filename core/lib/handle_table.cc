@@ -91,7 +91,10 @@ std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
   e->object.reset();
   e->key.store(0, std::memory_order_relaxed);
   e->Unlock();
-  if (++e->generation == 0) e->generation = 1;
+  // A slot whose generations are all used is retired, never reused: a wrapped generation would make the slot's first
+  // handle name a new object (docs/handles.md). One slot per 2^32 - 1 objects made in it.
+  if (e->generation == UINT32_MAX) return object;
+  ++e->generation;
   free_slots_.push_back(slot);
   return object;
 }

@@ -101,6 +101,8 @@ class HandleTable {
     void Unlock() const noexcept { locked.store(false, std::memory_order_release); }
   };
 
+  friend struct HandleTableTesting;  // tests/api/handle_table_test.cc: ages a slot's generation
+
   HandleTable() = default;
   Entry* SlotLocked(uint32_t slot) const;  // null beyond the slots made so far (under mutex_)
 

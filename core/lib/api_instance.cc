@@ -32,7 +32,9 @@ ACCEL_API accel_status_t accel_instance_destroy(accel_instance_t instance) {
                   "'instance' is running this host callback on one of its streams: an instance cannot be destroyed "
                   "from a callback of its own streams (destroy it from another thread); the instance is left as it "
                   "was");
-    HandleTable::Get().Remove(self->handle());
+    // Exactly one of two racing destroys tears the instance down; the other finds its handle stale.
+    ACCEL_REQUIRE(HandleTable::Get().Remove(self->handle()) != nullptr, ACCEL_ERROR_INVALID_HANDLE,
+                  "'instance' is a stale instance handle (already destroyed)");
     self->Destroy();
     return Status::Ok();
   });

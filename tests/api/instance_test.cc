@@ -96,6 +96,38 @@ TEST(Instance, DestroyTwiceIsAStaleHandle) {
       << accel_last_error();
 }
 
+// Two threads destroy the same instance at once: one tears it down, the other finds the handle stale (before, both
+// could pass the lookup and run the teardown concurrently).
+TEST(Instance, TwoRacingDestroysTearDownOnce) {
+  constexpr int kRounds = 60;
+  int both = 0, neither = 0, wrong = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    accel_instance_t instance = nullptr;
+    ASSERT_EQ(accel_instance_create(nullptr, &instance), ACCEL_SUCCESS) << accel_last_error();
+    std::atomic<int> ready{0};
+    accel_status_t results[2] = {ACCEL_SUCCESS, ACCEL_SUCCESS};
+    std::thread racers[2];
+    for (int t = 0; t < 2; ++t) {
+      racers[t] = std::thread([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        results[t] = accel_instance_destroy(instance);
+      });
+    }
+    for (std::thread& r : racers) r.join();
+    const int ok = (results[0] == ACCEL_SUCCESS) + (results[1] == ACCEL_SUCCESS);
+    if (ok == 2) ++both;
+    if (ok == 0) ++neither;
+    for (accel_status_t r : results) {
+      if (r != ACCEL_SUCCESS && r != ACCEL_ERROR_INVALID_HANDLE) ++wrong;
+    }
+  }
+  EXPECT_EQ(both, 0) << "both destroys succeeded: the teardown ran twice";
+  EXPECT_EQ(neither, 0);
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST(Instance, RejectsMalformedDescriptions) {
   accel_instance_t instance = nullptr;
   accel_instance_desc_t desc{};

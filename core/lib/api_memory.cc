@@ -31,6 +31,7 @@ Status RangeError(const Buffer& buffer, uint64_t offset, uint64_t size, const ch
 // limit refused them; a refusal leaves both accounts as they were.
 Expected<std::unique_ptr<MemoryCharge>> ChargeDeviceMemory(const Device& dev, uint64_t bytes) {
   std::vector<std::shared_ptr<MemoryAccount>> accounts;
+  accounts.reserve(2);  // allocated before anything is charged: nothing below throws while a charge is held
   std::shared_ptr<Tenant> tenant = ThreadTenant(dev.instance);
   if (tenant) {
     if (tenant->destroyed) {
@@ -60,7 +61,12 @@ Expected<std::unique_ptr<MemoryCharge>> ChargeDeviceMemory(const Device& dev, ui
                  dev.label, FormatBytes(bytes), FormatBytes(process->used()), FormatBytes(process->limit()));
   }
   accounts.push_back(process);
-  return std::make_unique<MemoryCharge>(std::move(accounts), bytes);
+  try {
+    return std::make_unique<MemoryCharge>(std::move(accounts), bytes);
+  } catch (...) {  // out of host memory: give the bytes back before the failure goes on
+    for (const auto& account : accounts) account->Uncharge(bytes);
+    throw;
+  }
 }
 
 }  // namespace accel::core

@@ -232,7 +232,12 @@ ACCEL_API accel_status_t accel_module_get_kernel(accel_module_t module, const ch
       a.name = kernel->argument_names[i].c_str();
     }
     const uint64_t handle = InstanceOf(dev).Adopt(HandleType::kKernel, kernel);
-    self->kernels.emplace(name, handle);
+    try {
+      self->kernels.emplace(name, handle);
+    } catch (...) {  // out of host memory: no live handle the module does not list
+      InstanceOf(dev).Forget(handle);
+      throw;
+    }
     *out_kernel = ToHandle<accel_kernel_t>(handle);
     return Status::Ok();
   });

@@ -86,8 +86,13 @@ ACCEL_API accel_status_t accel_tenant_create(accel_instance_t instance, const ac
       tenant->accounts.emplace(device, std::make_shared<MemoryAccount>(d.limits[i].bytes));
     }
     const uint64_t handle = self->Adopt(HandleType::kTenant, tenant);
-    tenant->name = d.name != nullptr && d.name[0] != '\0' ? fmt::format("tenant '{}'", d.name)
-                                                          : fmt::format("tenant 0x{:x}", handle);
+    try {
+      tenant->name = d.name != nullptr && d.name[0] != '\0' ? fmt::format("tenant '{}'", d.name)
+                                                            : fmt::format("tenant 0x{:x}", handle);
+    } catch (...) {  // out of host memory: no live handle without its name
+      self->Forget(handle);
+      throw;
+    }
     *out_tenant = ToHandle<accel_tenant_t>(handle);
     return Status::Ok();
   });

@@ -521,7 +521,12 @@ std::vector<std::shared_ptr<Device>> Instance::DevicesOf(const Backend* backend)
 uint64_t Instance::Adopt(HandleType type, std::shared_ptr<Object> child) {
   std::lock_guard lock(children_mutex_);
   uint64_t handle = HandleTable::Get().Insert(type, child);
-  children_.emplace(handle, std::make_pair(type, std::move(child)));
+  try {
+    children_.emplace(handle, std::make_pair(type, std::move(child)));
+  } catch (...) {  // out of host memory: the handle must not stay live without its owner
+    HandleTable::Get().Remove(handle);
+    throw;
+  }
   return handle;
 }
 

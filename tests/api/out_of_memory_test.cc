@@ -1,10 +1,11 @@
-// Host memory running out inside an enqueue: the call fails with ACCEL_ERROR_RESOURCE_EXHAUSTED and the stream is
-// as it was, so what was enqueued before still runs and a synchronize still returns (docs/errors.md). This program
-// replaces the global operator new so that, while armed, allocations from a size up fail with std::bad_alloc:
-// the growth of a busy stream's queue, not the small allocations of a call's bookkeeping.
+// Host memory running out inside a call: the call fails with ACCEL_ERROR_RESOURCE_EXHAUSTED and what it touched is
+// as it was (docs/errors.md). This program replaces the global operator new so that, while armed, allocations from a
+// size up fail with std::bad_alloc (the growth of a busy stream's queue, not the small allocations of a call's
+// bookkeeping), or the n-th allocation from now fails (every allocation of a call, in turn).
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #include "gate.h"
 #include "test_util.h"
@@ -12,10 +13,12 @@
 namespace {
 
 std::atomic<size_t> g_fail_from{0};  // 0: allocations succeed
+std::atomic<long> g_countdown{0};    // > 0: the allocation that brings it to 0 fails
 
 void* Allocate(size_t size) {
   const size_t from = g_fail_from.load(std::memory_order_relaxed);
   if (from != 0 && size >= from) throw std::bad_alloc();
+  if (g_countdown.load(std::memory_order_relaxed) > 0 && g_countdown.fetch_sub(1) == 1) throw std::bad_alloc();
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
@@ -77,6 +80,63 @@ TEST(OutOfMemory, AnEnqueueThatCannotQueueLeavesTheStreamAsItWas) {
   EXPECT_EQ(accel_stream_synchronize(stream, 10'000'000'000ULL), ACCEL_SUCCESS) << accel_last_error();
   EXPECT_EQ(g_ran.load(), accepted + 1);
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS) << accel_last_error();
+}
+
+accel_memory_usage_t Usage(accel_device_t device) {
+  accel_physical_device_t physical = nullptr;
+  EXPECT_EQ(accel_device_get_physical_device(device, &physical), ACCEL_SUCCESS) << accel_last_error();
+  accel_memory_usage_t u{};
+  u.stype = ACCEL_STRUCTURE_TYPE_MEMORY_USAGE;
+  u.struct_size = sizeof(u);
+  EXPECT_EQ(accel_physical_device_get_memory_usage(physical, &u), ACCEL_SUCCESS) << accel_last_error();
+  return u;
+}
+
+// Each allocation accel_buffer_create makes fails in turn (the first, then the second, ...), until one call makes
+// fewer than that and succeeds: every failure says RESOURCE_EXHAUSTED and leaves the process's memory accounts, and
+// the handles, as they were (a charge kept, or a handle left live, would show as a counted buffer), and the
+// buffer made at the end works.
+TEST(OutOfMemory, EveryAllocationOfABufferCreateMayFailAndNothingIsKept) {
+  ScopedInstance instance(nullptr);
+  const std::vector<accel_device_t> devices = instance.Devices();
+  ASSERT_FALSE(devices.empty());
+  accel_device_t device = devices[0];
+  const accel_memory_usage_t before = Usage(device);
+  accel_buffer_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.size = 4096;
+  int failed = 0;
+  accel_buffer_t buffer = nullptr;
+  for (long n = 1; n <= 1000; ++n) {
+    g_countdown.store(n);
+    const accel_status_t s = accel_buffer_create(device, &desc, &buffer);
+    const bool hit = g_countdown.exchange(0) <= 0;
+    if (s == ACCEL_SUCCESS) {
+      EXPECT_FALSE(hit) << "allocation " << n << " failed, yet the create succeeded";
+      break;
+    }
+    ++failed;
+    EXPECT_TRUE(hit) << "allocation " << n << ": " << accel_last_error();
+    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
+    const accel_memory_usage_t now = Usage(device);
+    EXPECT_EQ(now.used, before.used) << "allocation " << n << " failed and left its bytes charged";
+    EXPECT_EQ(now.buffers, before.buffers) << "allocation " << n << " failed and left a buffer counted";
+  }
+  EXPECT_GT(failed, 0) << "no allocation of accel_buffer_create was failed: the test proved nothing";
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(Usage(device).buffers, before.buffers + 1);
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(device, nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  const std::vector<unsigned char> bytes(4096, 3);
+  std::vector<unsigned char> back(4096, 0);
+  EXPECT_EQ(accel_stream_copy_host_to_buffer(stream, bytes.data(), buffer, 0, 4096), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_copy_buffer_to_host(stream, buffer, 0, back.data(), 4096), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(back, bytes);
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+  EXPECT_EQ(Usage(device).buffers, before.buffers);
 }
 
 }  // namespace

@@ -1,5 +1,10 @@
 #include "host_callback.h"
 
+#include <system_error>
+#include <thread>
+
+#include "objects.h"
+
 namespace accel::core {
 namespace {
 
@@ -30,6 +35,18 @@ bool InCallbackOf(const Instance* instance) {
     if (c->instance == instance) return true;
   }
   return false;
+}
+
+Stream::~Stream() {
+  if (bk == nullptr || !InCallbackOf(this) || released.exchange(true)) return;  // else ~DeviceObject releases it
+  auto destroy = device->backend->api().stream_destroy;
+  if (destroy == nullptr) return;
+  try {
+    // The device (and with it the backend) stays alive until the destroy returned.
+    std::thread([device = device, bk = bk, destroy] { destroy(bk); }).detach();
+  } catch (const std::system_error&) {
+    destroy(bk);  // no thread: the backend refuses a destroy from the stream's own callback and says so
+  }
 }
 
 }  // namespace accel::core

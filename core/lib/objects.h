@@ -40,6 +40,11 @@ class DeviceObject : public Object {
 class Stream : public DeviceObject<accel_bk_stream_t, &accel_backend_api_t::stream_destroy> {
  public:
   static constexpr HandleType kHandleType = HandleType::kStream;
+
+  // Released on one of its own host callbacks (that callback's call held the last reference while another thread
+  // destroyed the handle), the backend stream is destroyed by a helper thread: its destroy waits for the stream's
+  // work, which includes the callback it would run on (host_callback.cc).
+  ~Stream() override;
 };
 
 // A device buffer; the backend defers its release past queued work.

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstring>
 #include <latch>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -382,6 +384,62 @@ TEST_F(StreamTest, AStreamOrderedFreeRacingAnotherThreadsCopyFreesTheBufferOnceT
   EXPECT_EQ(after.used, before.used) << "a freed buffer's bytes did not come back";
   EXPECT_EQ(accel_stream_destroy(copying), ACCEL_SUCCESS);
   EXPECT_EQ(accel_stream_destroy(freeing), ACCEL_SUCCESS);
+}
+
+// A host callback queries its own stream (allowed) while another thread destroys the stream's handle, so the
+// callback's call may hold the last reference: the stream is still destroyed once the callback returned, not leaked
+// (the backend refuses a destroy from the stream's own worker and says so in the log, which must stay silent).
+TEST(StreamRelease, AStreamWhoseLastReferenceGoesInItsOwnCallbackIsStillDestroyed) {
+  struct Log {
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    static void Callback(void* user, accel_log_level_t, const char* message) {
+      auto* self = static_cast<Log*>(user);
+      std::lock_guard lock(self->mutex);
+      self->lines.emplace_back(message);
+    }
+  } log;
+  accel_instance_desc_t desc = ScopedInstance::Backends("host");
+  desc.log_level = ACCEL_LOG_LEVEL_WARN;
+  desc.log_callback = &Log::Callback;
+  desc.log_user_data = &log;
+  ScopedInstance instance(&desc);
+  accel_device_t device = instance.DeviceOf("host");
+  ASSERT_NE(device, nullptr);
+  struct Round {
+    accel_stream_t stream = nullptr;
+    std::atomic<bool> started{false};
+    std::atomic<bool> returned{false};
+    std::atomic<int> wrong{0};
+  };
+  constexpr int kRounds = 100;
+  std::vector<std::unique_ptr<Round>> rounds;
+  for (int i = 0; i < kRounds; ++i) {
+    auto& r = *rounds.emplace_back(std::make_unique<Round>());
+    ASSERT_EQ(accel_stream_create(device, nullptr, &r.stream), ACCEL_SUCCESS) << accel_last_error();
+    auto query_until_stale = [](void* p, accel_status_t) -> accel_status_t {
+      auto* round = static_cast<Round*>(p);
+      round->started = true;
+      for (;;) {
+        const accel_status_t s = accel_stream_query(round->stream);  // NOT_READY: this callback is pending
+        if (s == ACCEL_ERROR_INVALID_HANDLE) break;
+        if (s != ACCEL_NOT_READY) ++round->wrong;
+      }
+      round->returned = true;
+      return ACCEL_SUCCESS;
+    };
+    ASSERT_EQ(accel_stream_enqueue_host_callback(r.stream, query_until_stale, &r), ACCEL_SUCCESS);
+    while (!r.started) std::this_thread::yield();
+    ASSERT_EQ(accel_stream_destroy(r.stream), ACCEL_SUCCESS) << accel_last_error();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (auto& r : rounds) {
+    while (!r->returned && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    EXPECT_TRUE(r->returned);
+    EXPECT_EQ(r->wrong.load(), 0);
+  }
+  std::lock_guard lock(log.mutex);  // a refused destroy is logged before the callback returns
+  for (const std::string& line : log.lines) EXPECT_EQ(line.find("leaked"), std::string::npos) << line;
 }
 
 TEST_F(StreamTest, DestroyWaitsForPendingWork) {

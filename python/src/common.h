@@ -7,6 +7,7 @@
 #include <accel/accel.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -228,10 +229,11 @@ std::pair<int32_t, int32_t> dlpack_device_of(const Device& device);
 void init_dlpack(py::module_& m, py::class_<Array, ArrayPtr>& array);
 // A DLPack capsule (legacy, or versioned when max_version >= (1, 0)) over C-contiguous host memory at `data`,
 // `owner` kept alive until the consumer's deleter runs; `readonly` sets DLPACK_FLAG_BITMASK_READ_ONLY (versioned
-// capsules carry flags). The arguments of __dlpack__ as given.
+// capsules carry flags; read-only memory goes to versioned consumers only). The arguments of __dlpack__ as given.
+// `on_delete`, when set, runs with the GIL once the consumer lets go of the tensor (not when the export fails).
 py::object export_host_memory(void* data, const std::vector<int64_t>& shape, const DType& dtype, bool readonly,
                               py::object owner, py::object stream, py::object max_version, py::object dl_device,
-                              py::object copy);
+                              py::object copy, std::function<void()> on_delete = {});
 void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream);
 void init_topology(py::module_& m, py::class_<Device>& device);
 // The scheduler (libaccel-runtime, runtime.cc): after AccelError and Device exist.

@@ -4,6 +4,8 @@
 // dlpack_types.h); an imported tensor is checked by dlpack_check.h first.
 #include <cstring>
 
+#include <functional>
+
 #include "common.h"
 #include "dlpack_check.h"
 #include "dlpack_types.h"
@@ -21,8 +23,9 @@ constexpr const char* kVersionedUsed = "used_dltensor_versioned";
 // ---- export -----------------------------------------------------------------
 
 struct ExportContext {
-  ArrayPtr array;    // keeps the buffer alive until the consumer's deleter runs
-  py::object owner;  // export_host_memory: keeps the memory's owner alive
+  ArrayPtr array;                   // keeps the buffer alive until the consumer's deleter runs
+  py::object owner;                 // export_host_memory: keeps the memory's owner alive
+  std::function<void()> on_delete;  // export_host_memory: runs (with the GIL) when the consumer lets go
   std::vector<int64_t> shape, strides;
   std::unique_ptr<unsigned char[]> host_copy;  // dl_device=CPU of memory without a host address
 };
@@ -32,6 +35,7 @@ void delete_context(void* ctx) {
   auto* context = static_cast<ExportContext*>(ctx);
   if (!python_alive()) return;  // leak at exit rather than touch Python
   PyGILState_STATE state = PyGILState_Ensure();
+  if (context->on_delete) context->on_delete();
   delete context;
   PyGILState_Release(state);
 }
@@ -177,6 +181,11 @@ py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, 
     auto v = max_version.cast<py::tuple>();
     versioned = v[0].cast<int>() >= 1;
   }
+  if (a->readonly && !copied && !versioned)
+    throw py::buffer_error(
+        "accel.Array.__dlpack__: a read-only array exports zero-copy to DLPack 1.0 consumers only (max_version >= "
+        "(1, 0)), whose tensors carry the read-only flag; an older consumer would get writable memory: pass "
+        "copy=True, or use the buffer protocol (numpy.asarray)");
   for (size_t i = 0; i < a->strides.size(); ++i)
     if (a->strides[i] % a->dtype->itemsize != 0)
       throw py::buffer_error("accel.Array.__dlpack__: a stride is not a multiple of the item size");
@@ -339,7 +348,8 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
                                  : static_cast<DLManagedTensor*>(imported.tensor)->manager_ctx;
   bool ours = imported.versioned ? static_cast<DLManagedTensorVersioned*>(imported.tensor)->deleter == versioned_deleter
                                  : static_cast<DLManagedTensor*>(imported.tensor)->deleter == legacy_deleter;
-  if (ours && !static_cast<ExportContext*>(ctx)->host_copy) {
+  // (An ObjectView's export is ours too but holds no array: it takes the host import below, which keeps the view.)
+  if (ours && static_cast<ExportContext*>(ctx)->array && !static_cast<ExportContext*>(ctx)->host_copy) {
     ArrayPtr source = static_cast<ExportContext*>(ctx)->array;
     auto view = std::make_shared<Array>(*source);
     view->readonly = view->readonly || readonly;
@@ -420,7 +430,7 @@ std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {
 
 py::object export_host_memory(void* data, const std::vector<int64_t>& shape, const DType& dtype, bool readonly,
                               py::object owner, py::object stream, py::object max_version, py::object dl_device,
-                              py::object copy) {
+                              py::object copy, std::function<void()> on_delete) {
   if (!stream.is_none() && !(py::isinstance<py::int_>(stream) && stream.cast<int64_t>() == -1))
     throw py::buffer_error("__dlpack__: stream=" + py::repr(stream).cast<std::string>() +
                            ": host memory has no streams (pass None or -1)");
@@ -433,6 +443,11 @@ py::object export_host_memory(void* data, const std::vector<int64_t>& shape, con
     throw py::buffer_error("__dlpack__(copy=True): this memory exports without a copy only (copy=None or False)");
   bool versioned = false;
   if (!max_version.is_none()) versioned = max_version.cast<py::tuple>()[0].cast<int>() >= 1;
+  if (readonly && !versioned)
+    throw py::buffer_error(
+        "__dlpack__: read-only memory exports to DLPack 1.0 consumers only (max_version >= (1, 0)), whose tensors "
+        "carry the read-only flag; an older consumer would get writable memory: use the buffer protocol "
+        "(numpy.asarray)");
   auto context = std::make_unique<ExportContext>();
   context->owner = std::move(owner);
   context->shape = shape;
@@ -443,7 +458,8 @@ py::object export_host_memory(void* data, const std::vector<int64_t>& shape, con
   tensor.dtype = DLDataType{dtype.dl_code, static_cast<uint8_t>(dtype.itemsize * 8), 1};
   if (dtype.kind == 'b') tensor.dtype.bits = 8;
   tensor.shape = context->shape.data();
-  tensor.strides = nullptr;  // C-contiguous
+  tensor.strides = nullptr;                   // C-contiguous
+  context->on_delete = std::move(on_delete);  // last: a failure before the capsule owns the context runs none
   return make_capsule(std::move(context), tensor, versioned, readonly ? kReadOnly : 0);
 }
 

@@ -423,9 +423,18 @@ ArrayPtr make_empty(const Device& device, std::vector<int64_t> shape, const DTyp
   auto array = std::make_shared<Array>();
   array->device = device;
   array->dtype = &dtype;
+  // The element count and bytes, checked: a product that wraps would make a small buffer under a huge shape.
+  uint64_t bytes = dtype.itemsize;
+  for (int64_t s : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes) || bytes > uint64_t{INT64_MAX}) {
+      std::string dims;
+      for (int64_t d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      raise(ACCEL_ERROR_INVALID_ARGUMENT,
+            "shape (" + dims + ") of " + std::to_string(dtype.itemsize) + "-byte elements is more than 2^63 - 1 bytes");
+    }
+  }
   array->strides = c_strides(shape, dtype.itemsize);
   array->shape = std::move(shape);
-  uint64_t bytes = static_cast<uint64_t>(array->size()) * dtype.itemsize;
   if (bytes == 0)
     array->empty_data = g_empty_storage;
   else

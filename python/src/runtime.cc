@@ -917,7 +917,7 @@ struct HostViewCore {
   const DType* dtype = nullptr;
   std::vector<int64_t> shape;
   std::shared_ptr<RuntimeCore> rt;  // the store outlives the view while it is pinned
-  uint32_t exports = 0;             // live buffer-protocol exports: release waits for none
+  uint32_t exports = 0;             // live buffer-protocol and DLPack exports: release waits for none
 
   ~HostViewCore() { release(); }
   void release() {
@@ -1555,8 +1555,18 @@ void init_runtime(py::module_& m) {
           "__dlpack__",
           [](const HostViewPtr& v, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
             const void* data = v->live();
-            return export_host_memory(const_cast<void*>(data), v->shape, *v->dtype, true, py::cast(v),
-                                      std::move(stream), std::move(max_version), std::move(dl_device), std::move(copy));
+            // Counted as an export until the consumer's deleter runs: release() must not drop the replica under it.
+            ++v->exports;
+            try {
+              return export_host_memory(const_cast<void*>(data), v->shape, *v->dtype, true, py::cast(v),
+                                        std::move(stream), std::move(max_version), std::move(dl_device),
+                                        std::move(copy), [v] {
+                                          if (v->exports > 0) --v->exports;
+                                        });
+            } catch (...) {
+              --v->exports;
+              throw;
+            }
           },
           py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
           py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
@@ -1566,7 +1576,7 @@ void init_runtime(py::module_& m) {
              if (v.exports > 0)
                raise(ACCEL_ERROR_FAILED_PRECONDITION,
                      "accel.ObjectView.release: " + std::to_string(v.exports) +
-                         " buffer-protocol export(s) (memoryview, numpy array) still use the bytes");
+                         " export(s) (memoryview, numpy array, DLPack tensor) still use the bytes");
              v.release();
            })
       .def_property_readonly("released", [](const HostViewCore& v) { return v.handle == nullptr; })

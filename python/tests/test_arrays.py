@@ -22,6 +22,14 @@ def test_empty_and_zeros():
     assert (z.copy_to_host() == 0).all()
 
 
+def test_a_shape_past_the_address_space_is_refused_not_wrapped():
+    # (2^62 + 1) * 4 elements wrap to 4: a 16-byte buffer under a huge shape, whose views reach past it.
+    with pytest.raises(accel.AccelError, match="more than 2\\^63 - 1 bytes"):
+        accel.empty((2**62 + 1, 4), "float32")
+    with pytest.raises(accel.AccelError, match="more than 2\\^63 - 1 bytes"):
+        accel.empty((2**31, 2**31, 4), "uint8")
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_round_trip_zero_copy(dtype):
     host = sample(dtype)

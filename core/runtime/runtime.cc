@@ -424,7 +424,10 @@ void Runtime::Shutdown() {
       Finish(task, ACCEL_ERROR_CANCELLED,
              fmt::format("{} was cancelled: the runtime was destroyed first", task->Name()));
     }
-    for (auto& weak : actors_) {
+    // A snapshot: ending an actor without a finalize prunes actors_ (CompleteActorEnd), which would move entries
+    // under this loop and skip the actor after an expired one.
+    const std::vector<std::weak_ptr<Actor>> actors = actors_;
+    for (const auto& weak : actors) {
       auto actor = weak.lock();
       if (!actor || actor->ended) continue;
       actor->destroyed = true;
@@ -1380,16 +1383,22 @@ accel_status_t Runtime::Feasible(const Request& request, std::string* why) const
   if (request.group) {
     uint32_t fit = 0;
     uint32_t held = 0;
+    uint32_t lost = 0;
     for (const auto& slot : request.group->slots) {
       if (slot.bundle != request.bundle) continue;
       ++held;
+      if (planner_.disabled(slot.rank)) {  // TryPlace never places on it: a task waiting for it would wait forever
+        ++lost;
+        continue;
+      }
       if (slot.share >= ShareUnits(request.share) && slot.memory >= request.memory) ++fit;
     }
     if (fit >= request.device_count) return ACCEL_SUCCESS;
     *why = fmt::format(
-        "bundle {} of placement group '{}' holds {} device(s), {} of them with share {:g} and {} for "
+        "bundle {} of placement group '{}' holds {} device(s) ({} lost), {} of them with share {:g} and {} for "
         "the task; it asks {} device(s)",
-        request.bundle, request.group->name, held, fit, request.share, Bytes(request.memory), request.device_count);
+        request.bundle, request.group->name, held, lost, fit, request.share, Bytes(request.memory),
+        request.device_count);
     return ACCEL_ERROR_RESOURCE_EXHAUSTED;
   }
   const auto& devices = resources_.cluster->devices();

@@ -921,4 +921,44 @@ TEST(Actors, BadInputAndDestroyWhilePending) {
   EXPECT_EQ(accel_actor_destroy(actor), ACCEL_SUCCESS) << "the handle is still the caller's to destroy";
 }
 
+// Destroying the runtime ends every actor still alive. Ending one without a finalize prunes the runtime's list of
+// expired actors; the actor after an expired entry was skipped: never finalized, its user data never released.
+TEST(Actors, EveryActorAliveWhenTheRuntimeGoesIsEnded) {
+  ASSERT_TRUE(kProfileSet);
+  struct State {
+    std::atomic<int>* released;
+    std::atomic<int>* finalized;
+  };
+  std::atomic<int> released{0}, finalized{0};
+  accel_actor_t actors[3] = {nullptr, nullptr, nullptr};
+  {
+    RuntimeFixture rt;
+    for (int i = 0; i < 3; ++i) {
+      accel_actor_desc_t d{};
+      d.stype = ACCEL_STRUCTURE_TYPE_ACTOR_DESC;
+      d.struct_size = sizeof(d);
+      d.name = i == 0 ? "a" : i == 1 ? "b (no finalize)" : "c";
+      d.user_data = new State{&released, &finalized};
+      d.release_user_data = [](void* p) {
+        auto* st = static_cast<State*>(p);
+        ++*st->released;
+        delete st;
+      };
+      if (i != 1) {
+        d.finalize = [](accel_task_context_t, void* p) -> accel_status_t {
+          ++*static_cast<State*>(p)->finalized;
+          return ACCEL_SUCCESS;
+        };
+      }
+      ASSERT_EQ(accel_actor_create(rt.get(), &d, &actors[i]), ACCEL_SUCCESS) << accel_last_error();
+    }
+    for (accel_actor_t a : actors) ASSERT_TRUE(Eventually([&] { return Info(a).state == ACCEL_ACTOR_STATE_ALIVE; }));
+    ASSERT_EQ(accel_actor_destroy(actors[0]), ACCEL_SUCCESS) << accel_last_error();  // its entry expires
+    ASSERT_TRUE(Eventually([&] { return released.load() == 1; }));
+  }
+  EXPECT_EQ(released.load(), 3) << "an actor alive when the runtime was destroyed was never ended";
+  EXPECT_EQ(finalized.load(), 2) << "a and c have a finalize";
+  for (int i = 1; i < 3; ++i) EXPECT_EQ(accel_actor_destroy(actors[i]), ACCEL_SUCCESS);
+}
+
 }  // namespace

@@ -3137,6 +3137,10 @@ accel_status_t Runtime::CreateQueue(const accel_queue_desc_t& desc, std::shared_
     if (std::isnan(v) || v < 0.0 || std::isinf(v)) {
       return fmt::format("'desc->{}' is {}: an amount of devices is finite and >= 0", field, v);
     }
+    // In share units it must fit an int64 (llround past it is undefined, and made a negative quota).
+    if (v * static_cast<double>(planner::kShareUnits) >= 9.2e18) {
+      return fmt::format("'desc->{}' is {:g}: at most 9.2e18 / {} devices", field, v, planner::kShareUnits);
+    }
     return "";
   };
   for (auto [v, f] : {std::pair{desc.quota_devices, "quota_devices"}, std::pair{desc.limit_devices, "limit_devices"}}) {
@@ -3202,6 +3206,10 @@ accel_status_t Runtime::CreateQueue(const accel_queue_desc_t& desc, std::shared_
 
 accel_status_t Runtime::DestroyQueue(const std::shared_ptr<Queue>& queue, std::string* why) {
   std::lock_guard lock(mutex_);
+  if (queue->destroyed) {  // another thread's destroy won: its parent's child count is not lowered twice
+    *why = "'queue' is a stale queue handle (already destroyed)";
+    return ACCEL_ERROR_INVALID_HANDLE;
+  }
   if (queue->children > 0 || queue->open_work > 0) {
     *why = fmt::format("queue '{}' still has {} child queue(s) and {} task(s) or actor(s) not ended", queue->name,
                        queue->children.load(), queue->open_work.load());

@@ -477,6 +477,8 @@ TEST(Queues, BadInputIsRefusedWithTheField) {
       {QueueDesc("n", 0.0, -2.0), "'desc->limit_devices' is -2"},
       {QueueDesc("n", 0.0, 0.0, -1.0), "'desc->weight' is -1"},
       {QueueDesc("n", 4.0, 2.0), "'desc->limit_devices' 2 is below 'desc->quota_devices' 4"},
+      {QueueDesc("n", 1e13), "'desc->quota_devices' is 1e+13: at most"},  // share units past int64 (was negative)
+      {QueueDesc("n", 0.0, 1e13), "'desc->limit_devices' is 1e+13: at most"},
       {QueueDesc("good"), "queue 'good' exists"},
   };
   for (const auto& c : cases) {
@@ -505,6 +507,33 @@ TEST(Queues, BadInputIsRefusedWithTheField) {
   EXPECT_NE(std::string(accel_last_error()).find("'desc->preemptible' is 7"), std::string::npos);
   EXPECT_EQ(accel_queue_destroy(good), ACCEL_SUCCESS);
   EXPECT_EQ(accel_queue_destroy(good), ACCEL_ERROR_INVALID_HANDLE);
+}
+
+// Two threads destroy the same child queue at once: one succeeds, the other finds the handle stale, and the
+// parent's count of children drops once (it wrapped before, and the parent then refused work and its own destroy).
+TEST(Queues, TwoRacingDestroysOfAQueueLowerItsParentsChildrenOnce) {
+  ASSERT_TRUE(kProfileSet);
+  RuntimeFixture rt;
+  for (int round = 0; round < 40; ++round) {
+    accel_queue_t parent = MakeQueue(rt.get(), ("parent" + std::to_string(round)).c_str());
+    accel_queue_t child = MakeQueue(rt.get(), "child", 0.0, 0.0, 1.0, parent);
+    std::atomic<int> ready{0};
+    accel_status_t results[2] = {ACCEL_SUCCESS, ACCEL_SUCCESS};
+    std::thread racers[2];
+    for (int t = 0; t < 2; ++t) {
+      racers[t] = std::thread([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        results[t] = accel_queue_destroy(child);
+      });
+    }
+    for (std::thread& r : racers) r.join();
+    EXPECT_EQ((results[0] == ACCEL_SUCCESS) + (results[1] == ACCEL_SUCCESS), 1)
+        << "round " << round << ": " << results[0] << ", " << results[1];
+    for (accel_status_t r : results) EXPECT_TRUE(r == ACCEL_SUCCESS || r == ACCEL_ERROR_INVALID_HANDLE) << r;
+    EXPECT_EQ(accel_queue_destroy(parent), ACCEL_SUCCESS) << "round " << round << ": " << accel_last_error();
+  }
 }
 
 // Property: over random request streams, a task of a queue under its quota

@@ -121,7 +121,7 @@ ObjectStore::ObjectStore(accel_instance_t instance, const Resources& resources) 
     device_labels_.push_back(r.label);
   }
   places_.resize(devices_.size() + 1);
-  streams_.resize(devices_.size(), nullptr);
+  idle_streams_.resize(devices_.size());
 }
 
 accel_status_t ObjectStore::Create(accel_instance_t instance, const Resources& resources, Options options,
@@ -188,7 +188,10 @@ void ObjectStore::Shutdown() {
       }
     }
     objects_.clear();
-    streams.swap(streams_);
+    for (auto& idle : idle_streams_) {  // no operation holds one now (operations_ is 0)
+      streams.insert(streams.end(), idle.begin(), idle.end());
+      idle.clear();
+    }
   }
   filled_.notify_all();
   RunDeferred();
@@ -208,14 +211,31 @@ bool ObjectStore::ValidLocation(int32_t location) const {
   return location == ACCEL_OBJECT_LOCATION_HOST || (location >= 0 && static_cast<size_t>(location) < devices_.size());
 }
 
-accel_stream_t ObjectStore::StreamFor(uint32_t device, std::string* why) {
+accel_stream_t ObjectStore::TakeStream(uint32_t device, std::string* why) {
   // Under the lock.
-  if (streams_[device] == nullptr &&
-      accel_stream_create(devices_[device], nullptr, &streams_[device]) != ACCEL_SUCCESS) {
-    *why = fmt::format("no stream on {}: {}", PlaceName(static_cast<int32_t>(device)), accel_last_error());
-    streams_[device] = nullptr;
+  std::vector<accel_stream_t>& idle = idle_streams_[device];
+  if (!idle.empty()) {
+    accel_stream_t stream = idle.back();
+    idle.pop_back();
+    return stream;
   }
-  return streams_[device];
+  idle.reserve(idle.size() + 1);  // the give-back cannot fail
+  accel_stream_t stream = nullptr;
+  if (accel_stream_create(devices_[device], nullptr, &stream) != ACCEL_SUCCESS) {
+    *why = fmt::format("no stream on {}: {}", PlaceName(static_cast<int32_t>(device)), accel_last_error());
+    return nullptr;
+  }
+  return stream;
+}
+
+void ObjectStore::GiveBackStream(uint32_t device, accel_stream_t stream, bool failed) {
+  if (stream == nullptr) return;
+  if (failed) {  // a lost device stays lost: its stream keeps failing, as a new one would
+    static_cast<void>(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE));
+    static_cast<void>(accel_stream_clear_error(stream));
+  }
+  std::lock_guard lock(mutex_);
+  idle_streams_[device].push_back(stream);
 }
 
 void ObjectStore::FreeReplica(Object& object, int32_t location) {
@@ -355,7 +375,7 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
   accel_stream_t stream = nullptr;
   {
     std::lock_guard lock(mutex_);
-    stream = StreamFor(static_cast<uint32_t>(on), why);
+    stream = TakeStream(static_cast<uint32_t>(on), why);
   }
   if (stream == nullptr) return ACCEL_ERROR_INTERNAL;
   accel_status_t status = ACCEL_SUCCESS;
@@ -367,6 +387,7 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
     // A peer copy where the two devices share a backend; else staged through the host.
     status = accel_stream_copy_buffer(stream, src.buffer, 0, dst.buffer, 0, size);
     if (status == ACCEL_ERROR_INVALID_ARGUMENT || status == ACCEL_ERROR_UNSUPPORTED) {
+      GiveBackStream(static_cast<uint32_t>(on), stream, false);  // refused at once: nothing was enqueued
       void* staging = HostAlloc(size);
       if (staging == nullptr) {
         *why = fmt::format("no host memory to stage {} from {} to {}", info::HumanBytes(size), PlaceName(from),
@@ -385,15 +406,9 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
   if (status != ACCEL_SUCCESS) {
     *why = fmt::format("copying {} from {} to {}: {}", info::HumanBytes(size), PlaceName(from), PlaceName(to),
                        accel_last_error());
-    RecoverStream(stream);
   }
+  GiveBackStream(static_cast<uint32_t>(on), stream, status != ACCEL_SUCCESS);
   return status;
-}
-
-void ObjectStore::RecoverStream(accel_stream_t stream) {
-  // The store's stream is shared by later copies: a failed one must not fail them all (a lost device stays lost).
-  static_cast<void>(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE));
-  static_cast<void>(accel_stream_clear_error(stream));
 }
 
 accel_status_t ObjectStore::WriteSpill(Object& object, const Replica& host, std::string* why) {
@@ -678,7 +693,7 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
     return ACCEL_SUCCESS;
   }
   const Replica dst = object->replicas.at(location);
-  accel_stream_t stream = location >= 0 ? StreamFor(static_cast<uint32_t>(location), why) : nullptr;
+  accel_stream_t stream = location >= 0 ? TakeStream(static_cast<uint32_t>(location), why) : nullptr;
   lock.unlock();
   accel_status_t status = ACCEL_SUCCESS;
   if (location < 0) {
@@ -688,7 +703,7 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
                                : accel_stream_copy_buffer(stream, d.buffer, d.buffer_offset, dst.buffer, 0, d.size);
     if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
     if (status != ACCEL_SUCCESS && why->empty()) *why = fmt::format("copying 'desc->buffer': {}", accel_last_error());
-    if (status != ACCEL_SUCCESS && stream != nullptr) RecoverStream(stream);
+    GiveBackStream(static_cast<uint32_t>(location), stream, status != ACCEL_SUCCESS);
   }
   lock.lock();
   Replica& r = object->replicas.at(location);
@@ -736,7 +751,7 @@ accel_status_t ObjectStore::Stream(int fd, const std::string& path, uint64_t off
   accel_stream_t stream = nullptr;
   {
     std::lock_guard lock(mutex_);
-    stream = StreamFor(static_cast<uint32_t>(location), why);
+    stream = TakeStream(static_cast<uint32_t>(location), why);
   }
   if (stream == nullptr) return ACCEL_ERROR_INTERNAL;
   accel_event_t events[2] = {nullptr, nullptr};
@@ -766,7 +781,7 @@ accel_status_t ObjectStore::Stream(int fd, const std::string& path, uint64_t off
   if (status != ACCEL_SUCCESS && status != ACCEL_ERROR_NOT_FOUND && why->empty()) {
     *why = fmt::format("copying '{}' to {}: {}", path, PlaceName(location), accel_last_error());
   }
-  if (synced != ACCEL_SUCCESS) RecoverStream(stream);
+  GiveBackStream(static_cast<uint32_t>(location), stream, synced != ACCEL_SUCCESS);
   for (auto* e : events) {
     if (e != nullptr) accel_event_destroy(e);
   }

@@ -202,9 +202,13 @@ class ObjectStore {
                       std::string* why);
   accel_status_t WriteSpill(Object& object, const Replica& host, std::string* why);
   accel_status_t ReadSpill(const Object& object, void* into, std::string* why) const;
-  accel_stream_t StreamFor(uint32_t device, std::string* why);
-  // After a failed copy on a store stream: waits for it and clears its error, so later copies can use it.
-  static void RecoverStream(accel_stream_t stream);
+  // A stream of `device` for one operation alone, from the device's idle streams or new (null, with `why`, when
+  // none can be made); under the lock. A stream's error is sticky and a skipped copy reports nothing of its own, so
+  // two operations never share one: each judges its copies by its own synchronize (docs/objectstore.md).
+  accel_stream_t TakeStream(uint32_t device, std::string* why);
+  // Gives a stream back once its operation's copies ended, waiting for it and clearing its error first if the
+  // operation failed (`failed`); without the lock.
+  void GiveBackStream(uint32_t device, accel_stream_t stream, bool failed);
   // Reads [offset, offset + size) of `fd` into the replica of `object` at `location`, chunk by chunk (device
   // replicas through `staging`, two buffers of `chunk` bytes); calls `progress` after each read. Without the lock.
   accel_status_t Stream(int fd, const std::string& path, uint64_t offset, Object& object, int32_t location,
@@ -245,7 +249,7 @@ class ObjectStore {
   uint32_t operations_ = 0;
   uint64_t serial_ = 0;        // this store's number in the process: part of spill directory and file names
   std::vector<Place> places_;  // [0] the host, [1 + i] device i
-  std::vector<accel_stream_t> streams_;
+  std::vector<std::vector<accel_stream_t>> idle_streams_;   // per device: streams no operation holds
   std::map<uint64_t, std::weak_ptr<Object>> objects_;       // live objects, by id
   std::vector<std::shared_ptr<Lineage>> lineages_to_free_;  // of freed objects: RunDeferred
   struct Release {

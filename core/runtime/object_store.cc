@@ -543,6 +543,7 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
         filled_.notify_all();
         failed(o, fmt::format("no room on {} for {}: moving {} to the host failed: {}", PlaceName(location),
                               info::HumanBytes(bytes), o.name, host_why));
+        MaybeFree(o);  // released meanwhile: its last reference went while the move held it
         continue;
       }
       const Replica src = o.replicas.at(location);
@@ -559,6 +560,7 @@ bool ObjectStore::MakeRoom(int32_t location, uint64_t bytes, std::unique_lock<st
         filled_.notify_all();
         failed(o,
                fmt::format("no room on {}: moving {} to the host failed: {}", PlaceName(location), o.name, copy_why));
+        MaybeFree(o);  // released meanwhile: its replica and accounting go now, not never
         continue;
       }
       host.ready = true;
@@ -988,6 +990,7 @@ accel_status_t ObjectStore::Get(const std::shared_ptr<Object>& object, int32_t l
     const accel_status_t reserved = Reserve(o, location, lock, why);
     if (reserved != ACCEL_SUCCESS) {
       if (from != -2) --o.replicas.at(from).pins;
+      MaybeFree(o);  // released meanwhile (making room may unlock): freed now that nothing pins it
       return reserved;
     }
     const Replica dst = o.replicas.at(location);

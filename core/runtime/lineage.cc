@@ -45,7 +45,8 @@ bool TaskLineage::Remake(const std::shared_ptr<Object>& object, std::string* why
   task->owner = rt.get();
   task->name = fmt::format("re-run of {} for {}", producer_, object->name);
   task->function = function_;
-  task->user_data = user_data_;  // still the lineage's: released with it
+  task->user_data = user_data_;               // still the lineage's: released with it,
+  task->remake_lineage = shared_from_this();  // which the task keeps until it ended
   task->request = request_;
   task->queue = queue_;
   task->max_retries = max_retries_;

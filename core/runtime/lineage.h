@@ -23,7 +23,7 @@
 
 namespace accel::runtime {
 
-class TaskLineage final : public Lineage {
+class TaskLineage final : public Lineage, public std::enable_shared_from_this<TaskLineage> {
  public:
   // Takes `task`'s release_user_data (the object's life now bounds the user data's) and a new reference to each
   // of its argument objects.
@@ -33,7 +33,8 @@ class TaskLineage final : public Lineage {
   TaskLineage(const TaskLineage&) = delete;
   TaskLineage& operator=(const TaskLineage&) = delete;
 
-  // Submits the task again, with remake_for set to `object`: its end hands its result to the store.
+  // Submits the task again, with remake_for set to `object`: its end hands its result to the store. The task holds
+  // the lineage (and so its user data) until it ended. Made by std::make_shared.
   bool Remake(const std::shared_ptr<Object>& object, std::string* why) override;
   const std::string& producer() const override { return producer_; }
 

@@ -874,6 +874,7 @@ bool Runtime::ReleaseObjects(Task& task) {
     release(std::exchange(task.result_object, {}));
   }
   task.unused_lineage.reset();  // may release user data
+  task.remake_lineage.reset();  // likewise
   return true;
 }
 

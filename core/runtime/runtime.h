@@ -186,6 +186,9 @@ struct Task {
   std::shared_ptr<Lineage>
       unused_lineage;  // made for `result_object` but refused (it had one): destroyed without locks
   std::weak_ptr<Object> remake_for;
+  // A re-run's lineage, whose user data the task uses: kept until the task ended even if its object went meanwhile
+  // (the lineage's destructor releases the user data); dropped without locks.
+  std::shared_ptr<Lineage> remake_lineage;
 
   // The rest: the scheduler's path, under the runtime's lock.
   std::string name;  // "task 7 ('load')"; empty for an unnamed direct task: use Name()
@@ -457,7 +460,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   bool ReleaseObjects(Task& task);
   // Whether a task ending holds objects ReleaseObjects must drop.
   static bool HoldsObjects(const Task& task) {
-    return !task.near.empty() || !task.drop_later.empty() || task.unused_lineage || task.result_object.object;
+    return !task.near.empty() || !task.drop_later.empty() || task.unused_lineage || task.remake_lineage ||
+           task.result_object.object;
   }
   // Takes every task out of the direct shards.
   std::vector<std::shared_ptr<Task>> DrainDirect();

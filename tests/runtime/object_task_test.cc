@@ -298,4 +298,45 @@ TEST(ObjectTasks, AnObjectLostWithItsDeviceIsMadeAgainByItsTask) {
   EXPECT_EQ(work.released.load(), 1) << "released once, with the object";
 }
 
+// A get of a lost object starts its re-run and times out; the caller then releases the object. The re-run still
+// uses the task's user data, which the object's lineage owns: it is released once the re-run ended, not when the
+// object went (before, the lineage was destroyed with the object and the queued re-run used freed user data).
+TEST(ObjectTasks, AReRunKeepsItsUserDataWhenItsObjectIsReleasedMeanwhile) {
+  ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0,1,2");
+  const accel_resource_request_t one = Request(1, 1.0, 64 * kMiB);
+  const uint32_t first = FirstDeviceIndex(one);
+  ASSERT_LT(first, 3U);
+  ScopedEnv faults("ACCEL_SIM_FAULTS", "device_lost_after=200,devices=gpu" + std::to_string(first));
+  StoreRuntime rt(0, 0, "");
+  Work work;
+  work.runtime = rt.get();
+  work.bytes = Pattern(1 << 16, 205);
+  work.from_device = true;
+  accel_future_t f = nullptr;
+  ASSERT_EQ(Submit(rt.get(), &work, &one, nullptr, 0, &f), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_future_wait(f, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << Message(f);
+  accel_object_t result = nullptr;
+  ASSERT_EQ(accel_future_get_object(f, &result), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS);
+  accel_device_t device = rt.Device(first);
+  const auto bd = BufferDesc(4096);
+  accel_status_t s = ACCEL_SUCCESS;
+  for (int i = 0; i < 400 && s != ACCEL_ERROR_DEVICE_LOST; ++i) {
+    accel_buffer_t b = nullptr;
+    s = accel_buffer_create(device, &bd, &b);
+    if (b != nullptr) accel_buffer_destroy(b);
+  }
+  ASSERT_EQ(s, ACCEL_ERROR_DEVICE_LOST);
+
+  Gate gate;
+  work.gate = &gate;  // the re-run waits in its function until the test opens it
+  accel_object_view_t view = nullptr;
+  EXPECT_EQ(accel_object_get(result, ACCEL_OBJECT_LOCATION_HOST, 0, &view), ACCEL_ERROR_TIMEOUT) << accel_last_error();
+  ASSERT_TRUE(Eventually([&] { return work.runs.load() == 2; })) << "the re-run started";
+  EXPECT_EQ(accel_object_release(result), ACCEL_SUCCESS);
+  EXPECT_EQ(work.released.load(), 0) << "the user data was released while its re-run still ran";
+  gate.Open();
+  EXPECT_TRUE(Eventually([&] { return work.released.load() == 1; })) << "released once the re-run ended";
+}
+
 }  // namespace

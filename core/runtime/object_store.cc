@@ -72,6 +72,7 @@ bool ReadAll(int fd, void* data, uint64_t size) {
 constexpr uint64_t kHugePage = uint64_t{2} << 20;
 
 void* HostAlloc(uint64_t size) {
+  if (size > UINT64_MAX - 2 * kHugePage) return nullptr;  // the rounded length would wrap (and map nothing)
   if (size < kHugePage)
     return std::aligned_alloc(kHostAlignment, (size + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
   const uint64_t length = (size + kHugePage - 1) / kHugePage * kHugePage;
@@ -827,7 +828,8 @@ accel_status_t ObjectStore::PutFile(const accel_object_file_desc_t& d, std::vect
     *why = fmt::format("'{}' has {} bytes from 'desc->offset' {}: too few for {} part(s)", path, size, d.offset, parts);
     return ACCEL_ERROR_INVALID_ARGUMENT;
   }
-  const uint64_t chunk = d.chunk_size != 0 ? d.chunk_size : uint64_t{8} << 20;
+  // No larger than the range: a chunk_size near 2^64 must not size the staging buffers (HostAlloc refuses those).
+  const uint64_t chunk = std::min(d.chunk_size != 0 ? d.chunk_size : uint64_t{8} << 20, size);
   ::posix_fadvise(fd, static_cast<off_t>(d.offset), static_cast<off_t>(size), POSIX_FADV_SEQUENTIAL);
 
   // Every part reserved first (all or none), then streamed without the lock.

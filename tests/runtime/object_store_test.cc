@@ -612,6 +612,20 @@ TEST(ObjectStore, AFileStreamsIntoPartsOnDevicesAndTheHost) {
   EXPECT_GE(progress.done.size(), size / d.chunk_size);
   for (auto* o : parts) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
 
+  // A chunk size near 2^64 is the whole range in one chunk (it sized the staging buffers, whose length wrapped).
+  d.chunk_size = UINT64_MAX - 4096;
+  ASSERT_EQ(accel_object_put_file(rt.get(), &d, parts), ACCEL_SUCCESS) << accel_last_error();
+  at = 100;
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t n = Info(parts[i]).size;
+    const std::vector<uint8_t> want(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                                    bytes.begin() + static_cast<std::ptrdiff_t>(at + n));
+    EXPECT_EQ(GetBytes(parts[i], locations[i]), want) << "part " << i << " in one chunk";
+    at += n;
+  }
+  for (auto* o : parts) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  d.chunk_size = 64 << 10;
+
   // Bad input: each names what was wrong, and nothing is left behind.
   accel_object_t one[3] = {};
   d.offset = bytes.size() + 1;

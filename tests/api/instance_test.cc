@@ -104,18 +104,8 @@ TEST(Instance, TwoRacingDestroysTearDownOnce) {
   for (int round = 0; round < kRounds; ++round) {
     accel_instance_t instance = nullptr;
     ASSERT_EQ(accel_instance_create(nullptr, &instance), ACCEL_SUCCESS) << accel_last_error();
-    std::atomic<int> ready{0};
     accel_status_t results[2] = {ACCEL_SUCCESS, ACCEL_SUCCESS};
-    std::thread racers[2];
-    for (int t = 0; t < 2; ++t) {
-      racers[t] = std::thread([&, t] {
-        ready.fetch_add(1);
-        while (ready.load() < 2) {
-        }
-        results[t] = accel_instance_destroy(instance);
-      });
-    }
-    for (std::thread& r : racers) r.join();
+    accel_test::RaceTwo([&](int t) { results[t] = accel_instance_destroy(instance); });
     const int ok = (results[0] == ACCEL_SUCCESS) + (results[1] == ACCEL_SUCCESS);
     if (ok == 2) ++both;
     if (ok == 0) ++neither;

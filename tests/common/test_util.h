@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <list>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace accel_test {
@@ -162,6 +164,23 @@ inline int RunCommand(const std::string& command, std::string* output) {
   while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output->append(buf, n);
   int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `call(0)` and `call(1)` on two threads released at the same moment (each spins until both started), and
+// joins them: two calls racing, as closely as threads can.
+template <typename Call>
+void RaceTwo(Call call) {
+  std::atomic<int> ready{0};
+  std::thread racers[2];
+  for (int t = 0; t < 2; ++t) {
+    racers[t] = std::thread([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      call(t);
+    });
+  }
+  for (std::thread& r : racers) r.join();
 }
 
 }  // namespace accel_test

@@ -517,18 +517,8 @@ TEST(Queues, TwoRacingDestroysOfAQueueLowerItsParentsChildrenOnce) {
   for (int round = 0; round < 40; ++round) {
     accel_queue_t parent = MakeQueue(rt.get(), ("parent" + std::to_string(round)).c_str());
     accel_queue_t child = MakeQueue(rt.get(), "child", 0.0, 0.0, 1.0, parent);
-    std::atomic<int> ready{0};
     accel_status_t results[2] = {ACCEL_SUCCESS, ACCEL_SUCCESS};
-    std::thread racers[2];
-    for (int t = 0; t < 2; ++t) {
-      racers[t] = std::thread([&, t] {
-        ready.fetch_add(1);
-        while (ready.load() < 2) {
-        }
-        results[t] = accel_queue_destroy(child);
-      });
-    }
-    for (std::thread& r : racers) r.join();
+    accel_test::RaceTwo([&](int t) { results[t] = accel_queue_destroy(child); });
     EXPECT_EQ((results[0] == ACCEL_SUCCESS) + (results[1] == ACCEL_SUCCESS), 1)
         << "round " << round << ": " << results[0] << ", " << results[1];
     for (accel_status_t r : results) EXPECT_TRUE(r == ACCEL_SUCCESS || r == ACCEL_ERROR_INVALID_HANDLE) << r;
@@ -796,21 +786,10 @@ TEST(Actors, DeviceLossRestartsTheActorElsewhereAndRetriesTheCall) {
     void* user = nullptr;
     accel_task_context_get_actor_data(ctx, &user);
     auto* s = static_cast<State*>(user);
-    accel_device_t dev = nullptr;
-    accel_task_context_get_device(ctx, 0, &dev);
-    const accel_buffer_desc_t bd = accel_test::BufferDesc(4096);
-    accel_buffer_t b[2] = {nullptr, nullptr};
-    accel_status_t st = ACCEL_SUCCESS;
-    for (int i = 0; i < 2 && st == ACCEL_SUCCESS; ++i) st = accel_buffer_create(dev, &bd, &b[i]);
-    const std::string why = accel_last_error();
-    for (accel_buffer_t x : b) {
-      if (x != nullptr) accel_buffer_destroy(x);
-    }
-    {
-      std::lock_guard lock(s->m);
-      s->log.push_back(std::string("step ") + accel_status_name(st));
-    }
-    return st == ACCEL_SUCCESS ? st : accel_set_last_error(st, why.c_str());
+    const accel_status_t st = AllocateTwice(ctx);  // the error, if any, is set as the call's
+    std::lock_guard lock(s->m);
+    s->log.push_back(std::string("step ") + accel_status_name(st));
+    return st;
   };
   accel_future_t f = nullptr;
   ASSERT_EQ(Call(actor, step, nullptr, nullptr, &f, /*max_retries=*/1), ACCEL_SUCCESS);

@@ -325,6 +325,43 @@ class ScopedEnv {
   bool had_ = false;
 };
 
+// Devices `visible` (ACCEL_VISIBLE_DEVICES) and, among them, the one a first task with `request` gets lost after
+// `operations` of its operations (ACCEL_SIM_FAULTS device_lost_after), for the object's life. `first` is its index
+// (>= the visible count when it could not be found).
+class LoseFirstDevice {
+ public:
+  LoseFirstDevice(const char* visible, const accel_resource_request_t& request, uint32_t operations)
+      : visible_("ACCEL_VISIBLE_DEVICES", visible),
+        first(FirstDeviceIndex(request)),
+        faults_("ACCEL_SIM_FAULTS",
+                "device_lost_after=" + std::to_string(operations) + ",devices=gpu" + std::to_string(first)) {}
+
+ private:
+  ScopedEnv visible_;
+
+ public:
+  const uint32_t first;
+
+ private:
+  ScopedEnv faults_;
+};
+
+// A task body's work on its first device: two 4 KiB buffers made and destroyed. Returns the first failure (a loss
+// injected at the second operation, say) with its message as the task's.
+inline accel_status_t AllocateTwice(accel_task_context_t ctx) {
+  accel_device_t d = nullptr;
+  EXPECT_EQ(accel_task_context_get_device(ctx, 0, &d), ACCEL_SUCCESS);
+  const accel_buffer_desc_t bd = accel_test::BufferDesc(4096);
+  accel_buffer_t b[2] = {nullptr, nullptr};
+  accel_status_t s = ACCEL_SUCCESS;
+  for (int i = 0; i < 2 && s == ACCEL_SUCCESS; ++i) s = accel_buffer_create(d, &bd, &b[i]);
+  const std::string why = accel_last_error();
+  for (accel_buffer_t x : b) {
+    if (x != nullptr) accel_buffer_destroy(x);
+  }
+  return s == ACCEL_SUCCESS ? s : accel_set_last_error(s, why.c_str());
+}
+
 }  // namespace accel_runtime_test
 
 #endif  // ACCEL_TESTS_RUNTIME_RUNTIME_FIXTURE_H_

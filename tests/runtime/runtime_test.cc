@@ -332,11 +332,9 @@ TEST(Runtime, DependenciesRunInOrderAndFailuresAndCancellationsPropagate) {
 // A task inside a bundle whose only device is lost: a retry could never be placed (the bundle holds no other
 // device), so the task fails with the loss instead of waiting forever.
 TEST(Runtime, DeviceLossInsideABundleWithNoOtherDeviceFailsTheTask) {
-  ScopedEnv visible("ACCEL_VISIBLE_DEVICES", "0,1");
   const accel_resource_request_t one = Request(1, 1.0, 64 * kMiB);
-  const uint32_t first = FirstDeviceIndex(one);
-  ASSERT_LT(first, 2U);
-  ScopedEnv faults("ACCEL_SIM_FAULTS", "device_lost_after=1,devices=gpu" + std::to_string(first));
+  const LoseFirstDevice lose("0,1", one, 1);
+  ASSERT_LT(lose.first, 2U);
   RuntimeFixture rt;
   accel_placement_group_t g = nullptr;
   ASSERT_EQ(MakeGroup(rt.get(), {one}, ACCEL_PLACEMENT_STRATEGY_PACK, ACCEL_TOPOLOGY_LEVEL_NODE, &g), ACCEL_SUCCESS)
@@ -345,23 +343,7 @@ TEST(Runtime, DeviceLossInsideABundleWithNoOtherDeviceFailsTheTask) {
   in.placement_group = g;
   in.bundle_index = 0;
   accel_future_t f = nullptr;
-  ASSERT_EQ(rt.Submit(
-                &in,
-                [&](accel_task_context_t ctx) -> accel_status_t {
-                  accel_device_t d = nullptr;
-                  EXPECT_EQ(accel_task_context_get_device(ctx, 0, &d), ACCEL_SUCCESS);
-                  const accel_buffer_desc_t bd = BufferDesc(4096);
-                  accel_buffer_t b[2] = {nullptr, nullptr};
-                  accel_status_t s = ACCEL_SUCCESS;
-                  for (int i = 0; i < 2 && s == ACCEL_SUCCESS; ++i) s = accel_buffer_create(d, &bd, &b[i]);
-                  const std::string why = accel_last_error();
-                  for (accel_buffer_t x : b) {
-                    if (x != nullptr) accel_buffer_destroy(x);
-                  }
-                  return s == ACCEL_SUCCESS ? s : accel_set_last_error(s, why.c_str());
-                },
-                &f, {}, 2, "in-bundle"),
-            ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Submit(&in, AllocateTwice, &f, {}, 2, "in-bundle"), ACCEL_SUCCESS);
   // Bounded only so that the old behaviour (a retry queued forever) fails the test instead of hanging it.
   EXPECT_EQ(accel_future_wait(f, 120ULL * 1000 * 1000 * 1000), ACCEL_ERROR_DEVICE_LOST) << Message(f);
   EXPECT_EQ(accel_placement_group_destroy(g), ACCEL_SUCCESS) << accel_last_error();
@@ -387,17 +369,7 @@ TEST(Runtime, DeviceLossRetriesTheTaskElsewhere) {
                   EXPECT_EQ(accel_task_context_get_physical_device(ctx, 0, &p), ACCEL_SUCCESS);
                   seen.push_back(std::to_string(attempt) + ":" + std::to_string(NumaOf(p)) + ":" +
                                  std::to_string(reinterpret_cast<uintptr_t>(p)));
-                  accel_device_t d = nullptr;
-                  EXPECT_EQ(accel_task_context_get_device(ctx, 0, &d), ACCEL_SUCCESS);
-                  const accel_buffer_desc_t bd = BufferDesc(4096);
-                  accel_buffer_t b[2] = {nullptr, nullptr};
-                  accel_status_t s = ACCEL_SUCCESS;
-                  for (int i = 0; i < 2 && s == ACCEL_SUCCESS; ++i) s = accel_buffer_create(d, &bd, &b[i]);
-                  const std::string why = accel_last_error();
-                  for (accel_buffer_t x : b) {
-                    if (x != nullptr) accel_buffer_destroy(x);
-                  }
-                  return s == ACCEL_SUCCESS ? s : accel_set_last_error(s, why.c_str());
+                  return AllocateTwice(ctx);
                 },
                 &f, {}, 2, "train"),
             ACCEL_SUCCESS);

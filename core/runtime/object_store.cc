@@ -147,6 +147,7 @@ accel_status_t ObjectStore::Create(accel_instance_t instance, const Resources& r
       const char* tmp = std::getenv("TMPDIR");
       dir = fmt::format("{}/accel-spill-{}-{}", tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", getpid(),
                         store->serial_);
+      store->default_spill_directory_ = true;
     }
   }
   store->spill_directory_ = dir;
@@ -419,6 +420,18 @@ accel_status_t ObjectStore::WriteSpill(Object& object, const Replica& host, std:
     } else if (errno != EEXIST) {
       *why = fmt::format("spill directory '{}' could not be made: {}", spill_directory_, std::strerror(errno));
       return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    } else if (default_spill_directory_) {
+      // The default name in a shared folder can be taken by another user first (to delete or block the spill
+      // files): used only when it is this user's own private directory, not a link.
+      struct stat st {};
+      if (::lstat(spill_directory_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+          (st.st_mode & 077) != 0) {
+        *why = fmt::format(
+            "spill directory '{}' existed already and is not this user's private directory (a directory of uid {} "
+            "with mode 0700): refused; set ACCEL_SPILL_DIR or the store's spill_directory",
+            spill_directory_, ::geteuid());
+        return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+      }
     }
   }
   // Unique per process, store and object: stores sharing a directory never meet.

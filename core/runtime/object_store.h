@@ -220,7 +220,8 @@ class ObjectStore {
   std::vector<std::string> device_labels_;
   std::string spill_directory_;
   bool made_spill_directory_ = false;
-  accel_tenant_t tenant_ = nullptr;  // the store's device allocations count here, not in a task's share
+  bool default_spill_directory_ = false;  // in $TMPDIR under a name others can guess: checked before use
+  accel_tenant_t tenant_ = nullptr;       // the store's device allocations count here, not in a task's share
 
   // Counts a put or get in flight (constructed and destroyed under mutex_): Shutdown waits for none.
   class Operation {

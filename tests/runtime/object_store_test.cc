@@ -255,6 +255,38 @@ TEST(ObjectStore, ACorruptSpillFileIsAClearErrorAndOthersAreUntouched) {
   for (auto* o : {oa, ob}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
 }
 
+// The default spill directory ($TMPDIR/accel-spill-<pid>-<store>) is a name anyone can guess: one made first by
+// someone else (here: a directory group and others may write) is refused, not used; the put that needed it fails
+// naming it, and nothing is lost.
+TEST(ObjectStore, ADefaultSpillDirectoryMadeBySomeoneElseIsRefused) {
+  constexpr uint64_t kMiB1 = 1 << 20;
+  TempDir dir;
+  ScopedEnv tmp("TMPDIR", dir.path().string());
+  const char* user_dir = std::getenv("ACCEL_SPILL_DIR");
+  ASSERT_TRUE(user_dir == nullptr || user_dir[0] == '\0') << "the default directory is under test";
+  for (int store = 0; store < 256; ++store) {  // whichever number the next store gets
+    const std::string taken =
+        dir.path().string() + "/accel-spill-" + std::to_string(::getpid()) + "-" + std::to_string(store);
+    ASSERT_EQ(::mkdir(taken.c_str(), 0700), 0);
+    ASSERT_EQ(::chmod(taken.c_str(), 0777), 0);
+  }
+  StoreRuntime rt(2 * kMiB1, 0, "");
+  const auto a = Pattern(kMiB1, 43);
+  const auto b = Pattern(kMiB1, 44);
+  accel_object_t oa = nullptr;
+  accel_object_t ob = nullptr;
+  accel_object_t oc = nullptr;
+  ASSERT_EQ(rt.Put(a, &oa), ACCEL_SUCCESS);
+  ASSERT_EQ(rt.Put(b, &ob), ACCEL_SUCCESS);
+  EXPECT_EQ(rt.Put(Pattern(kMiB1, 45), &oc), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("is not this user's private directory"), std::string::npos)
+      << accel_last_error();
+  EXPECT_EQ(GetBytes(oa, kHost), a);
+  EXPECT_EQ(GetBytes(ob, kHost), b);
+  EXPECT_EQ(rt.Usage(kHost).moved_out, 0U);
+  for (auto* o : {oa, ob}) EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+}
+
 TEST(ObjectStore, AnUnusableSpillDirectoryRefusesThePutAndLosesNothing) {
   constexpr uint64_t kMiB1 = 1 << 20;
   // Not a directory anyone can make (a file's child).

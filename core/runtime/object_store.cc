@@ -355,6 +355,7 @@ void ObjectStore::EndRemake(const std::shared_ptr<Object>& target, const std::sh
   if (o.spill_path.empty() && !made->spill_path.empty()) {
     o.spill_path = std::move(made->spill_path);
     o.spill_crc = made->spill_crc;
+    o.spill_id = made->spill_id;
     made->spill_path.clear();
   }
 }
@@ -456,6 +457,7 @@ accel_status_t ObjectStore::WriteSpill(Object& object, const Replica& host, std:
   }
   object.spill_path = path;
   object.spill_crc = header.crc;
+  object.spill_id = header.id;
   return ACCEL_SUCCESS;
 }
 
@@ -468,7 +470,7 @@ accel_status_t ObjectStore::ReadSpill(const Object& object, void* into, std::str
   }
   SpillHeader header;
   const bool ok = ReadAll(fd, &header, sizeof(header)) && header.magic == kSpillMagic && header.size == object.size &&
-                  header.id == object.id && ReadAll(fd, into, object.size);
+                  header.id == object.spill_id && ReadAll(fd, into, object.size);
   ::close(fd);
   if (!ok) {
     *why = fmt::format("{}: spill file '{}' is truncated or not this object's", object.name, object.spill_path);

@@ -78,6 +78,7 @@ struct Object {
   std::map<int32_t, Replica> replicas;  // by location: -1 the host, else the device index
   std::string spill_path;               // "" when not on disk
   uint32_t spill_crc = 0;
+  uint64_t spill_id = 0;  // the object id its header holds: a remade object's file was written for the re-run's
   std::shared_ptr<Lineage> lineage;  // the task that made it, when one did (accel_task_context_set_result)
   bool remaking = false;             // its lineage runs again: gets wait for its end
   std::string lost;                  // why copies went without another left ("device 2 (gpu2) was lost")

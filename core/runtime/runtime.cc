@@ -745,8 +745,11 @@ class Runtime::InlineScope {
 };
 
 bool Runtime::RunIfUnclaimed(const std::shared_ptr<Task>& task) {
-  if (!task->direct || !Claim(*task)) return false;
+  if (!task->direct) return false;
+  // Counted before the claim (seq_cst both), as in RunOwnQueued: either Shutdown waits for this count, or this sees
+  // `stopping_` and leaves the task to the shutdown's cancel (claimed first, it could run on past the shutdown).
   const InlineScope counted(*this);
+  if (stopping_.load(std::memory_order_seq_cst) || !Claim(*task)) return false;
   LeaveShard(*task);  // the newest of a submit-then-wait stream, or the oldest of waits in submission order
   RunDirect(task);
   return true;

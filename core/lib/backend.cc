@@ -266,7 +266,24 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
   return Status::Ok();
 }
 
+void Backend::BeginHelperDestroy() {
+  std::lock_guard lock(helpers_mutex_);
+  ++helpers_;
+}
+
+void Backend::EndHelperDestroy() {
+  {
+    std::lock_guard lock(helpers_mutex_);
+    --helpers_;
+  }
+  helpers_done_.notify_all();
+}
+
 void Backend::Shutdown() {
+  {
+    std::unique_lock lock(helpers_mutex_);
+    helpers_done_.wait(lock, [this] { return helpers_ == 0; });
+  }
   devices_.clear();
   if (context_ != nullptr && api_.context_destroy != nullptr) api_.context_destroy(context_);
   context_ = nullptr;

@@ -3,6 +3,7 @@
 #ifndef ACCEL_CORE_BACKEND_H_
 #define ACCEL_CORE_BACKEND_H_
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,7 +79,13 @@ class Backend : public Object {
   // The backend's own NICs (context_get_nics); UNIMPLEMENTED without the slot.
   Status ListNics(std::vector<accel_nic_properties_t>* out) const;
 
+  // Destroys the backend context and closes the library, after any destroy still running on a helper thread.
   void Shutdown();
+
+  // A stream destroyed on a helper thread (objects.h, Stream) counts as running in the backend from before the thread
+  // starts until its destroy returned: Shutdown waits for it, so the library is never closed under it. Thread-safe.
+  void BeginHelperDestroy();
+  void EndHelperDestroy();
 
   Instance* owner = nullptr;  // set once by the instance that loaded it
 
@@ -115,6 +122,9 @@ class Backend : public Object {
   std::string version_;
   std::string library_path_;
   uint32_t abi_version_ = 0;
+  std::mutex helpers_mutex_;
+  std::condition_variable helpers_done_;
+  uint32_t helpers_ = 0;  // destroys running on helper threads (under helpers_mutex_)
 };
 
 #define ACCEL_SLOT(backend, slot, ...) (backend).Call(#slot, (backend).api().slot, __VA_ARGS__)

@@ -3,6 +3,7 @@
 #include <system_error>
 #include <thread>
 
+#include "backend.h"
 #include "objects.h"
 
 namespace accel::core {
@@ -39,12 +40,19 @@ bool InCallbackOf(const Instance* instance) {
 
 Stream::~Stream() {
   if (bk == nullptr || !InCallbackOf(this) || released.exchange(true)) return;  // else ~DeviceObject releases it
-  auto destroy = device->backend->api().stream_destroy;
+  Backend& backend = *device->backend;
+  auto destroy = backend.api().stream_destroy;
   if (destroy == nullptr) return;
+  // Counted from before the thread starts until the destroy returned: the instance's shutdown of the backend waits
+  // for it, so the library stays loaded under it; the device reference keeps the objects alive.
+  backend.BeginHelperDestroy();
   try {
-    // The device (and with it the backend) stays alive until the destroy returned.
-    std::thread([device = device, bk = bk, destroy] { destroy(bk); }).detach();
+    std::thread([device = device, bk = bk, destroy] {
+      destroy(bk);
+      device->backend->EndHelperDestroy();
+    }).detach();
   } catch (const std::system_error&) {
+    backend.EndHelperDestroy();
     destroy(bk);  // no thread: the backend refuses a destroy from the stream's own callback and says so
   }
 }

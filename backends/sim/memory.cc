@@ -66,7 +66,9 @@ accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t*
       host.Log(ACCEL_LOG_LEVEL_INFO, message);
       return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);
     }
-    if (!device->Reserve(size)) {
+    // Device memory only: a pinned host buffer is host memory (docs/memory-limits.md), not the device's capacity.
+    const uint64_t reserved = kind == ACCEL_MEMORY_KIND_DEVICE ? size : 0;
+    if (!device->Reserve(reserved)) {
       const uint64_t used = device->used();
       return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, device->label() + ": " + Bytes(size) + " requested, " +
                                                            Bytes(total - std::min(total, used)) + " free of " +
@@ -77,14 +79,14 @@ accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t*
     void* address = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (address == MAP_FAILED) {
       const int error = errno;
-      device->Unreserve(size);
+      device->Unreserve(reserved);
       return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED,
                        device->label() + ": cannot map " + Bytes(size) +
                            " of host address space to back it: " + std::strerror(error));
     }
     Mapping* mapping = nullptr;
     try {
-      mapping = new Mapping{address, length, device, size};  // NOLINT(cppcoreguidelines-owning-memory): owned below
+      mapping = new Mapping{address, length, device, reserved};  // NOLINT(cppcoreguidelines-owning-memory): owned below
       auto buffer = std::make_unique<host::Buffer>(host::Buffer{&device->engine, kind, nullptr});
       // From here the storage owns the mapping: its release callback unmaps it and returns the capacity.
       buffer->storage = host::Storage::Import(static_cast<std::byte*>(address), size, &ReleaseMapping, mapping);
@@ -95,7 +97,7 @@ accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t*
         ReleaseMapping(mapping);
       } else {
         munmap(address, length);
-        device->Unreserve(size);
+        device->Unreserve(reserved);
       }
       throw;
     }

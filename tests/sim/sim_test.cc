@@ -364,6 +364,30 @@ TEST(SimMemory, CapacityIsEnforcedAndFreeingRestoresIt) {
   EXPECT_EQ(free, 64 * kMiB);
 }
 
+// Pinned host buffers are host memory (docs/memory-limits.md): a full device still makes them, and they take
+// nothing of its capacity.
+TEST(SimMemory, PinnedHostBuffersDoNotUseDeviceMemory) {
+  TempDir dir;
+  SimInstance sim(SmallProfile(dir));
+  accel_device_t dev = sim[0];
+  accel_buffer_desc_t pinned_desc = BufferDesc(64 * kMiB);  // the device's whole memory, twice over below
+  pinned_desc.memory_kind = ACCEL_MEMORY_KIND_HOST_PINNED;
+  accel_buffer_t pinned[2] = {nullptr, nullptr};
+  for (auto& p : pinned) ASSERT_EQ(accel_buffer_create(dev, &pinned_desc, &p), ACCEL_SUCCESS) << accel_last_error();
+  uint64_t free = 0;
+  ASSERT_EQ(accel_device_get_memory_info(dev, &free, nullptr), ACCEL_SUCCESS);
+  EXPECT_EQ(free, 64 * kMiB) << "pinned host buffers took device memory";
+  accel_buffer_desc_t whole = BufferDesc(64 * kMiB);
+  accel_buffer_t device_buffer = nullptr;
+  EXPECT_EQ(accel_buffer_create(dev, &whole, &device_buffer), ACCEL_SUCCESS) << accel_last_error();
+  if (device_buffer != nullptr) {
+    EXPECT_EQ(accel_buffer_destroy(device_buffer), ACCEL_SUCCESS);
+  }
+  for (auto p : pinned) EXPECT_EQ(accel_buffer_destroy(p), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_device_get_memory_info(dev, &free, nullptr), ACCEL_SUCCESS);
+  EXPECT_EQ(free, 64 * kMiB);
+}
+
 TEST(SimMemory, StreamOrderedFreeReturnsCapacityWhenTheWorkIsDone) {
   TempDir dir;
   SimInstance sim(SmallProfile(dir));

@@ -564,7 +564,16 @@ Profile Read(const json& document) {
   }
   // Two devices at one PCI address or with one UUID would be one chip.
   std::map<std::string, size_t> buses;
+  std::map<std::string, size_t> uuids;
   for (size_t i = 0; i < p.devices.size(); ++i) {
+    if ((p.devices[i].caps.flags & ACCEL_DEVICE_FLAG_UUID_UNIQUE) != 0) {
+      const std::string uuid(reinterpret_cast<const char*>(p.devices[i].caps.uuid), sizeof(p.devices[i].caps.uuid));
+      auto [it, inserted] = uuids.emplace(uuid, i);
+      if (!inserted) {
+        throw Invalid{Index("devices", i) + ".uuid",
+                      "is also the UUID of device '" + p.devices[it->second].id + "' (one UUID is one chip)"};
+      }
+    }
     const std::string bus = p.devices[i].caps.pci_bus_id;
     if (bus.empty()) continue;
     auto [it, inserted] = buses.emplace(bus, i);

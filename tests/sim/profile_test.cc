@@ -98,6 +98,10 @@ INSTANTIATE_TEST_SUITE_P(
             Minimal(R"(, "pci_bus_id": "0000:01:00.0")")
                 .replace(R"("sku": "v-b",)", R"("sku": "v-b", "pci_bus_id": "0000:01:00.0",)"),
             "devices[1].pci_bus_id", "also the PCI bus id of device 'a'"},
+        Bad{"duplicate UUID",
+            Minimal(R"(, "uuid": "01234567-89ab-cdef-0123-456789abcdef")")
+                .replace(R"("sku": "v-b",)", R"("sku": "v-b", "uuid": "01234567-89AB-CDEF-0123-456789ABCDEF",)"),
+            "devices[1].uuid", "also the UUID of device 'a'"},
         Bad{"link to an unknown device", Minimal("", R"(, "links": [{"devices": ["a", "zz"], "class": "PIX"}])"),
             "links[0].devices[1]", "unknown device 'zz'"},
         Bad{"link with one device", Minimal("", R"(, "links": [{"devices": ["a"], "class": "PIX"}])"),

@@ -253,9 +253,25 @@ def check_dra(tool, args):
                  "memory": 4096, "compute_units": 1,
                  "numeric_formats": ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8-e4m3", "fp8-e5m2", "int8", "int4",
                                      "int64"]}]}, f)
-        devices = check_dra_doc(json.loads(run(tool, "--sim-profile", path, "export", "--format", "dra",
-                                               "--node-name", "Node_With.Odd*Chars")), "long-name ResourceSlice")
+        doc = json.loads(run(tool, "--sim-profile", path, "export", "--format", "dra", "--node-name",
+                             "Node_With.Odd*Chars"))
+        devices = check_dra_doc(doc, "long-name ResourceSlice")
         check(devices[0]["attributes"]["productName"]["string"] == long_name[:64], "productName cut to 64")
+        check(doc["spec"]["nodeName"] == "node-with.odd-chars", f"an odd node name made valid: {doc['spec']}")
+        # A product name whose 64th byte is inside a character: cut before it (the export printed nothing before).
+        accented = "A" * 63 + "\u00e9t\u00e9"
+        with open(path, "w") as f:
+            json.dump({"format_version": "1.0", "devices": [
+                {"id": "e", "kind": "npu", "name": accented, "vendor": "V", "sku": "s", "memory": 4096,
+                 "compute_units": 1}]}, f)
+        devices = check_dra_doc(json.loads(run(tool, "--sim-profile", path, "export", "--format", "dra")),
+                                "accented ResourceSlice")
+        check(devices[0]["attributes"]["productName"]["string"] == "A" * 63, "cut at a character boundary")
+    # A node name with dots (as spec.nodeName gives on most clouds) is kept as it is: the slice names that node.
+    doc = json.loads(run(tool, "--sim-profile", "h100-sxm-8", "export", "--format", "dra", "--node-name",
+                         "ip-10-0-1-23.ec2.internal"))
+    check(doc["spec"]["nodeName"] == "ip-10-0-1-23.ec2.internal", f"nodeName {doc['spec']['nodeName']}")
+    check(doc["metadata"]["name"] == "ip-10-0-1-23.ec2.internal-accel", f"slice name {doc['metadata']['name']}")
 
 
 def check_ray(tool, args):

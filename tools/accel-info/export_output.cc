@@ -34,6 +34,14 @@ std::string LabelValue(const std::string& text) {
   return out.substr(start);
 }
 
+// At most `bytes` bytes of `text`, cut at a character boundary of UTF-8 (a lone lead byte is not JSON's to write).
+std::string CutUtf8(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  size_t n = bytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;  // text[n] starts the cut-off char
+  return text.substr(0, n);
+}
+
 // A DNS label (RFC 1123): lowercase letters, digits and '-', at most 63, alphanumeric at both ends.
 std::string DnsLabel(const std::string& text) {
   std::string out;
@@ -47,6 +55,23 @@ std::string DnsLabel(const std::string& text) {
   while (start < out.size() && out[start] == '-') ++start;
   out = out.substr(start);
   return out.empty() ? "device" : out;
+}
+
+// A DNS subdomain (RFC 1123), as Kubernetes node and object names are: dot-separated DNS labels, at most 253
+// characters. A name that is one already (a node name from spec.nodeName) is kept as it is; else each dot-separated
+// part becomes a DNS label, and the whole is cut to 253.
+std::string DnsSubdomain(const std::string& text) {
+  std::string out;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find('.', begin), text.size());
+    const std::string part = text.substr(begin, end - begin);
+    if (!part.empty()) out += (out.empty() ? "" : ".") + DnsLabel(part);
+    begin = end + 1;
+  }
+  if (out.size() > 253) out.resize(253);
+  while (!out.empty() && !IsAlnum(out.back())) out.pop_back();
+  return out.empty() ? "node" : out;
 }
 
 // "fp8-e4m3" -> "fp8E4m3": a C identifier, as DRA attribute names are.
@@ -63,8 +88,6 @@ std::string Identifier(const std::string& name) {
   }
   return out;
 }
-
-std::string Cut(const std::string& text, size_t n) { return text.size() <= n ? text : text.substr(0, n); }
 
 struct NodeView {
   std::string node;                                        // the node domain's id
@@ -166,7 +189,7 @@ constexpr size_t kMaxAttributesAndCapacities = 32;
 constexpr size_t kMaxStringAttribute = 64;
 
 void PrintDra(const Report& report, const TopoReport& topo, const std::string& node_name) {
-  const std::string node = DnsLabel(node_name);
+  const std::string node = DnsSubdomain(node_name);  // a node name may hold dots (ip-10-0-1-23.ec2.internal)
   json devices = json::array();
   std::set<std::string> names;
   for (const PhysicalDevice* d : Devices(report)) {
@@ -177,7 +200,7 @@ void PrintDra(const Report& report, const TopoReport& topo, const std::string& n
     }
     json attributes = json::object();
     auto str = [&](const char* key, const std::string& value) {
-      if (!value.empty()) attributes[key] = {{"string", Cut(value, kMaxStringAttribute)}};
+      if (!value.empty()) attributes[key] = {{"string", CutUtf8(value, kMaxStringAttribute)}};
     };
     str("productName", FixedString(c.name));
     str("sku", FixedString(c.sku));
@@ -212,7 +235,7 @@ void PrintDra(const Report& report, const TopoReport& topo, const std::string& n
   const json slice = {
       {"apiVersion", "resource.k8s.io/v1"},
       {"kind", "ResourceSlice"},
-      {"metadata", {{"name", DnsLabel(node + "-accel")}}},
+      {"metadata", {{"name", DnsSubdomain(node.substr(0, 247) + "-accel")}}},
       {"spec",
        {{"driver", "accel.dev"},
         {"nodeName", node},

@@ -200,11 +200,11 @@ class Record : public std::enable_shared_from_this<Record> {
         lock.unlock();  // the callback may run at once, on this thread
         const bool registered =
             runtime_->cl.SetEventCallback(marker, CL_COMPLETE, &Record::OnMarker, self) == CL_SUCCESS;
-        if (!registered) delete self;
         lock.lock();
         if (!registered) {
           // No callback will come (OpenCL out of host memory, say) while the marker may still be running: every
           // bounded waiter, this one and those already waiting, polls it instead.
+          delete self;
           polling_ = true;
           changed_.notify_all();
         }

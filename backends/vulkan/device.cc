@@ -125,12 +125,7 @@ uint32_t MaxArgumentSize(const VkPhysicalDeviceLimits& limits) {
 }
 
 uint64_t ElapsedNanoseconds(uint64_t from, uint64_t to, uint32_t valid_bits, double period) {
-  uint64_t ticks = 0;
-  if (valid_bits >= 64) {
-    ticks = to > from ? to - from : 0;
-  } else {
-    ticks = (to - from) & ((uint64_t{1} << valid_bits) - 1);
-  }
+  const uint64_t ticks = valid_bits >= 64 ? (to > from ? to - from : 0) : MaskTicks(to - from, valid_bits);
   const double ns = static_cast<double>(ticks) * period;
   if (!(ns >= 0.0)) return ticks == 0 ? 0 : UINT64_MAX;  // a negative or NaN period: no meaningful figure
   // 2^64 is the first double past UINT64_MAX: converting it or more is undefined.

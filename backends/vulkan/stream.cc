@@ -60,8 +60,7 @@ bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
 
 // A timestamp query's result, `ticks`, with only the bits `device`'s queue writes.
 uint64_t ValidTicks(const Device& device, uint64_t ticks) {
-  const uint32_t bits = device.facts.timestamp_valid_bits;
-  return bits >= 64 ? ticks : ticks & ((uint64_t{1} << bits) - 1);
+  return MaskTicks(ticks, device.facts.timestamp_valid_bits);
 }
 
 // A stream's timeline semaphore and timestamp queries, shared with the records that complete when it reaches their

@@ -216,6 +216,10 @@ std::string PciBusId(const PhysicalDeviceFacts& facts);
 // taken modulo the counter's range when it has fewer than 64 bits, 0 when a 64-bit `to` is before `from`, and
 // UINT64_MAX when the product does not fit (or the period is not a number).
 uint64_t ElapsedNanoseconds(uint64_t from, uint64_t to, uint32_t valid_bits, double period);
+// `ticks` with only its low `valid_bits` bits (all of them from 64 on): what a timestamp query writes.
+inline uint64_t MaskTicks(uint64_t ticks, uint32_t valid_bits) {
+  return valid_bits >= 64 ? ticks : ticks & ((uint64_t{1} << valid_bits) - 1);
+}
 
 // --- SPIR-V reflection (reflect.cc) -------------------------------------------------------------------------------
 

@@ -29,6 +29,13 @@ struct fmt::formatter<ArgName> : fmt::formatter<fmt::string_view> {
 
 namespace {
 
+// a + b, or UINT64_MAX when the sum wraps: local-memory sizes that wrap must not pass the launch's check as a small
+// total.
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
 const char* KindName(accel_kernel_arg_kind_t kind) {
   switch (kind) {
     case ACCEL_KERNEL_ARG_KIND_BUFFER: return "BUFFER";
@@ -218,8 +225,7 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
     case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY:
       ACCEL_REQUIRE(a.size > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'{}.size' is 0: local memory needs a size", arg);
       b.size = a.size;
-      // Saturating: sizes whose sum wraps past 2^64 must not pass the launch's local-memory check as a small total.
-      out->dynamic_local = a.size > UINT64_MAX - out->dynamic_local ? UINT64_MAX : out->dynamic_local + a.size;
+      out->dynamic_local = SaturatingAdd(out->dynamic_local, a.size);
       break;
     case ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS:
       if ((dev.caps.features & ACCEL_DEVICE_FEATURE_DEVICE_ADDRESSES) == 0) {
@@ -268,9 +274,7 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
       ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName{i, ""}, &a));
       ACCEL_TRY(CheckArgument(dev, *k, a, i, &checked));
     }
-    const uint64_t local = checked.dynamic_local > UINT64_MAX - k->properties.local_memory_size
-                               ? UINT64_MAX
-                               : k->properties.local_memory_size + checked.dynamic_local;
+    const uint64_t local = SaturatingAdd(k->properties.local_memory_size, checked.dynamic_local);
     if (local > dev.caps.local_memory_size) {
       return Error(ACCEL_ERROR_INVALID_ARGUMENT,
                    "kernel '{}' needs {} of local memory ({} static + {} from LOCAL_MEMORY arguments); {} has {}",

@@ -125,12 +125,10 @@ ACCEL_API accel_status_t accel_module_create(accel_device_t device, const accel_
     }
     if (!last.ok()) return OnDevice(*dev, Status(last.code(), failures));
 
-    uint32_t count = 0;
-    ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, module_enumerate_kernels, module->bk, &count, nullptr)));
-    std::vector<const char*> names(count, nullptr);
-    if (count > 0) {
-      ACCEL_TRY(OnDevice(*dev, ACCEL_SLOT(*dev->backend, module_enumerate_kernels, module->bk, &count, names.data())));
-    }
+    std::vector<const char*> names;
+    ACCEL_TRY(OnDevice(
+        *dev, dev->backend->Enumerate("module_enumerate_kernels", dev->backend->api().module_enumerate_kernels,
+                                      module->bk, kMaxModuleKernels, static_cast<const char*>(nullptr), &names)));
     for (const char* name : names) module->kernel_names.emplace_back(name != nullptr ? name : "");
     *out_module = ToHandle<accel_module_t>(InstanceOf(*dev).Adopt(HandleType::kModule, module));
     return Status::Ok();

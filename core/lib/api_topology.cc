@@ -71,15 +71,10 @@ accel_domain_t Sanitised(accel_domain_t d, accel_domain_level_t level) {
 Expected<std::vector<accel_domain_t>> BackendDomainsOf(const Device& dev) {
   std::vector<accel_domain_t> out;
   if (dev.backend->api().device_get_domains != nullptr) {
-    uint32_t count = 0;
-    Status s = ACCEL_SLOT(*dev.backend, device_get_domains, dev.bk, &count, static_cast<accel_domain_t*>(nullptr));
+    std::vector<accel_domain_t> got;
+    Status s = dev.backend->Enumerate("device_get_domains", dev.backend->api().device_get_domains, dev.bk,
+                                      kMaxDeviceDomains, MakeDomain(ACCEL_DOMAIN_LEVEL_NODE, ""), &got);
     if (!s.ok()) return OnDevice(dev, s);
-    std::vector<accel_domain_t> got(count, MakeDomain(ACCEL_DOMAIN_LEVEL_NODE, ""));
-    if (count > 0) {
-      s = ACCEL_SLOT(*dev.backend, device_get_domains, dev.bk, &count, got.data());
-      if (!s.ok()) return OnDevice(dev, s);
-      got.resize(std::min<size_t>(count, got.size()));
-    }
     for (const accel_domain_t& d : got) {
       if (accel_domain_level_name(d.level) == nullptr || d.id[0] == '\0') continue;  // unknown level or no id
       out.push_back(Sanitised(d, d.level));

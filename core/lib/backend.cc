@@ -10,11 +10,15 @@
 #include <cstring>
 
 #include "identity.h"
+#include "manifest.h"
 
 namespace accel::core {
 namespace {
 
 std::string VersionString(uint32_t v) { return fmt::format("{}.{}", ACCEL_VERSION_MAJOR(v), ACCEL_VERSION_MINOR(v)); }
+
+// The table's header, read before its size is checked against ABI 1.0's (a table of another major may be smaller).
+constexpr size_t kTableHeaderSize = offsetof(accel_backend_api_t, abi_version) + sizeof(uint32_t);
 
 // The smallest table this core accepts: everything up to the last REQUIRED slot.
 constexpr size_t kMinTableSize =
@@ -57,22 +61,12 @@ const char* Backend::HostGetSetting(void* context, const char* name) {
 }
 
 Status Backend::ListNics(std::vector<accel_nic_properties_t>* out) const {
-  out->clear();
-  uint32_t count = 0;
-  Status s =
-      Call("context_get_nics", api_.context_get_nics, context_, &count, static_cast<accel_nic_properties_t*>(nullptr));
-  if (!s.ok() || count == 0) return s;
   accel_nic_properties_t blank{};
   blank.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
   blank.struct_size = sizeof(blank);
   blank.numa_node = -1;
-  out->assign(count, blank);
-  s = Call("context_get_nics", api_.context_get_nics, context_, &count, out->data());
-  if (!s.ok()) {
-    out->clear();
-    return s;
-  }
-  out->resize(std::min<size_t>(count, out->size()));
+  Status s = Enumerate("context_get_nics", api_.context_get_nics, context_, kMaxBackendNics, blank, out);
+  if (!s.ok()) return s;
   for (auto& nic : *out) {
     nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
     nic.struct_size = sizeof(nic);
@@ -197,6 +191,10 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
     return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "function table has stype {}, expected {}", table->stype,
                  ACCEL_STRUCTURE_TYPE_BACKEND_API);
   }
+  if (table->struct_size < kTableHeaderSize) {
+    return Error(ACCEL_ERROR_INCOMPATIBLE_VERSION, "function table is {} bytes, smaller than its {}-byte header",
+                 table->struct_size, kTableHeaderSize);
+  }
   report->backend_abi_version = table->abi_version;
   if (ACCEL_VERSION_MAJOR(table->abi_version) != ACCEL_BACKEND_ABI_VERSION_MAJOR ||
       ACCEL_VERSION_MAJOR(args.out_abi_version) != ACCEL_BACKEND_ABI_VERSION_MAJOR) {
@@ -235,6 +233,14 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
   }
   std::string table_name = api_.name != nullptr ? api_.name : "";
   if (table_name.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "function table has no backend name");
+  if (candidate.name.empty() && !IsBackendName(table_name)) {
+    // A library named directly goes by the name it reports: the manifest's rule applies to it (the name becomes
+    // part of device ids, settings names and selections).
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                 "function table names the backend \"{}\", which is not 1-31 lowercase letters, digits or '_', "
+                 "starting with a letter",
+                 table_name.size() > 64 ? table_name.substr(0, 64) + "..." : table_name);
+  }
   name_ = candidate.name.empty() ? table_name : candidate.name;
   if (!candidate.name.empty() && table_name != candidate.name) {
     host_context_.log->Log(ACCEL_LOG_LEVEL_WARN,
@@ -254,15 +260,17 @@ Status Backend::Open(const Candidate& candidate, const LoaderSettings& settings,
     context_ = nullptr;
     return Status(created.code(), "initialisation failed: " + created.message());
   }
-  uint32_t count = 0;
-  Status listed =
-      Call("context_get_devices", api_.context_get_devices, context_, &count, static_cast<accel_bk_device_t*>(nullptr));
-  if (listed.ok() && count > 0) {
-    devices_.resize(count);
-    listed = Call("context_get_devices", api_.context_get_devices, context_, &count, devices_.data());
-    devices_.resize(count);
+  Status listed = Enumerate("context_get_devices", api_.context_get_devices, context_, kMaxBackendDevices,
+                            accel_bk_device_t{nullptr}, &devices_);
+  for (size_t i = 0; listed.ok() && i < devices_.size(); ++i) {
+    if (devices_[i] == nullptr) {
+      listed = Error(ACCEL_ERROR_INTERNAL, "backend '{}' context_get_devices listed device {} as NULL", name_, i);
+    }
   }
-  if (!listed.ok()) return Status(listed.code(), "device enumeration failed: " + listed.message());
+  if (!listed.ok()) {
+    devices_.clear();
+    return Status(listed.code(), "device enumeration failed: " + listed.message());
+  }
   return Status::Ok();
 }
 

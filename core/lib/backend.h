@@ -37,6 +37,12 @@ struct LoadReport {
 inline constexpr uint32_t kCoreBackendAbiMin = ACCEL_MAKE_VERSION(1, 0, 0);
 inline constexpr uint32_t kCoreBackendAbiMax = ACCEL_BACKEND_ABI_VERSION;
 
+// The most entries the core accepts from one call of a backend's enumeration (docs/backend-abi.md, "Enumerations").
+inline constexpr uint32_t kMaxBackendDevices = 4096;  // context_get_devices
+inline constexpr uint32_t kMaxBackendNics = 1024;     // context_get_nics
+inline constexpr uint32_t kMaxDeviceDomains = 64;     // device_get_domains
+inline constexpr uint32_t kMaxModuleKernels = 65536;  // module_enumerate_kernels
+
 // A backend library opened, negotiated and initialised for one instance.
 // Thread-safe after Load: the table and device list never change; Shutdown
 // is called once, by the owning instance, after every object is released.
@@ -74,6 +80,37 @@ class Backend : public Object {
       return Status(s);
     }
     return FailedSlot(slot_name, s);
+  }
+
+  // The plugin ABI's two-call enumeration (count, then list: context_get_devices, context_get_nics,
+  // device_get_domains, module_enumerate_kernels) with the core's checks on what the backend says
+  // (docs/backend-abi.md, "Enumerations"): a count above `limit` is refused before anything is allocated (a garbage
+  // count must not become gigabytes of zeroes), and so is a second call that reports more entries than the room it
+  // was given. The room is filled with `blank`; `out` holds the entries written, or nothing on failure.
+  template <typename T, typename Fn, typename Target>
+  Status Enumerate(const char* slot_name, Fn slot, Target target, uint32_t limit, const T& blank,
+                   std::vector<T>* out) const {
+    out->clear();
+    uint32_t count = 0;
+    Status s = Call(slot_name, slot, target, &count, static_cast<T*>(nullptr));
+    if (!s.ok() || count == 0) return s;
+    if (count > limit) {
+      return Error(ACCEL_ERROR_INTERNAL, "backend '{}' {} reported {} entries; the core accepts at most {}", name_,
+                   slot_name, count, limit);
+    }
+    out->assign(count, blank);
+    const uint32_t room = count;
+    s = Call(slot_name, slot, target, &count, out->data());
+    if (s.ok() && count > room) {
+      s = Error(ACCEL_ERROR_INTERNAL, "backend '{}' {} reported {} entries in room for {}", name_, slot_name, count,
+                room);
+    }
+    if (!s.ok()) {
+      out->clear();
+      return s;
+    }
+    out->resize(count);
+    return Status::Ok();
   }
 
   // The backend's own NICs (context_get_nics); UNIMPLEMENTED without the slot.

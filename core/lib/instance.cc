@@ -314,7 +314,14 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
         }
         continue;
       }
-      device->caps.name[sizeof(device->caps.name) - 1] = '\0';
+      // Every string the backend wrote ends inside its field (the caller prints them with %s).
+      auto terminate = [](auto& field) { field[sizeof(field) - 1] = '\0'; };
+      terminate(device->caps.name);
+      terminate(device->caps.vendor);
+      terminate(device->caps.architecture);
+      terminate(device->caps.sku);
+      terminate(device->caps.driver_version);
+      terminate(device->caps.pci_bus_id);
       CopyString(device->caps.backend_name, sizeof(device->caps.backend_name), backend->name());
       device->physical_id = PhysicalDeviceId(device->caps, backend->name(), i, MachineId());
       all.push_back(std::move(device));
@@ -588,7 +595,10 @@ const MachineTopology& Instance::machine() const {
 
 const std::vector<Instance::NicEntry>& Instance::nics() const {
   std::call_once(nics_once_, [this] {
-    for (const Nic& nic : machine().nics()) nics_.push_back(NicEntry{nic, nullptr, 0});
+    // Built aside and kept only when complete: an exception (out of host memory) leaves nics_ empty for the retry
+    // call_once makes, which would otherwise append to a half-built list.
+    std::vector<NicEntry> nics;
+    for (const Nic& nic : machine().nics()) nics.push_back(NicEntry{nic, nullptr, 0});
     for (const auto& backend : backends_) {
       std::vector<accel_nic_properties_t> own;
       Status s = backend->ListNics(&own);
@@ -609,9 +619,10 @@ const std::vector<Instance::NicEntry>& Instance::nics() const {
         e.nic.placement.numa_node = p.numa_node;
         e.backend = backend.get();
         e.backend_index = static_cast<uint32_t>(i);
-        nics_.push_back(std::move(e));
+        nics.push_back(std::move(e));
       }
     }
+    nics_ = std::move(nics);
   });
   return nics_;
 }

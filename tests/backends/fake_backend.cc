@@ -6,14 +6,35 @@
 //   FAKE_MODE_NULL_REQUIRED  device_get_capabilities is NULL
 //   FAKE_MODE_FUTURE     built against tests/skew/future (ABI 1.1: one more
 //                        table slot, one more host-services field)
+//   FAKE_MODE_MISBEHAVE  one device, modules, NICs and domains, broken at run time the way the environment variable
+//                        ACCEL_TEST_MISBEHAVE says: tiny_table (an 8-byte function table), devices_huge,
+//                        devices_grow (the second call reports more than its room), devices_null, strings (every
+//                        capability string fills its field without a NUL), nics_huge, nics_grow, domains_huge,
+//                        kernels_huge, bad_name (the table's name breaks the manifest's rule)
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "accel_backend.h"
 
 namespace {
+
+#if defined(FAKE_MODE_MISBEHAVE)
+bool Misbehaves(const char* how) {
+  const char* mode = std::getenv("ACCEL_TEST_MISBEHAVE");
+  return mode != nullptr && std::strcmp(mode, how) == 0;
+}
+
+// The counts a broken enumeration reports: its first call (count) and its second (after writing `written` entries).
+uint32_t FirstCount(const char* huge, uint32_t real) { return Misbehaves(huge) ? UINT32_MAX : real; }
+uint32_t SecondCount(const char* grow, uint32_t real) { return Misbehaves(grow) ? real + 2 : real; }
+#else
+uint32_t FirstCount(const char* /*huge*/, uint32_t real) { return real; }
+uint32_t SecondCount(const char* /*grow*/, uint32_t real) { return real; }
+#endif
 
 #if defined(FAKE_MODE_FUTURE)
 // What the core said in the 1.1 field of the negotiation args; 0 when the
@@ -47,13 +68,66 @@ accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_conte
 
 accel_status_t GetDevices(accel_bk_context_t context, uint32_t* inout_count, accel_bk_device_t* out) {
   auto* c = reinterpret_cast<Context*>(context);
-  if (out != nullptr) {
-    if (*inout_count < 1) return Fail(c->host, ACCEL_ERROR_INVALID_ARGUMENT, "capacity too small");
-    out[0] = reinterpret_cast<accel_bk_device_t>(&c->device_token);
+  if (out == nullptr) {
+    *inout_count = FirstCount("devices_huge", 1);
+    return ACCEL_SUCCESS;
   }
+  if (*inout_count < 1) return Fail(c->host, ACCEL_ERROR_INVALID_ARGUMENT, "capacity too small");
+  out[0] = reinterpret_cast<accel_bk_device_t>(&c->device_token);
+#if defined(FAKE_MODE_MISBEHAVE)
+  if (Misbehaves("devices_null")) out[0] = nullptr;
+#endif
+  *inout_count = SecondCount("devices_grow", 1);
+  return ACCEL_SUCCESS;
+}
+
+#if defined(FAKE_MODE_MISBEHAVE)
+accel_status_t GetNics(accel_bk_context_t /*context*/, uint32_t* inout_count, accel_nic_properties_t* out) {
+  if (out == nullptr) {
+    *inout_count = FirstCount("nics_huge", 1);
+    return ACCEL_SUCCESS;
+  }
+  if (*inout_count < 1) return ACCEL_ERROR_INVALID_ARGUMENT;
+  std::strncpy(out[0].name, "fake0", sizeof(out[0].name) - 1);
+  std::strncpy(out[0].kind, "ethernet", sizeof(out[0].kind) - 1);
+  *inout_count = SecondCount("nics_grow", 1);
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t GetDomains(accel_bk_device_t /*device*/, uint32_t* inout_count, accel_domain_t* out) {
+  if (out == nullptr) {
+    *inout_count = FirstCount("domains_huge", 1);
+    return ACCEL_SUCCESS;
+  }
+  if (*inout_count < 1) return ACCEL_ERROR_INVALID_ARGUMENT;
+  out[0].level = ACCEL_DOMAIN_LEVEL_RACK;
+  std::strncpy(out[0].id, "r1", sizeof(out[0].id) - 1);
   *inout_count = 1;
   return ACCEL_SUCCESS;
 }
+
+int g_module_token = 0;
+const char* const kKernelNames[] = {"fake_kernel"};
+
+accel_status_t ModuleCreate(accel_bk_device_t /*device*/, const accel_module_source_t* /*source*/,
+                            accel_bk_module_t* out) {
+  *out = reinterpret_cast<accel_bk_module_t>(&g_module_token);
+  return ACCEL_SUCCESS;
+}
+
+void ModuleDestroy(accel_bk_module_t /*module*/) {}
+
+accel_status_t EnumerateKernels(accel_bk_module_t /*module*/, uint32_t* inout_count, const char** out) {
+  if (out == nullptr) {
+    *inout_count = FirstCount("kernels_huge", 1);
+    return ACCEL_SUCCESS;
+  }
+  if (*inout_count < 1) return ACCEL_ERROR_INVALID_ARGUMENT;
+  out[0] = kKernelNames[0];
+  *inout_count = 1;
+  return ACCEL_SUCCESS;
+}
+#endif
 
 [[maybe_unused]] accel_status_t GetCapabilities(accel_bk_device_t /*device*/, accel_device_capabilities_t* out) {
   out->kind = ACCEL_DEVICE_KIND_NPU;
@@ -67,6 +141,16 @@ accel_status_t GetDevices(accel_bk_context_t context, uint32_t* inout_count, acc
     std::strncat(out->name, " (core features: none)", sizeof(out->name) - 1 - std::strlen(out->name));
 #endif
   std::strncpy(out->vendor, "Accel tests", sizeof(out->vendor) - 1);
+#if defined(FAKE_MODE_MISBEHAVE)
+  out->kernel_formats = ACCEL_KERNEL_FORMAT_SPIR;
+  if (Misbehaves("strings")) {
+    for (auto* field : {out->name, out->vendor, out->architecture, out->sku, out->driver_version}) {
+      std::memset(field, 'x', ACCEL_SHORT_STRING_SIZE);
+    }
+    std::memset(out->name, 'x', sizeof(out->name));
+    std::memset(out->pci_bus_id, 'x', sizeof(out->pci_bus_id));
+  }
+#endif
 #if defined(FAKE_UUID_BYTE)
   // Two backends reaching one chip: the same unique UUID.
   std::memset(out->uuid, FAKE_UUID_BYTE, sizeof(out->uuid));
@@ -104,6 +188,13 @@ accel_backend_api_t MakeTable() {
 #if defined(FAKE_MODE_FUTURE)
   t.device_get_future_value = &FutureSlot;
 #endif
+#if defined(FAKE_MODE_MISBEHAVE)
+  t.context_get_nics = &GetNics;
+  t.device_get_domains = &GetDomains;
+  t.module_create = &ModuleCreate;
+  t.module_destroy = &ModuleDestroy;
+  t.module_enumerate_kernels = &EnumerateKernels;
+#endif
   return t;
 }
 
@@ -133,5 +224,20 @@ extern "C" ACCEL_BACKEND_EXPORT accel_status_t accel_backend_get_api(accel_backe
   g_core_features = has_features ? args->core_features : 0;
 #endif
   args->out_api = &kTable;
+#if defined(FAKE_MODE_MISBEHAVE)
+  if (Misbehaves("bad_name")) {
+    static accel_backend_api_t renamed = kTable;
+    renamed.name = "Not A Name!";
+    args->out_api = &renamed;
+  }
+  if (Misbehaves("tiny_table")) {
+    // Only the stype and struct_size: a core that reads further reads past the allocation (ASan says so).
+    static auto* tiny = static_cast<uint32_t*>(std::malloc(2 * sizeof(uint32_t)));
+    if (tiny == nullptr) return ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    tiny[0] = ACCEL_STRUCTURE_TYPE_BACKEND_API;
+    tiny[1] = 2 * sizeof(uint32_t);
+    args->out_api = reinterpret_cast<const accel_backend_api_t*>(tiny);
+  }
+#endif
   return ACCEL_SUCCESS;
 }

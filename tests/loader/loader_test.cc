@@ -374,6 +374,175 @@ TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
   ExpectHostWorks(instance);
 }
 
+// A backend that breaks the ABI's contract in what it answers (tests/backends/fake_backend.cc, FAKE_MODE_MISBEHAVE,
+// the way ACCEL_TEST_MISBEHAVE names) is refused, or its answer is, with a message naming what was wrong; nothing is
+// read past what it gave, nothing is allocated for a garbage count, and the host backend works beside it.
+class MisbehavingBackendTest : public LoaderTest {
+ protected:
+  void SetUp() override {
+    manifest_ = dir_.Write("misbehave.json", ManifestJson("misbehave", TestBackend("fake_misbehave")));
+  }
+  void TearDown() override { unsetenv("ACCEL_TEST_MISBEHAVE"); }
+  void Misbehave(const char* how) { setenv("ACCEL_TEST_MISBEHAVE", how, 1); }
+  // A module from one SPIR source (the fake backend takes any bytes).
+  static accel_status_t CreateModule(accel_device_t device, accel_module_t* out) {
+    static const char kBytes[] = "not really SPIR";
+    accel_module_source_t source{};
+    source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+    source.struct_size = sizeof(source);
+    source.format = ACCEL_KERNEL_FORMAT_SPIR;
+    source.data = kBytes;
+    source.size = sizeof(kBytes);
+    accel_module_desc_t desc{};
+    desc.stype = ACCEL_STRUCTURE_TYPE_MODULE_DESC;
+    desc.struct_size = sizeof(desc);
+    desc.sources = &source;
+    desc.source_count = 1;
+    return accel_module_create(device, &desc, out);
+  }
+  // An instance of the host backend and the misbehaving one.
+  accel_instance_desc_t Desc() const {
+    return ScopedInstance::Files(std::string(ACCEL_TEST_HOST_MANIFEST) + ":" + manifest_);
+  }
+  std::string manifest_;
+};
+
+TEST_F(MisbehavingBackendTest, BehavingItLoadsWithEverythingItLists) {
+  // The control for the cases below: the same library without a fault loads, and its NIC, domain and kernel show.
+  accel_instance_desc_t desc = Desc();
+  ScopedInstance instance(&desc);
+  accel_device_t device = instance.DeviceOf("misbehave");
+  ASSERT_NE(device, nullptr);
+  uint32_t nics = 0;
+  ASSERT_EQ(accel_instance_get_nic_count(instance.get(), &nics), ACCEL_SUCCESS);
+  bool found = false;
+  for (uint32_t i = 0; i < nics; ++i) {
+    accel_nic_properties_t nic{};
+    nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
+    nic.struct_size = sizeof(nic);
+    ASSERT_EQ(accel_instance_get_nic(instance.get(), i, &nic), ACCEL_SUCCESS);
+    found = found || std::string(nic.name) == "fake0";
+  }
+  EXPECT_TRUE(found) << "the backend's NIC fake0 is not listed";
+  accel_device_topology_t topology{};
+  topology.stype = ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY;
+  topology.struct_size = sizeof(topology);
+  ASSERT_EQ(accel_device_get_topology(device, &topology), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_GE(topology.domain_count, 2u);  // the backend's rack and the node
+  accel_module_t module = nullptr;
+  ASSERT_EQ(CreateModule(device, &module), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_module_destroy(module), ACCEL_SUCCESS);
+  ExpectHostWorks(instance);
+}
+
+TEST_F(MisbehavingBackendTest, TableSmallerThanItsHeaderIsRefusedUnread) {
+  Misbehave("tiny_table");
+  ExpectRefused(manifest_, ACCEL_ERROR_INCOMPATIBLE_VERSION,
+                "function table is 8 bytes, smaller than its 20-byte header");
+}
+
+TEST_F(MisbehavingBackendTest, LibraryNamedDirectlyMustReportAValidName) {
+  Misbehave("bad_name");
+  // Through a manifest, the manifest's (valid) name wins; named directly, the table's name is the backend's.
+  {
+    accel_instance_desc_t desc = Desc();
+    ScopedInstance instance(&desc);
+    EXPECT_NE(instance.DeviceOf("misbehave"), nullptr);
+  }
+  ExpectRefused(TestBackend("fake_misbehave"), ACCEL_ERROR_INVALID_ARGUMENT,
+                "function table names the backend \"Not A Name!\", which is not 1-31 lowercase letters, digits or '_'");
+}
+
+TEST_F(MisbehavingBackendTest, GarbageDeviceCountIsRefusedBeforeAllocating) {
+  Misbehave("devices_huge");
+  ExpectRefused(manifest_, ACCEL_ERROR_INTERNAL,
+                "device enumeration failed: backend 'misbehave' context_get_devices reported 4294967295 entries; the "
+                "core accepts at most 4096");
+}
+
+TEST_F(MisbehavingBackendTest, MoreDevicesThanTheRoomIsRefused) {
+  Misbehave("devices_grow");
+  ExpectRefused(manifest_, ACCEL_ERROR_INTERNAL,
+                "device enumeration failed: backend 'misbehave' context_get_devices reported 3 entries in room for 1");
+}
+
+TEST_F(MisbehavingBackendTest, NullDeviceIsRefused) {
+  Misbehave("devices_null");
+  ExpectRefused(manifest_, ACCEL_ERROR_INTERNAL,
+                "device enumeration failed: backend 'misbehave' context_get_devices listed device 0 as NULL");
+}
+
+TEST_F(MisbehavingBackendTest, CapabilityStringsEndInsideTheirFields) {
+  Misbehave("strings");
+  accel_instance_desc_t desc = Desc();
+  ScopedInstance instance(&desc);
+  accel_device_t device = instance.DeviceOf("misbehave");
+  ASSERT_NE(device, nullptr);
+  accel_device_capabilities_t caps = ScopedInstance::Capabilities(device);
+  EXPECT_EQ(strnlen(caps.name, sizeof(caps.name)), sizeof(caps.name) - 1);
+  EXPECT_EQ(strnlen(caps.vendor, sizeof(caps.vendor)), sizeof(caps.vendor) - 1);
+  EXPECT_EQ(strnlen(caps.architecture, sizeof(caps.architecture)), sizeof(caps.architecture) - 1);
+  EXPECT_EQ(strnlen(caps.sku, sizeof(caps.sku)), sizeof(caps.sku) - 1);
+  EXPECT_EQ(strnlen(caps.driver_version, sizeof(caps.driver_version)), sizeof(caps.driver_version) - 1);
+  EXPECT_EQ(strnlen(caps.pci_bus_id, sizeof(caps.pci_bus_id)), sizeof(caps.pci_bus_id) - 1);
+  ExpectHostWorks(instance);
+}
+
+TEST_F(MisbehavingBackendTest, GarbageOrGrowingNicCountDropsOnlyThatBackendsNics) {
+  for (const char* how : {"nics_huge", "nics_grow"}) {
+    SCOPED_TRACE(how);
+    Misbehave(how);
+    accel_instance_desc_t desc = Desc();
+    ScopedInstance instance(&desc);
+    ASSERT_NE(instance.DeviceOf("misbehave"), nullptr);
+    uint32_t nics = 0;
+    ASSERT_EQ(accel_instance_get_nic_count(instance.get(), &nics), ACCEL_SUCCESS);
+    for (uint32_t i = 0; i < nics; ++i) {
+      accel_nic_properties_t nic{};
+      nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
+      nic.struct_size = sizeof(nic);
+      ASSERT_EQ(accel_instance_get_nic(instance.get(), i, &nic), ACCEL_SUCCESS);
+      EXPECT_STRNE(nic.name, "fake0");
+    }
+    ExpectHostWorks(instance);
+  }
+}
+
+TEST_F(MisbehavingBackendTest, GarbageDomainCountFailsTheTopologyQueryWithAReason) {
+  Misbehave("domains_huge");
+  accel_instance_desc_t desc = Desc();
+  ScopedInstance instance(&desc);
+  accel_device_t device = instance.DeviceOf("misbehave");
+  ASSERT_NE(device, nullptr);
+  accel_device_topology_t topology{};
+  topology.stype = ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY;
+  topology.struct_size = sizeof(topology);
+  EXPECT_EQ(accel_device_get_topology(device, &topology), ACCEL_ERROR_INTERNAL);
+  EXPECT_NE(
+      std::string(accel_last_error())
+          .find("backend 'misbehave' device_get_domains reported 4294967295 entries; the core accepts at most 64"),
+      std::string::npos)
+      << accel_last_error();
+  ExpectHostWorks(instance);
+}
+
+TEST_F(MisbehavingBackendTest, GarbageKernelCountFailsTheModuleWithAReason) {
+  Misbehave("kernels_huge");
+  accel_instance_desc_t desc = Desc();
+  ScopedInstance instance(&desc);
+  accel_device_t device = instance.DeviceOf("misbehave");
+  ASSERT_NE(device, nullptr);
+  accel_module_t module = nullptr;
+  EXPECT_EQ(CreateModule(device, &module), ACCEL_ERROR_INTERNAL);
+  EXPECT_EQ(module, nullptr);
+  EXPECT_NE(std::string(accel_last_error())
+                .find("backend 'misbehave' module_enumerate_kernels reported 4294967295 entries; the core accepts at "
+                      "most 65536"),
+            std::string::npos)
+      << accel_last_error();
+  ExpectHostWorks(instance);
+}
+
 // Setting warnings (issue 22, item 9): overrides that name nothing are kept
 // in the loader report, with the setting, the wrong part and the reason;
 // the instance is created all the same.

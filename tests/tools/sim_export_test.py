@@ -201,12 +201,13 @@ def check_nfd(tool, args):
         check(features.get(key) == value, f"NFD {key}={features.get(key)}, expected {value}\n{text}")
 
 
-def check_dra_doc(doc, what):
+def check_dra_doc(doc, what, slice_count=1):
     check(doc.get("apiVersion") == "resource.k8s.io/v1" and doc.get("kind") == "ResourceSlice", f"{what}: header")
     check(DNS_SUBDOMAIN.match(doc["metadata"]["name"]) and len(doc["metadata"]["name"]) <= 253, f"{what}: name")
     spec = doc["spec"]
     check(DNS_SUBDOMAIN.match(spec["driver"]) and len(spec["driver"]) <= 63, f"{what}: driver")
-    check(spec["pool"]["resourceSliceCount"] == 1 and spec["pool"]["generation"] >= 1, f"{what}: pool")
+    check(spec["pool"]["resourceSliceCount"] == slice_count and spec["pool"]["generation"] >= 1, f"{what}: pool")
+    check(1 <= len(spec["devices"]) <= 128, f"{what}: {len(spec['devices'])} devices in one slice")
     names = set()
     for dev in spec["devices"]:
         check(DNS_LABEL.match(dev["name"]), f"{what}: device name {dev['name']!r} is not a DNS label")
@@ -267,6 +268,22 @@ def check_dra(tool, args):
         devices = check_dra_doc(json.loads(run(tool, "--sim-profile", path, "export", "--format", "dra")),
                                 "accented ResourceSlice")
         check(devices[0]["attributes"]["productName"]["string"] == "A" * 63, "cut at a character boundary")
+        # More than a slice's 128 devices: one pool of several slices, printed as a List, every device once.
+        with open(path, "w") as f:
+            json.dump({"format_version": "1.0", "devices": [
+                {"id": f"n{i}", "kind": "npu", "name": "Many", "vendor": "V", "sku": "s", "memory": 4096,
+                 "compute_units": 1} for i in range(130)]}, f)
+        doc = json.loads(run(tool, "--sim-profile", path, "export", "--format", "dra", "--node-name", "big"))
+        check(doc.get("apiVersion") == "v1" and doc.get("kind") == "List", f"130 devices: not a List: {doc.keys()}")
+        items = doc["items"]
+        check(len(items) == 2, f"130 devices in {len(items)} slices")
+        names = [check_dra_doc(item, f"slice {i} of 2", slice_count=2) for i, item in enumerate(items)]
+        check([len(n) for n in names] == [128, 2], f"slices of {[len(n) for n in names]} devices")
+        device_names = [d["name"] for n in names for d in n]
+        check(len(set(device_names)) == 130, "a device name repeats across the pool's slices")
+        check([i["metadata"]["name"] for i in items] == ["big-accel-0", "big-accel-1"],
+              f"slice names {[i['metadata']['name'] for i in items]}")
+        check(all(i["spec"]["pool"]["name"] == "big" and i["spec"]["nodeName"] == "big" for i in items), "one pool")
     # A node name with dots (as spec.nodeName gives on most clouds) is kept as it is: the slice names that node.
     doc = json.loads(run(tool, "--sim-profile", "h100-sxm-8", "export", "--format", "dra", "--node-name",
                          "ip-10-0-1-23.ec2.internal"))

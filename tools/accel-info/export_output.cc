@@ -187,6 +187,7 @@ void PrintNfd(const Report& report, const TopoReport& topo) {
 // Kubernetes: at most 32 attributes and capacities together per device.
 constexpr size_t kMaxAttributesAndCapacities = 32;
 constexpr size_t kMaxStringAttribute = 64;
+constexpr size_t kMaxDevicesPerSlice = 128;
 
 void PrintDra(const Report& report, const TopoReport& topo, const std::string& node_name) {
   const std::string node = DnsSubdomain(node_name);  // a node name may hold dots (ip-10-0-1-23.ec2.internal)
@@ -232,17 +233,32 @@ void PrintDra(const Report& report, const TopoReport& topo, const std::string& n
                        {"attributes", std::move(attributes)},
                        {"capacity", {{"memory", {{"value", std::to_string(d->props.memory_total)}}}}}});
   }
-  const json slice = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceSlice"},
-      {"metadata", {{"name", DnsSubdomain(node.substr(0, 247) + "-accel")}}},
-      {"spec",
-       {{"driver", "accel.dev"},
-        {"nodeName", node},
-        {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
-        {"devices", std::move(devices)}}},
-  };
-  fmt::print("{}\n", slice.dump(2));
+  // A slice holds at most 128 devices: a node with more publishes its pool as several slices, printed as one List
+  // (what `kubectl apply -f` takes), each slice named with its index.
+  const size_t slice_count = std::max<size_t>(1, (devices.size() + kMaxDevicesPerSlice - 1) / kMaxDevicesPerSlice);
+  json slices = json::array();
+  for (size_t i = 0; i < slice_count; ++i) {
+    const size_t first = i * kMaxDevicesPerSlice;
+    const size_t last = std::min(devices.size(), first + kMaxDevicesPerSlice);
+    json part = json::array();
+    for (size_t k = first; k < last; ++k) part.push_back(std::move(devices[k]));
+    const std::string suffix = slice_count == 1 ? "-accel" : fmt::format("-accel-{}", i);
+    slices.push_back({
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceSlice"},
+        {"metadata", {{"name", DnsSubdomain(node.substr(0, 253 - suffix.size()) + suffix)}}},
+        {"spec",
+         {{"driver", "accel.dev"},
+          {"nodeName", node},
+          {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", slice_count}}},
+          {"devices", std::move(part)}}},
+    });
+  }
+  if (slice_count == 1) {
+    fmt::print("{}\n", slices[0].dump(2));
+  } else {
+    fmt::print("{}\n", json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(slices)}}.dump(2));
+  }
 }
 
 // --- Ray -------------------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <set>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "names.h"
 
@@ -79,6 +80,15 @@ class Object {
     return s;
   }
 
+  // An optional string that, when given, is not empty (the schema's minLength 1: "" names nothing).
+  std::string NonEmptyString(const std::string& key, size_t max_length, std::string fallback = "") {
+    const json* v = Find(key);
+    if (v != nullptr && v->is_string() && v->get_ref<const std::string&>().empty()) {
+      throw Invalid{Field(key), "must not be empty (leave it out instead)"};
+    }
+    return String(key, max_length, false, std::move(fallback));
+  }
+
   uint64_t Unsigned(const std::string& key, bool required, uint64_t fallback = 0, uint64_t max = UINT64_MAX) {
     const json* v = required ? &Need(key) : Find(key);
     if (v == nullptr) return fallback;
@@ -94,6 +104,11 @@ class Object {
     const json* v = Find(key);
     if (v == nullptr) return fallback;
     if (!v->is_number_integer()) throw Invalid{Field(key), std::string("expected an integer, got ") + TypeName(*v)};
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max)) {
+      // Read as int64_t, 2^64 - 1 would become -1 and pass as "unknown".
+      throw Invalid{Field(key), std::to_string(v->get<uint64_t>()) + " is outside " + std::to_string(min) + ".." +
+                                    std::to_string(max)};
+    }
     const int64_t n = v->get<int64_t>();
     if (n < min || n > max) {
       throw Invalid{Field(key), std::to_string(n) + " is outside " + std::to_string(min) + ".." + std::to_string(max)};
@@ -209,6 +224,7 @@ bool ParseUuid(const std::string& s, uint8_t (&out)[ACCEL_UUID_SIZE]) {
 // Counts the CPUs of a Linux cpulist ("0-3,8"); nullopt when it does not parse.
 std::optional<uint32_t> CountCpus(const std::string& list) {
   if (list.empty()) return 0;
+  std::vector<bool> seen(65536, false);  // a CPU listed twice ("0-3,2-5") counts once
   uint64_t count = 0;
   size_t start = 0;
   while (start <= list.size()) {
@@ -226,7 +242,10 @@ std::optional<uint32_t> CountCpus(const std::string& list) {
         hi > 65535) {
       return std::nullopt;
     }
-    count += hi - lo + 1;
+    for (unsigned cpu = lo; cpu <= hi; ++cpu) {
+      if (!seen[cpu]) ++count;
+      seen[cpu] = true;
+    }
     start = end + 1;
     if (end == list.size()) break;
   }
@@ -316,7 +335,7 @@ DeviceSpec ReadDevice(const json& value, const std::string& path, const std::set
   }
   Copy(c.pci_bus_id, bus);
   d.pcie_root = o.String("pcie_root", ACCEL_PCI_BUS_ID_SIZE - 1, false);
-  d.pcie_switch = o.String("pcie_switch", kIdMax, false);
+  d.pcie_switch = o.NonEmptyString("pcie_switch", kIdMax);
   c.numa_node = o.Integer("numa_node", -1, -1, 4095);
   if (c.numa_node >= 0 && !numa_ids.empty() && !numa_ids.contains(c.numa_node)) {
     throw Invalid{o.Field("numa_node"), "NUMA node " + std::to_string(c.numa_node) + " is not in 'numa_nodes'"};
@@ -348,7 +367,7 @@ DeviceSpec ReadDevice(const json& value, const std::string& path, const std::set
   c.features = Bits(o, "features", info::DeviceFeatureNames());
   // Streams of the engine time their events; host memory backs every buffer.
   c.features |= ACCEL_DEVICE_FEATURE_EVENT_TIMING;
-  d.clique = o.String("clique", kIdMax, false);
+  d.clique = o.NonEmptyString("clique", kIdMax);
   o.NoOthers({"comment"});
   return d;
 }
@@ -375,7 +394,7 @@ void ReadLinks(Object& top, Profile* p, const std::map<std::string, size_t>& dev
     }
     LinkSpec link;
     link.link_class = LinkClass(o, "class");
-    link.fabric = o.String("fabric", kIdMax, false);
+    link.fabric = o.NonEmptyString("fabric", kIdMax);
     link.link_count = static_cast<uint32_t>(o.Unsigned("link_count", false, 0, 1024));
     link.bandwidth = o.Unsigned("bandwidth", false, 0);
     link.peer_access = o.Bool("peer_access", link.link_class == ACCEL_LINK_CLASS_FABRIC);
@@ -444,7 +463,7 @@ void ReadDomains(Object& top, const std::string& node_domain, const std::string&
     if (!l)
       throw Invalid{o.Field("level"), "unknown level '" + level + "' (known above the node: rack, block, slice, zone)"};
     const std::string id = o.String("id", kIdMax, true);
-    const std::string parent = o.String("parent", kIdMax, false);
+    const std::string parent = o.NonEmptyString("parent", kIdMax);
     o.NoOthers({"comment"});
     auto [it, inserted] = by_id.emplace(id, Entry{*l, parent, o.path()});
     if (!inserted) throw Invalid{o.Field("id"), "duplicate domain id '" + id + "' (also " + it->second.path + ")"};
@@ -527,13 +546,13 @@ Profile Read(const json& document) {
   if (version.rfind("1.", 0) != 0) {
     throw Invalid{"format_version", "'" + version + "' is not a 1.x topology description this backend reads"};
   }
-  p.name = top.String("name", kIdMax, false);
+  p.name = top.NonEmptyString("name", kIdMax);
   p.description = top.String("description", 512, false);
   std::string node_domain;
   if (const json* node = top.Find("node")) {
     Object o(*node, "node");
-    p.node_id = o.String("id", kIdMax, false);
-    node_domain = o.String("domain", kIdMax, false);
+    p.node_id = o.NonEmptyString("id", kIdMax);
+    node_domain = o.NonEmptyString("domain", kIdMax);
     o.NoOthers({"comment"});
   }
 
@@ -589,13 +608,13 @@ Profile Read(const json& document) {
     Object o(nics[i], Index("nics", i));
     NicSpec n;
     n.name = o.String("name", kIdMax, true);
-    n.kind = o.String("kind", kIdMax, false, "ethernet");
+    n.kind = o.NonEmptyString("kind", kIdMax, "ethernet");
     n.pci_bus_id = o.String("pci_bus_id", 12, false);
     if (!n.pci_bus_id.empty() && !IsPciBusId(n.pci_bus_id)) {
       throw Invalid{o.Field("pci_bus_id"), "'" + n.pci_bus_id + "' is not a PCI bus id (dddd:bb:dd.f in hexadecimal)"};
     }
     n.pcie_root = o.String("pcie_root", ACCEL_PCI_BUS_ID_SIZE - 1, false);
-    n.pcie_switch = o.String("pcie_switch", kIdMax, false);
+    n.pcie_switch = o.NonEmptyString("pcie_switch", kIdMax);
     n.numa_node = o.Integer("numa_node", -1, -1, 4095);
     if (n.numa_node >= 0 && !numa_ids.empty() && !numa_ids.contains(n.numa_node)) {
       throw Invalid{o.Field("numa_node"), "NUMA node " + std::to_string(n.numa_node) + " is not in 'numa_nodes'"};
@@ -653,9 +672,11 @@ bool ParseFaults(std::string_view text, FaultSpec* faults, std::string* error) {
       return !value.empty() && r.ec == std::errc() && r.ptr == value.data() + value.size();
     };
     auto probability = [&](double* out) {
-      char* tail = nullptr;
-      const double p = value.empty() ? -1.0 : std::strtod(value.c_str(), &tail);
-      const bool valid = tail != nullptr && *tail == '\0' && p >= 0.0 && p <= 1.0;
+      // from_chars, not strtod: "0.5" must not depend on the process's locale (a decimal comma under de_DE).
+      double p = -1.0;
+      const auto r = std::from_chars(value.data(), value.data() + value.size(), p);
+      const bool valid =
+          !value.empty() && r.ec == std::errc() && r.ptr == value.data() + value.size() && p >= 0.0 && p <= 1.0;
       if (valid) *out = p;
       return valid;
     };

@@ -138,7 +138,23 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"slow copy probability past 1", Minimal("", R"(, "faults": {"slow_copy_probability": 2})"),
             "faults.slow_copy_probability", "must lie in 0..1"},
         Bad{"lost device unknown", Minimal("", R"(, "faults": {"device_lost_devices": ["z"]})"),
-            "faults.device_lost_devices[0]", "expected the id of a device of the profile"}));
+            "faults.device_lost_devices[0]", "expected the id of a device of the profile"},
+        // The schema's minLength 1 (docs/topology.schema.json): "" names nothing and was taken as a name.
+        Bad{"empty clique", Minimal(R"(, "clique": "")"), "devices[0].clique", "must not be empty"},
+        Bad{"empty NIC kind", Minimal().replace(R"({"name": "eth0"})", R"({"name": "eth0", "kind": ""})"),
+            "nics[0].kind", "must not be empty"},
+        Bad{"empty node domain", Minimal().replace(R"("domain": "r1")", R"("domain": "")"), "node.domain",
+            "must not be empty"},
+        // 2^64 - 1 read as a signed integer is -1, "unknown": it was accepted as that.
+        Bad{"NUMA node past any integer", Minimal(R"(, "numa_node": 18446744073709551615)"), "devices[0].numa_node",
+            "18446744073709551615 is outside -1..4095"}));
+
+TEST(Profile, ACpuListedTwiceCountsOnce) {
+  std::string error;
+  auto p = ParseProfile(Minimal().replace(R"("cpus": "0-3")", R"("cpus": "0-3,2-5,5")").text, "cpus.json", &error);
+  ASSERT_TRUE(p.has_value()) << error;
+  EXPECT_EQ(p->numa_nodes.at(0).cpu_count, 6u);
+}
 
 TEST(Profile, FaultsReadEveryField) {
   std::string error;
@@ -218,6 +234,11 @@ TEST(Faults, ParsesEveryKeyAndRejectsUnknownOnes) {
   EXPECT_FALSE(ParseFaults("lost_devices=", &f, &error));
   EXPECT_FALSE(ParseFaults("sead=7", &f, &error));
   EXPECT_NE(error.find("unknown key 'sead'"), std::string::npos) << error;
+  // Read with from_chars, whatever the locale's decimal separator: a point, never a comma.
+  EXPECT_FALSE(ParseFaults("alloc_fail=0,5", &f, &error));
+  EXPECT_FALSE(ParseFaults("alloc_fail= 0.5", &f, &error));
+  ASSERT_TRUE(ParseFaults("alloc_fail=5e-1", &f, &error)) << error;
+  EXPECT_DOUBLE_EQ(f.allocation_failure_probability, 0.5);
   EXPECT_FALSE(ParseFaults("alloc_fail=2", &f, &error));
   EXPECT_NE(error.find("'alloc_fail=2' has a bad value"), std::string::npos) << error;
 }

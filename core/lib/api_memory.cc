@@ -31,7 +31,9 @@ Status RangeError(const Buffer& buffer, uint64_t offset, uint64_t size, const ch
 // limit refused them; a refusal leaves both accounts as they were.
 Expected<std::unique_ptr<MemoryCharge>> ChargeDeviceMemory(const Device& dev, uint64_t bytes) {
   std::vector<std::shared_ptr<MemoryAccount>> accounts;
-  accounts.reserve(2);  // allocated before anything is charged: nothing below throws while a charge is held
+  std::vector<uint64_t> used_after;
+  accounts.reserve(2);  // allocated before anything is reserved: nothing below throws while a reservation is held
+  used_after.reserve(2);
   std::shared_ptr<Tenant> tenant = ThreadTenant(dev.instance);
   if (tenant) {
     if (tenant->destroyed) {
@@ -39,7 +41,8 @@ Expected<std::unique_ptr<MemoryCharge>> ChargeDeviceMemory(const Device& dev, ui
                    "{}: the calling thread's {} was destroyed (bind another tenant, or none)", dev.label, tenant->name);
     }
     std::shared_ptr<MemoryAccount> account = tenant->AccountFor(dev.physical);
-    if (!account->TryCharge(bytes)) {
+    std::optional<uint64_t> reserved = account->Reserve(bytes);
+    if (!reserved) {
       const uint64_t limit = account->limit();
       if (limit == 0) {
         return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED,
@@ -51,22 +54,29 @@ Expected<std::unique_ptr<MemoryCharge>> ChargeDeviceMemory(const Device& dev, ui
                    FormatBytes(bytes), tenant->name, FormatBytes(account->used()), FormatBytes(limit));
     }
     accounts.push_back(std::move(account));
+    used_after.push_back(*reserved);
   }
   const std::shared_ptr<MemoryAccount>& process = dev.physical->account;
-  if (!process->TryCharge(bytes)) {
-    for (const auto& account : accounts) account->Uncharge(bytes);
+  std::optional<uint64_t> reserved = process->Reserve(bytes);
+  if (!reserved) {
+    // The tenant's reservation goes back uncommitted: its buffer count and peak never saw this allocation.
+    for (const auto& account : accounts) account->Cancel(bytes);
     return Error(ACCEL_ERROR_RESOURCE_EXHAUSTED,
                  "{}: 'desc->size' {} requested: the process holds {} of its {} limit on this device "
                  "(ACCEL_MEMORY_LIMIT)",
                  dev.label, FormatBytes(bytes), FormatBytes(process->used()), FormatBytes(process->limit()));
   }
   accounts.push_back(process);
+  used_after.push_back(*reserved);
+  std::unique_ptr<MemoryCharge> charge;
   try {
-    return std::make_unique<MemoryCharge>(std::move(accounts), bytes);
+    charge = std::make_unique<MemoryCharge>(accounts, bytes);
   } catch (...) {  // out of host memory: give the bytes back before the failure goes on
-    for (const auto& account : accounts) account->Uncharge(bytes);
+    for (const auto& account : accounts) account->Cancel(bytes);
     throw;
   }
+  for (size_t i = 0; i < accounts.size(); ++i) accounts[i]->Commit(used_after[i]);
+  return charge;
 }
 
 }  // namespace accel::core

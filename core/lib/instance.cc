@@ -470,10 +470,14 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
 
 void Instance::ApplyMemoryLimit(const LoaderSettings& settings) {
   // Read in every process, privileged or not and whatever the instance's
-  // flags: it only ever restricts (docs/memory-limits.md).
+  // flags: it only ever restricts (docs/memory-limits.md). Each instance sets
+  // its own limit on the shared process accounts, which obey the lowest.
+  auto limit_all = [this](uint64_t limit) {
+    for (const auto& physical : physical_devices_) physical->account->SetLimitOf(this, limit);
+  };
   const char* value = std::getenv("ACCEL_MEMORY_LIMIT");
   if (value == nullptr) {
-    for (const auto& physical : physical_devices_) physical->account->set_limit(ACCEL_MEMORY_UNLIMITED);
+    limit_all(ACCEL_MEMORY_UNLIMITED);
     return;
   }
   const std::string text(value);
@@ -482,32 +486,48 @@ void Instance::ApplyMemoryLimit(const LoaderSettings& settings) {
     // Fail closed: an orchestrator's limit that cannot be read allows nothing.
     Warn(settings, "ACCEL_MEMORY_LIMIT", text, "",
          parsed.status().message() + "; every device is limited to 0 bytes until it is fixed");
-    for (const auto& physical : physical_devices_) physical->account->set_limit(0);
+    limit_all(0);
     return;
   }
   std::vector<bool> used(parsed->size(), false);
+  std::vector<uint64_t> limits;
+  limits.reserve(physical_devices_.size());
   for (const auto& physical : physical_devices_) {
     const std::string id = FieldString(physical->props.stable_id, sizeof(physical->props.stable_id));
     const std::string index = std::to_string(physical->props.index);
-    const MemoryLimitEntry* chosen = nullptr;
+    const MemoryLimitEntry* named = nullptr;
+    const MemoryLimitEntry* every = nullptr;
     for (size_t e = 0; e < parsed->size(); ++e) {
       const MemoryLimitEntry& entry = (*parsed)[e];
       if (entry.device == id || entry.device == index) {
-        chosen = &entry;
+        if (named != nullptr) {
+          // One device named twice, by its index and by its stable id: which limit was meant cannot be known.
+          Warn(settings, "ACCEL_MEMORY_LIMIT", text, entry.device,
+               fmt::format("'{}' and '{}' both name physical device {} ({}); every device is limited to 0 bytes "
+                           "until it is fixed",
+                           named->device, entry.device, index, id));
+          limit_all(0);
+          return;
+        }
+        named = &entry;
         used[e] = true;
-      } else if (entry.device.empty() && chosen == nullptr) {
-        chosen = &entry;
+      } else if (entry.device.empty()) {
+        every = &entry;
         used[e] = true;
       }
     }
+    const MemoryLimitEntry* chosen = named != nullptr ? named : every;
     uint64_t limit = ACCEL_MEMORY_UNLIMITED;
-    if (chosen != nullptr) {
-      limit = chosen->is_percent
-                  ? static_cast<uint64_t>(static_cast<double>(physical->props.memory_total) * chosen->percent / 100.0)
-                  : chosen->bytes;
+    if (chosen != nullptr && !chosen->is_percent) {
+      limit = chosen->bytes;
+    } else if (chosen != nullptr) {
+      // In long double (a 64-bit mantissa on x86-64), clamped: a double product may round up to 2^64, past uint64_t.
+      const long double share = static_cast<long double>(physical->props.memory_total) * chosen->percent / 100.0L;
+      limit = share >= 18446744073709551616.0L ? ACCEL_MEMORY_UNLIMITED : static_cast<uint64_t>(share);
     }
-    physical->account->set_limit(limit);
+    limits.push_back(limit);
   }
+  for (size_t i = 0; i < physical_devices_.size(); ++i) physical_devices_[i]->account->SetLimitOf(this, limits[i]);
   for (size_t e = 0; e < parsed->size(); ++e) {
     if (used[e]) continue;
     const std::string& device = (*parsed)[e].device;
@@ -578,7 +598,10 @@ void Instance::Destroy() {
   }
   children.clear();
   for (const auto& d : devices_) HandleTable::Get().Remove(d->handle());
-  for (const auto& p : physical_devices_) HandleTable::Get().Remove(p->handle());
+  for (const auto& p : physical_devices_) {
+    HandleTable::Get().Remove(p->handle());
+    p->account->DropLimitOf(this);
+  }
   for (const auto& b : backends_) HandleTable::Get().Remove(b->handle());
   for (const auto& p : physical_devices_) p->devices.clear();
   physical_devices_.clear();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -11,26 +12,49 @@
 
 namespace accel::core {
 
-bool MemoryAccount::TryCharge(uint64_t bytes) {
+std::optional<uint64_t> MemoryAccount::Reserve(uint64_t bytes) {
   const uint64_t limit = limit_.load();
   uint64_t used = used_.load();
   do {
     if (bytes > limit || used > limit - bytes) {
       refused_.fetch_add(1);
-      return false;
+      return std::nullopt;
     }
   } while (!used_.compare_exchange_weak(used, used + bytes));
-  const uint64_t now = used + bytes;
+  return used + bytes;
+}
+
+void MemoryAccount::Commit(uint64_t used_after) {
   uint64_t peak = peak_.load();
-  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  while (used_after > peak && !peak_.compare_exchange_weak(peak, used_after)) {
   }
   buffers_.fetch_add(1);
-  return true;
 }
 
 void MemoryAccount::Uncharge(uint64_t bytes) {
   used_.fetch_sub(bytes);
   buffers_.fetch_sub(1);
+}
+
+void MemoryAccount::SetLimitOf(const void* owner, uint64_t limit) {
+  std::lock_guard lock(owners_mutex_);
+  auto it = std::find_if(owners_.begin(), owners_.end(), [&](const auto& o) { return o.first == owner; });
+  if (it == owners_.end()) {
+    owners_.emplace_back(owner, limit);
+  } else {
+    it->second = limit;
+  }
+  uint64_t lowest = ACCEL_MEMORY_UNLIMITED;
+  for (const auto& o : owners_) lowest = std::min(lowest, o.second);
+  limit_.store(lowest);
+}
+
+void MemoryAccount::DropLimitOf(const void* owner) {
+  std::lock_guard lock(owners_mutex_);
+  std::erase_if(owners_, [&](const auto& o) { return o.first == owner; });
+  uint64_t lowest = ACCEL_MEMORY_UNLIMITED;
+  for (const auto& o : owners_) lowest = std::min(lowest, o.second);
+  limit_.store(lowest);
 }
 
 accel_memory_usage_t MemoryAccount::Usage() const {

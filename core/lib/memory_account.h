@@ -8,8 +8,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "status.h"
@@ -17,15 +20,31 @@
 namespace accel::core {
 
 // Bytes held on one device and the limit they may not pass. Thread-safe:
-// every member is atomic; TryCharge never lets `used` pass the limit.
+// the counters are atomic; Reserve never lets `used` pass the limit.
+//
+// A charge is two steps, so that an allocation two accounts must accept (a tenant's and the process's) leaves both
+// as they were when either refuses: Reserve on each (it moves only `used`), then Commit on each (one more buffer, the
+// peak), or Cancel on those that accepted.
 class MemoryAccount {
  public:
   explicit MemoryAccount(uint64_t limit = ACCEL_MEMORY_UNLIMITED) : limit_(limit) {}
 
-  // Adds `bytes` unless that passes the limit; counts a refusal otherwise.
-  bool TryCharge(uint64_t bytes);
+  // Adds `bytes` to `used` unless that passes the limit (then counts a refusal); returns `used` after the addition.
+  std::optional<uint64_t> Reserve(uint64_t bytes);
+  // Makes a reservation a buffer's charge; `used_after` is what Reserve returned.
+  void Commit(uint64_t used_after);
+  // Gives back a reservation that was not committed.
+  void Cancel(uint64_t bytes) { used_.fetch_sub(bytes); }
+  // Gives back a committed charge.
   void Uncharge(uint64_t bytes);
+
+  // A tenant's limit: one owner sets it.
   void set_limit(uint64_t limit) { limit_.store(limit); }
+  // The process account's limit, which every instance of the process sets from ACCEL_MEMORY_LIMIT as it read it:
+  // the account obeys the lowest of the limits its live instances set (a second instance is no way around the
+  // first's limit, whatever its device indices), and `owner` takes its limit away when it is destroyed.
+  void SetLimitOf(const void* owner, uint64_t limit);
+  void DropLimitOf(const void* owner);
 
   uint64_t limit() const { return limit_.load(); }
   uint64_t used() const { return used_.load(); }
@@ -37,6 +56,8 @@ class MemoryAccount {
   std::atomic<uint64_t> peak_{0};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> buffers_{0};
+  std::mutex owners_mutex_;
+  std::vector<std::pair<const void*, uint64_t>> owners_;  // SetLimitOf's, under owners_mutex_
 };
 
 // What one buffer holds against its accounts; gives it back when destroyed.

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -152,6 +153,76 @@ TEST(MemoryLimit, SharedByEveryInstanceOfTheProcess) {
   ASSERT_EQ(accel_buffer_destroy(a), ACCEL_SUCCESS);
   ASSERT_EQ(Alloc(d2, 6 * kMiB, &b), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
+}
+
+TEST(MemoryLimit, AnInstanceThatCountsDevicesOtherwiseCannotRaiseTheLimit) {
+  // "0=20MiB" names index 0, which is another physical device in an instance that sees less: the instance that sees
+  // only device 1 limits it; one that sees everything limits device 0. Each keeps its own limit on the shared
+  // accounts, which obey the lowest (the later instance's "unlimited" for device 1 raised it).
+  ASSERT_TRUE(kProfileSet);
+  ScopedEnv limit("ACCEL_MEMORY_LIMIT", "0=20MiB");
+  accel_instance_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_INSTANCE_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.visible_devices = "1";
+  auto narrow = std::make_unique<ScopedInstance>(&desc);
+  ASSERT_EQ(Physical(narrow->get()).size(), 1U);
+  ScopedInstance wide(nullptr);
+  auto physical = Physical(wide.get());
+  ASSERT_GE(physical.size(), 2U);
+  EXPECT_EQ(Usage(physical[0]).limit, 20 * kMiB);
+  EXPECT_EQ(Usage(physical[1]).limit, 20 * kMiB) << "the narrow instance's limit on device 1 stands";
+  accel_buffer_t b = nullptr;
+  EXPECT_EQ(Alloc(FirstPath(physical[1]), 32 * kMiB, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  narrow.reset();  // its limit goes with it
+  EXPECT_EQ(Usage(physical[1]).limit, ACCEL_MEMORY_UNLIMITED);
+  EXPECT_EQ(Usage(physical[0]).limit, 20 * kMiB);
+}
+
+TEST(MemoryLimit, OneDeviceNamedByIndexAndByIdFailsClosed) {
+  ASSERT_TRUE(kProfileSet);
+  std::string id0;
+  {
+    ScopedInstance probe(nullptr);
+    accel_physical_device_properties_t p{};
+    p.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+    p.struct_size = sizeof(p);
+    ASSERT_EQ(accel_physical_device_get_properties(Physical(probe.get())[0], &p), ACCEL_SUCCESS);
+    id0 = p.stable_id;
+  }
+  // Which of the two was meant cannot be known (the later one won, so the order of the items decided).
+  const std::string setting = "0=40GiB," + id0 + "=1GiB";
+  ScopedEnv limit("ACCEL_MEMORY_LIMIT", setting.c_str());
+  ScopedInstance instance(nullptr);
+  auto physical = Physical(instance.get());
+  for (auto p : physical) EXPECT_EQ(Usage(p).limit, 0U);
+  auto warnings = instance.Warnings();
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(std::string(warnings[0].message).find("'0' and '" + id0 + "' both name physical device 0"),
+            std::string::npos)
+      << warnings[0].message;
+  EXPECT_NE(std::string(warnings[0].message).find("limited to 0 bytes"), std::string::npos) << warnings[0].message;
+}
+
+TEST(MemoryLimit, AProcessRefusalLeavesTheTenantAsItWas) {
+  // The tenant accepts 128 MiB, the process's 64 MiB refuses them: the tenant's peak and buffer count never saw
+  // the allocation (its peak said 128 MiB).
+  ASSERT_TRUE(kProfileSet);
+  ScopedEnv limit("ACCEL_MEMORY_LIMIT", "64MiB");
+  ScopedInstance instance(nullptr);
+  auto physical = Physical(instance.get());
+  accel_tenant_t tenant = MakeTenant(instance.get(), "t", {{physical[0], 1024 * kMiB}});
+  ASSERT_EQ(accel_thread_set_tenant(tenant, nullptr), ACCEL_SUCCESS);
+  accel_buffer_t b = nullptr;
+  EXPECT_EQ(Alloc(FirstPath(physical[0]), 128 * kMiB, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(accel_last_error()).find("(ACCEL_MEMORY_LIMIT)"), std::string::npos) << accel_last_error();
+  ASSERT_EQ(accel_thread_set_tenant(nullptr, nullptr), ACCEL_SUCCESS);
+  const accel_memory_usage_t u = Usage(tenant, physical[0]);
+  EXPECT_EQ(u.used, 0U);
+  EXPECT_EQ(u.peak, 0U);
+  EXPECT_EQ(u.buffers, 0U);
+  EXPECT_EQ(Usage(physical[0]).refused, 1U);
+  EXPECT_EQ(accel_tenant_destroy(tenant), ACCEL_SUCCESS);
 }
 
 TEST(MemoryLimit, PerDeviceEntriesByIndexAndStableIdAndPercent) {

@@ -371,8 +371,11 @@ void Instance::BuildRegistry(const LoaderSettings& settings) {
     text.remove_prefix(offset);
     auto parsed = selector::Parse(text);
     if (!parsed) {
-      selector::ParseError e = parsed.error();
-      e.position += offset;
+      // Parsed again with the prefix blanked (the lexer skips blanks), so that every column in the message, the
+      // error's own and those inside it ("to close the '(' at column 5"), counts from the start of the value.
+      auto blanked = selector::Parse(std::string(offset, ' ') + std::string(text));
+      selector::ParseError e = blanked ? parsed.error() : blanked.error();
+      if (blanked) e.position += offset;
       Warn(settings, "ACCEL_VISIBLE_DEVICES", *settings.visible_devices, "",
            fmt::format("the selector does not parse, so no device is visible: {}", e.ToString()));
     } else {

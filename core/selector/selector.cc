@@ -221,7 +221,8 @@ std::optional<Number> ReadNumber(std::string_view w) {
       n.integer = false;
     }
   }
-  if (base == 10) n.value = std::strtold(std::string(w.substr(start, i - start)).c_str(), nullptr);
+  // from_chars, not strtold: a decimal point whatever the process's locale (strtold under de_DE read "1.5" as 1).
+  if (base == 10) std::from_chars(w.data() + start, w.data() + i, n.value);
   if (base == 16) n.value = static_cast<long double>(n.magnitude);
   n.unit_offset = i;
   n.unit = std::string(w.substr(i));
@@ -614,9 +615,10 @@ class Parser {
         if (n->integer) {
           overflow = overflow || __builtin_mul_overflow(n->magnitude, unit->multiplier, &bytes);
         } else {
-          const long double v = n->value * static_cast<long double>(unit->multiplier);
-          overflow = overflow || !(v < 18446744073709551615.0L);
-          if (!overflow) bytes = static_cast<uint64_t>(std::llround(static_cast<double>(v)));
+          // Rounded in long double and converted unsigned: llround's long long overflowed from 2^63 on.
+          const long double v = std::roundl(n->value * static_cast<long double>(unit->multiplier));
+          overflow = overflow || !(v < 18446744073709551616.0L);  // 2^64, exact in every long double
+          if (!overflow) bytes = static_cast<uint64_t>(v);
         }
         if (overflow) {
           return FailAt(t.pos, "a size", Found(t),

@@ -455,6 +455,26 @@ TEST(SelectorVisibleDevices, BadSelectorHidesEverythingAndWarnsWithThePosition) 
   ASSERT_EQ(v.warnings.size(), 1u);
   EXPECT_NE(v.warnings[0].find("column 5: unknown key 'vendr' (did you mean 'vendor'?)"), std::string::npos)
       << v.warnings[0];
+  // Columns inside the message too: the '(' is the fifth character of the value (it said column 1).
+  v = WithMask("mixed-vendor", "sel:(fp8");
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("column 9: expected ')' to close the '(' at column 5"), std::string::npos)
+      << v.warnings[0];
+}
+
+TEST(SelectorParse, FractionalSizesReadAPointAndStayInRange) {
+  // 1.5 GiB exactly (from_chars reads the point whatever the locale); 9000000.5 TiB is past 2^63 and below 2^64
+  // bytes only in part: llround's long long overflowed there and gave a wrong size instead of this error.
+  MapAttributes a = Cpu();
+  a.Set("memory_total", 3 * kGiB / 2);
+  EXPECT_TRUE(Match("mem>=1.5GiB", a));
+  EXPECT_FALSE(Match("mem>1.5GiB", a));
+  a.Set("memory_total", uint64_t{9500000000000000000u});  // past 2^63, below 9000000.5 TiB (9.9e18 bytes)
+  EXPECT_TRUE(Match("mem<9000000.5TiB", a));
+  auto past = Parse("mem<17000000.5TiB");
+  ASSERT_FALSE(past);
+  EXPECT_NE(past.error().ToString().find("'17000000.5TiB' is out of range for 'memory_total'"), std::string::npos)
+      << past.error().ToString();
 }
 
 TEST(SelectorVisibleDevices, SelectorMatchingNothingWarns) {

@@ -193,6 +193,27 @@ def cli(args, tmp):
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
         if p.returncode != 2 or needle not in p.stdout:
             fail(f"{cmd[1:]}: rc {p.returncode} (want 2), output {p.stdout.strip()[:300]!r} (want {needle!r})")
+    # The certificate is written whole or not at all: a --json that cannot be written is exit 2 with the reason
+    # (it printed "result: pass" and exited 0); a --filter that is not UTF-8 is kept, as U+FFFD, in a certificate
+    # that parses (the JSON writer threw after the run); one device named twice is tested once.
+    one = ["--profile", "abi", "--filter", "abi.struct_size.capabilities_larger_and_smaller*"]
+    cmd = [args.runner, "--backend", args.backend, *one, "--json", "/nonexistent-dir/c.json"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    if p.returncode != 2 or "cannot write --json /nonexistent-dir/c.json" not in p.stdout:
+        fail(f"an unwritable --json: rc {p.returncode} (want 2), output {p.stdout.strip()[-300:]!r}")
+    cert_path = os.path.join(tmp, "twice.json")
+    cmd = [args.runner.encode(), b"--backend", args.backend.encode(), b"--profile", b"abi", b"--filter",
+           b"abi.struct_size.capabilities_larger_and_smaller*:\xff", b"--device", b"0", b"--device", b"0",
+           b"--json", cert_path.encode()]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    if p.returncode != 0:
+        fail(f"{cmd[1:]}: rc {p.returncode}, output {p.stdout.decode(errors='replace')[-300:]!r}")
+    with open(cert_path, encoding="utf-8") as f:
+        cert = json.load(f)
+    if "\ufffd" not in cert.get("filter", ""):
+        fail(f"the filter's byte 0xff is not U+FFFD in the certificate: {cert.get('filter')!r}")
+    if len(cert["devices"]) != 1 or sum(sum(c.values()) for c in cert["counts"].values()) != 1:
+        fail(f"device 0 named twice: {len(cert['devices'])} devices, counts {cert['counts']}")
     p = subprocess.run([args.runner, "--list"], stdout=subprocess.PIPE, text=True, timeout=60)
     ids = p.stdout.split()
     if p.returncode != 0 or len(ids) != len(set(ids)) or not all(re.fullmatch(r"[a-z-]+\.[a-z_]+\.[a-z0-9_]+", i) for i in ids):
@@ -200,7 +221,8 @@ def cli(args, tmp):
     for prefix in PROFILES:
         if not any(i.startswith(prefix + ".") for i in ids):
             fail(f"--list names no test of profile {prefix}")
-    print(f"PASS: usage errors exit 2 with their reason; --list gives {len(ids)} unique stable ids")
+    print(f"PASS: usage errors exit 2 with their reason; the certificate written whole; --list gives {len(ids)} "
+          "unique stable ids")
 
 
 def main():

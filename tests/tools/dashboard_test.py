@@ -295,6 +295,13 @@ def check_bind(args):
           f"--demo without devices: {out.returncode} {out.stderr!r}")
     out = subprocess.run([args.accel_info, "serve", "--port", "70000"], capture_output=True, text=True, timeout=60)
     check(out.returncode == 1 and "70000" in out.stderr, f"--port 70000: {out.returncode} {out.stderr!r}")
+    # A duration that is no number of seconds is refused (NaN passed the range check and meant "forever"; 1e19
+    # overflowed the deadline and stopped the server at once).
+    for duration in ("nan", "1e19", "-1", "inf"):
+        out = subprocess.run([args.accel_info, "serve", "--port", "0", "--duration", duration], capture_output=True,
+                             text=True, timeout=60)
+        check(out.returncode == 1 and f"'{duration}' is not a number of seconds from 0 to 1e9" in out.stderr
+              and out.stdout == "", f"--duration {duration}: {out.returncode} {out.stderr!r}")
     print("PASS: bind")
 
 

@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "bench.h"
+#include "json_file.h"
 #include "names.h"
 
 namespace accel::bench {
@@ -183,7 +184,16 @@ int Run(const Options& o) {
   if (count > 0) accel_instance_enumerate_devices(instance, &count, devices.data());
   nlohmann::json report = {{"tool", "accel-bench"}, {"compiler_caches", cache}, {"devices", nlohmann::json::array()}};
   std::printf("accel-bench: %u devices; compiler caches: %s\n", count, cache.c_str());
+  for (uint32_t d : o.devices) {
+    if (d >= count) {
+      std::fprintf(stderr, "accel-bench: --device %u: there are %u devices (indices 0 to %u)\n", d, count,
+                   count == 0 ? 0 : count - 1);
+      accel_instance_destroy(instance);
+      return 1;
+    }
+  }
   int failures = 0;
+  int benchmarked = 0;  // devices whose benchmarks ran
   for (uint32_t d = 0; d < count; ++d) {
     if (!o.devices.empty() && std::find(o.devices.begin(), o.devices.end(), d) == o.devices.end()) continue;
     accel_device_capabilities_t caps{};
@@ -277,9 +287,12 @@ int Run(const Options& o) {
         accel.get(), native.get(), handoff.get(), lat_reps, [](Path* p) { return p->TinyLaunchAndWait(); }, &err);
     if (!lat) {
       std::printf("  failed: %s\n", err.c_str());
+      dj["failed"] = err;
+      report["devices"].push_back(dj);
       ++failures;
       continue;
     }
+    ++benchmarked;
     line("tiny kernel launch+wait", *lat, false, 0, 0);
     const int batch = 100;
     auto thr = RunAB(
@@ -290,6 +303,10 @@ int Run(const Options& o) {
         for (double& v : s->seconds) v /= batch;  // per launch
       }
       line("back-to-back launch (each)", *thr, false, 0, 0);
+    } else {
+      std::printf("  back-to-back launch failed: %s\n", err.c_str());
+      dj["back-to-back launch (each)"] = {{"failed", err}};
+      ++failures;
     }
     std::vector<uint8_t> src(max_size, 3);
     std::vector<uint8_t> dst(max_size, 0);
@@ -338,7 +355,18 @@ int Run(const Options& o) {
     report["devices"].push_back(dj);
   }
   accel_instance_destroy(instance);
-  if (!o.json.empty()) std::ofstream(o.json) << report.dump(2) << "\n";
+  if (!o.json.empty()) {
+    std::string why;
+    if (!tools::WriteJsonFile(o.json, report, &why)) {
+      std::fprintf(stderr, "accel-bench: %s\n", why.c_str());
+      return 2;
+    }
+  }
+  if (benchmarked == 0) {
+    // Every device skipped (no kernel it runs, a corpus that does not read) or none at all: nothing could run.
+    std::fprintf(stderr, "accel-bench: no device was benchmarked\n");
+    return 2;
+  }
   return failures == 0 ? 0 : 2;
 }
 
@@ -359,5 +387,10 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "Write the figures as JSON here");
   app.add_option("--corpus", o.corpus, "The kernel corpus folder (holding corpus.json)");
   CLI11_PARSE(app, argc, argv);
-  return accel::bench::Run(o);
+  try {
+    return accel::bench::Run(o);
+  } catch (const std::exception& e) {  // out of host memory for the largest size, above all
+    std::fprintf(stderr, "accel-bench: %s\n", e.what());
+    return 2;
+  }
 }

@@ -27,6 +27,7 @@
 
 #include "expectations.h"
 #include "harness.h"
+#include "json_file.h"
 #include "names.h"
 
 namespace accel::conformance {
@@ -245,7 +246,10 @@ std::optional<std::string> OpenTarget(const Options& options, Target* target) {
     bool found = false;
     for (const auto& dut : target->all_devices) {
       if (want == std::to_string(dut.index) || want == dut.caps.stable_id) {
-        target->selected.push_back(dut.index);
+        // Named twice (by index and by id, or the same twice) is one device under test, tested once.
+        if (std::find(target->selected.begin(), target->selected.end(), dut.index) == target->selected.end()) {
+          target->selected.push_back(dut.index);
+        }
         found = true;
       }
     }
@@ -487,13 +491,18 @@ int Main(int argc, char** argv) {
 
   PrintSummary(target, *requested);
   const nlohmann::json cert = Certificate(target, *requested);
+  bool written = true;
   if (!options.json.empty()) {
-    std::ofstream(options.json) << cert.dump(2) << "\n";
+    std::string why;
+    written = accel::tools::WriteJsonFile(options.json, cert, &why);
+    if (!written) std::fprintf(stderr, "accel-conformance: %s\n", why.c_str());
   }
   std::printf("result: %s (profile passed: %s)\n", cert["result"].get<std::string>().c_str(),
               cert["profile_passed"].get<std::string>().c_str());
   accel_instance_destroy(target.instance);
   target.instance = nullptr;
+  // A certificate asked for and not written is no pass: whoever admits the backend reads that file.
+  if (!written) return kExitUsage;
   const bool failed = gtest_rc != 0 || cert["result"] == "fail";
   return failed ? kExitFail : kExitPass;
 }

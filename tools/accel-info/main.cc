@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -199,7 +201,19 @@ int main(int argc, char** argv) {
   serve->add_flag("--demo", serve_options.demo,
                   "Run a small continuous workload (two queues, tenants and streams) so the figures move");
   serve->add_option("--duration", serve_options.duration, "Stop after this many seconds (default: at SIGINT/SIGTERM)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(
+          [](const std::string& text) -> std::string {
+            // NaN passes CLI::Range (every comparison with it is false), and a value past the clocks' range made
+            // the deadline arithmetic undefined (the server stopped at once).
+            double value = 0;
+            const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+            const bool number = r.ec == std::errc() && r.ptr == text.data() + text.size();
+            if (!number || !std::isfinite(value) || value < 0 || value > 1e9) {
+              return "'" + text + "' is not a number of seconds from 0 to 1e9";
+            }
+            return "";
+          },
+          "SECONDS");
   serve->fallthrough();
   CLI::App* profiles =
       app.add_subcommand("profiles",

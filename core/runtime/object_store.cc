@@ -213,7 +213,7 @@ bool ObjectStore::ValidLocation(int32_t location) const {
   return location == ACCEL_OBJECT_LOCATION_HOST || (location >= 0 && static_cast<size_t>(location) < devices_.size());
 }
 
-accel_stream_t ObjectStore::TakeStream(uint32_t device, std::string* why) {
+accel_stream_t ObjectStore::TakeStream(uint32_t device, std::string* why, accel_status_t* status) {
   // Under the lock.
   std::vector<accel_stream_t>& idle = idle_streams_[device];
   if (!idle.empty()) {
@@ -223,7 +223,9 @@ accel_stream_t ObjectStore::TakeStream(uint32_t device, std::string* why) {
   }
   idle.reserve(idle.size() + 1);  // the give-back cannot fail
   accel_stream_t stream = nullptr;
-  if (accel_stream_create(devices_[device], nullptr, &stream) != ACCEL_SUCCESS) {
+  *status = accel_stream_create(devices_[device], nullptr, &stream);
+  if (*status != ACCEL_SUCCESS) {
+    // Its status goes on: a lost device's stream_create says DEVICE_LOST, which the callers handle as a loss.
     *why = fmt::format("no stream on {}: {}", PlaceName(static_cast<int32_t>(device)), accel_last_error());
     return nullptr;
   }
@@ -376,12 +378,12 @@ accel_status_t ObjectStore::Copy(int32_t from, const Replica& src, int32_t to, c
   }
   const int32_t on = to >= 0 ? to : from;  // the stream's device
   accel_stream_t stream = nullptr;
+  accel_status_t status = ACCEL_SUCCESS;
   {
     std::lock_guard lock(mutex_);
-    stream = TakeStream(static_cast<uint32_t>(on), why);
+    stream = TakeStream(static_cast<uint32_t>(on), why, &status);
   }
-  if (stream == nullptr) return ACCEL_ERROR_INTERNAL;
-  accel_status_t status = ACCEL_SUCCESS;
+  if (stream == nullptr) return status;
   if (from < 0) {
     status = accel_stream_copy_host_to_buffer(stream, src.host, dst.buffer, 0, size);
   } else if (to < 0) {
@@ -711,14 +713,15 @@ accel_status_t ObjectStore::Put(const accel_object_put_desc_t& d, std::shared_pt
     return ACCEL_SUCCESS;
   }
   const Replica dst = object->replicas.at(location);
-  accel_stream_t stream = location >= 0 ? TakeStream(static_cast<uint32_t>(location), why) : nullptr;
-  lock.unlock();
   accel_status_t status = ACCEL_SUCCESS;
+  accel_stream_t stream = location >= 0 ? TakeStream(static_cast<uint32_t>(location), why, &status) : nullptr;
+  lock.unlock();
   if (location < 0) {
     std::memcpy(dst.host, d.data, d.size);
   } else {
-    status = stream == nullptr ? ACCEL_ERROR_INTERNAL
-                               : accel_stream_copy_buffer(stream, d.buffer, d.buffer_offset, dst.buffer, 0, d.size);
+    if (stream != nullptr) {
+      status = accel_stream_copy_buffer(stream, d.buffer, d.buffer_offset, dst.buffer, 0, d.size);
+    }
     if (status == ACCEL_SUCCESS) status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
     if (status != ACCEL_SUCCESS && why->empty()) *why = fmt::format("copying 'desc->buffer': {}", accel_last_error());
     GiveBackStream(static_cast<uint32_t>(location), stream, status != ACCEL_SUCCESS);
@@ -767,14 +770,14 @@ accel_status_t ObjectStore::Stream(int fd, const std::string& path, uint64_t off
     return ACCEL_SUCCESS;
   }
   accel_stream_t stream = nullptr;
+  accel_status_t status = ACCEL_SUCCESS;
   {
     std::lock_guard lock(mutex_);
-    stream = TakeStream(static_cast<uint32_t>(location), why);
+    stream = TakeStream(static_cast<uint32_t>(location), why, &status);
   }
-  if (stream == nullptr) return ACCEL_ERROR_INTERNAL;
+  if (stream == nullptr) return status;
   accel_event_t events[2] = {nullptr, nullptr};
   bool recorded[2] = {false, false};
-  accel_status_t status = ACCEL_SUCCESS;
   for (auto& e : events) {
     if (status == ACCEL_SUCCESS) status = accel_event_create(devices_[static_cast<size_t>(location)], nullptr, &e);
   }

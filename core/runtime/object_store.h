@@ -203,10 +203,11 @@ class ObjectStore {
                       std::string* why);
   accel_status_t WriteSpill(Object& object, const Replica& host, std::string* why);
   accel_status_t ReadSpill(const Object& object, void* into, std::string* why) const;
-  // A stream of `device` for one operation alone, from the device's idle streams or new (null, with `why`, when
-  // none can be made); under the lock. A stream's error is sticky and a skipped copy reports nothing of its own, so
+  // A stream of `device` for one operation alone, from the device's idle streams or new (null when none can be
+  // made, with `why` and stream_create's status in `*status`: DEVICE_LOST for a lost device, which the callers treat
+  // as the loss it is); under the lock. A stream's error is sticky and a skipped copy reports nothing of its own, so
   // two operations never share one: each judges its copies by its own synchronize (docs/objectstore.md).
-  accel_stream_t TakeStream(uint32_t device, std::string* why);
+  accel_stream_t TakeStream(uint32_t device, std::string* why, accel_status_t* status);
   // Gives a stream back once its operation's copies ended, waiting for it and clearing its error first if the
   // operation failed (`failed`); without the lock.
   void GiveBackStream(uint32_t device, accel_stream_t stream, bool failed);

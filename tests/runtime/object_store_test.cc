@@ -705,6 +705,33 @@ TEST(ObjectStore, InjectedFaultsFailOnlyTheCallThatMetThem) {
     EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
   }
   {
+    // An object adopted from a buffer on gpu4 (so the store holds no stream there yet); gpu4 is lost at its next
+    // operation after the buffer's creation: the stream a get to the host needs, which stream_create refuses with
+    // DEVICE_LOST. The get says DEVICE_LOST too (it said INTERNAL, "no stream", and the chaos test counted a wrong
+    // read), and the lost replica is gone.
+    ScopedEnv faults("ACCEL_SIM_FAULTS", "device_lost_after=1,devices=gpu4");
+    StoreRuntime rt(0, 0, "");
+    const accel_buffer_desc_t bd = accel_test::BufferDesc(x.size());
+    accel_buffer_t buffer = nullptr;
+    ASSERT_EQ(accel_buffer_create(rt.Device(4), &bd, &buffer), ACCEL_SUCCESS) << accel_last_error();
+    accel_object_put_desc_t d{};
+    d.stype = ACCEL_STRUCTURE_TYPE_OBJECT_PUT_DESC;
+    d.struct_size = sizeof(d);
+    d.buffer = buffer;
+    d.size = x.size();
+    d.flags = ACCEL_OBJECT_PUT_ADOPT;
+    accel_object_t o = nullptr;
+    ASSERT_EQ(accel_object_put(rt.get(), &d, &o), ACCEL_SUCCESS) << accel_last_error();
+    accel_buffer_t second = nullptr;  // the operation at which the loss fires
+    ASSERT_EQ(accel_buffer_create(rt.Device(4), &bd, &second), ACCEL_ERROR_DEVICE_LOST);
+    accel_object_view_t view = nullptr;
+    EXPECT_EQ(accel_object_get(o, kHost, ACCEL_TIMEOUT_INFINITE, &view), ACCEL_ERROR_DEVICE_LOST);
+    EXPECT_NE(std::string(accel_last_error()).find("device 4"), std::string::npos) << accel_last_error();
+    EXPECT_EQ(view, nullptr);
+    EXPECT_EQ(rt.Usage(4).replicas, 0U) << "the lost replica is gone";
+    EXPECT_EQ(accel_object_release(o), ACCEL_SUCCESS);
+  }
+  {
     // Every allocation on gpu2 fails.
     ScopedEnv faults("ACCEL_SIM_FAULTS", "alloc_fail=1,devices=gpu2");
     StoreRuntime rt(0, 0, "");

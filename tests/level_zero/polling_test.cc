@@ -1,0 +1,76 @@
+// Level Zero streams polled while their work runs (backends/level_zero/stream.cc, "markers"), on the fake loader:
+// stream_query and a bounded stream_synchronize ask a marker event appended after the stream's commands. A marker is
+// an event in an event pool of its own; one appended per poll made an application that busy-polls a long kernel
+// create 10^5 pools and barriers. Polls with nothing appended in between share one marker, and the stream keeps only
+// a few signalled ones for reuse.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "test_util.h"
+
+namespace {
+
+using accel_test::ScopedInstance;
+
+class LevelZeroPolling : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
+    setenv("ACCEL_FAKE_ZE_DEVICES", "1", 1);
+    setenv("ACCEL_FAKE_ZE_COMMAND_DELAY_US", "100000", 1);  // every command of a stream's list takes 100 ms
+    fake_ = dlopen(ACCEL_TEST_FAKE_ZE, RTLD_NOW | RTLD_LOCAL);  // the handle the backend's dlopen will share
+    ASSERT_NE(fake_, nullptr) << dlerror();
+    live_pools_ = reinterpret_cast<int64_t (*)()>(dlsym(fake_, "accel_fake_ze_live_event_pools"));
+    ASSERT_NE(live_pools_, nullptr);
+  }
+  void TearDown() override {
+    if (fake_ != nullptr) dlclose(fake_);
+  }
+  void* fake_ = nullptr;
+  int64_t (*live_pools_)() = nullptr;
+};
+
+TEST_F(LevelZeroPolling, PollingPendingWorkSharesOneMarker) {
+  accel_instance_desc_t desc = ScopedInstance::Backends("level_zero");
+  ScopedInstance instance(&desc);
+  std::vector<accel_device_t> devices = instance.Devices();
+  ASSERT_EQ(devices.size(), 1U) << "the fake loader's one device";
+  accel_buffer_desc_t bdesc = accel_test::BufferDesc(4096);
+  accel_buffer_t buffer = nullptr;
+  ASSERT_EQ(accel_buffer_create(devices[0], &bdesc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+  const int64_t without_stream = live_pools_();
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(devices[0], nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  const uint32_t pattern = 7;
+  const int64_t before = live_pools_();
+
+  // stream_query, polled until the 100 ms fill is done.
+  ASSERT_EQ(accel_stream_fill_buffer(stream, buffer, 0, 4096, &pattern, sizeof(pattern)), ACCEL_SUCCESS)
+      << accel_last_error();
+  int polls = 0;
+  int64_t most = 0;
+  accel_status_t status = ACCEL_NOT_READY;
+  while ((status = accel_stream_query(stream)) == ACCEL_NOT_READY) {
+    ++polls;
+    most = std::max(most, live_pools_() - before);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_EQ(status, ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_GE(polls, 10) << "the fill was not pending while polled";
+  EXPECT_LE(most, 1) << polls << " polls of one pending fill made " << most << " markers";
+
+  // A bounded synchronize polls the same way, and so do many fills' worth of queries.
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(accel_stream_fill_buffer(stream, buffer, 0, 4096, &pattern, sizeof(pattern)), ACCEL_SUCCESS);
+    ASSERT_EQ(accel_stream_synchronize(stream, 10'000'000'000), ACCEL_SUCCESS) << accel_last_error();
+  }
+  EXPECT_LE(live_pools_() - before, 4) << "the stream keeps at most four signalled markers for reuse";
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(live_pools_(), without_stream) << "the stream's markers (and its own drain event) go with it";
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+}
+
+}  // namespace

@@ -98,6 +98,10 @@ class NoScope {
 struct ZeEvent {
   ze_event_pool_handle_t pool = nullptr;
   ze_event_handle_t event = nullptr;
+  // A stream's marker only, under the stream's mutex: the stream's `appended` when it was appended (it covers
+  // everything up to there), and the callers still asking it (a marker in use is never reset for reuse).
+  uint64_t after = 0;
+  uint32_t users = 0;
 };
 
 // A stream's immediate command list (asynchronous) and the marker events that tell how far it ran: Level Zero 1.0
@@ -107,8 +111,9 @@ struct ZeEvent {
 struct ZeStream {
   std::mutex mutex;
   ze_command_list_handle_t list = nullptr;
+  uint64_t appended = 0;         // commands appended to `list` so far (under `mutex`, as every append is)
   std::deque<ZeEvent*> pending;  // markers appended, oldest first, not yet seen signalled
-  std::vector<ZeEvent*> spare;   // markers seen signalled, for reuse
+  std::vector<ZeEvent*> spare;   // markers seen signalled, for reuse (a few at most)
 };
 
 // The vendor calls the shared buffer storage, streams and events make (common/gpu_storage.h and gpu_stream.h list
@@ -173,6 +178,7 @@ accel_status_t EnqueueOperation(Stream* stream, Operation op);
 template <typename Append>
 ze_result_t AppendInOrder(const Device* device, ZeStream* stream, Append&& append) {
   std::lock_guard lock(stream->mutex);
+  ++stream->appended;  // counted whether or not it succeeds: a marker must never stand for a half-appended command
   const ze_result_t r = append(stream->list);
   if (r != ZE_RESULT_SUCCESS) return r;
   return device->runtime->ze.zeCommandListAppendBarrier(stream->list, nullptr, 0, nullptr);

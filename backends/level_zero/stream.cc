@@ -22,8 +22,18 @@ using EventHandle = GpuTraits::EventHandle;
 
 const ZeApi& Api(const Device* device) { return device->runtime->ze; }
 
-// A marker for `stream`, appended after everything appended so far; spare markers are reused. Under the list mutex.
-Result AppendMarkerLocked(const Device* device, ZeStream* stream, ZeEvent** out) {
+// The most signalled markers a stream keeps for reuse.
+constexpr size_t kSpareMarkers = 4;
+
+// A marker for `stream` that covers everything appended so far, taken for one caller (ReleaseMarker gives it back):
+// the newest pending marker when nothing was appended after it (a caller polling a long kernel appends nothing new:
+// one barrier and one event for all its polls), else a new barrier with a spare or new event. Under the list mutex.
+Result TakeMarkerLocked(const Device* device, ZeStream* stream, ZeEvent** out) {
+  if (!stream->pending.empty() && stream->pending.back()->after == stream->appended) {
+    *out = stream->pending.back();
+    ++(*out)->users;
+    return ZE_RESULT_SUCCESS;
+  }
   const ZeApi& ze = Api(device);
   ZeEvent* marker = nullptr;
   if (!stream->spare.empty()) {
@@ -43,19 +53,28 @@ Result AppendMarkerLocked(const Device* device, ZeStream* stream, ZeEvent** out)
     stream->spare.push_back(marker);  // never appended: no signal pending on it
     return r;
   }
+  marker->after = ++stream->appended;
+  marker->users = 1;
   stream->pending.push_back(marker);
   *out = marker;
   return ZE_RESULT_SUCCESS;
 }
 
-// Moves the markers seen signalled, oldest first, to the spares: the list runs in order, so the first pending one
-// that is not signalled ends the walk.
-void ReapMarkers(const Device* device, ZeStream* stream) {
+// Gives `marker` back, then moves the markers seen signalled and no longer asked, oldest first, to the spares (the
+// list runs in order, so the first pending one that is not signalled, or still asked, ends the walk); spares past
+// kSpareMarkers are destroyed.
+void ReleaseMarker(const Device* device, ZeStream* stream, ZeEvent* marker) {
   std::lock_guard lock(stream->mutex);
-  while (!stream->pending.empty() &&
+  --marker->users;
+  while (!stream->pending.empty() && stream->pending.front()->users == 0 &&
          Api(device).zeEventQueryStatus(stream->pending.front()->event) == ZE_RESULT_SUCCESS) {
-    stream->spare.push_back(stream->pending.front());
+    ZeEvent* done = stream->pending.front();
     stream->pending.pop_front();
+    if (stream->spare.size() < kSpareMarkers) {
+      stream->spare.push_back(done);
+    } else {
+      GpuTraits::EventDestroy(device, done);
+    }
   }
 }
 
@@ -106,6 +125,7 @@ Result GpuTraits::EventRecord(const Device* device, EventHandle event, StreamHan
   std::lock_guard lock(stream->mutex);
   const Result r = ze.zeEventHostReset(event->event);
   if (r != ZE_RESULT_SUCCESS) return r;
+  ++stream->appended;
   return ze.zeCommandListAppendBarrier(stream->list, event->event, 0, nullptr);
 }
 Result GpuTraits::EventElapsedTime(const Device* device, float* out_ms, EventHandle start, EventHandle end) {
@@ -121,7 +141,10 @@ Result GpuTraits::EventElapsedTime(const Device* device, float* out_ms, EventHan
   // Ticks of the global timer, which wraps after kernelTimestampValidBits bits.
   const uint32_t bits = device->attributes.kernel_timestamp_bits;
   const uint64_t mask = bits == 0 || bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  const uint64_t ticks = (t[1].globalEnd - t[0].globalEnd) & mask;
+  uint64_t ticks = (t[1].globalEnd - t[0].globalEnd) & mask;
+  // More than half the timer's range is an end before its start that wrapped: clamped at 0 (docs/streams.md), as
+  // every backend does, not a span of minutes.
+  if (ticks > (mask >> 1)) ticks = 0;
   const double ns = static_cast<double>(ticks) * static_cast<double>(device->attributes.timer_resolution_ns);
   *out_ms = static_cast<float>(ns / 1e6);
   return ZE_RESULT_SUCCESS;
@@ -147,22 +170,22 @@ Result GpuTraits::StreamQuery(const Device* device, StreamHandle stream) {
   ZeEvent* marker = nullptr;
   {
     std::lock_guard lock(stream->mutex);
-    const Result r = AppendMarkerLocked(device, stream, &marker);
+    const Result r = TakeMarkerLocked(device, stream, &marker);
     if (r != ZE_RESULT_SUCCESS) return r;
   }
   const Result r = Api(device).zeEventQueryStatus(marker->event);
-  ReapMarkers(device, stream);
+  ReleaseMarker(device, stream, marker);
   return r;
 }
 Result GpuTraits::StreamSynchronize(const Device* device, StreamHandle stream) {
   ZeEvent* marker = nullptr;
   {
     std::lock_guard lock(stream->mutex);
-    const Result r = AppendMarkerLocked(device, stream, &marker);
+    const Result r = TakeMarkerLocked(device, stream, &marker);
     if (r != ZE_RESULT_SUCCESS) return r;
   }
   const Result r = Api(device).zeEventHostSynchronize(marker->event, UINT64_MAX);
-  ReapMarkers(device, stream);
+  ReleaseMarker(device, stream, marker);
   return r;
 }
 Result GpuTraits::StreamWaitEvent(const Device* device, StreamHandle stream, EventHandle event) {

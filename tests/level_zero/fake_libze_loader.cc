@@ -9,9 +9,13 @@
 //
 // ACCEL_FAKE_ZE_DEVICES (default 2) sets the number of devices of its one driver ("Fake Level Zero GPU <n>",
 // product 0x0bd9 (xe-hpc), 256 MiB, 4 Xe-cores, PCI 00fa:2<n>:00.0, peers of each other); 0 makes zeInit fail with
-// ZE_RESULT_ERROR_UNINITIALIZED, as the real loader does without a driver. Test-only: globals are fine here.
+// ZE_RESULT_ERROR_UNINITIALIZED, as the real loader does without a driver. ACCEL_FAKE_ZE_COMMAND_DELAY_US (read when
+// a list is created; default 0) makes every command of an asynchronous list take that long, so that work stays
+// pending while a test polls; accel_fake_ze_live_event_pools() says how many event pools exist. Test-only: globals
+// are fine here.
 #define ACCEL_FAKE_API extern "C" __attribute__((visibility("default")))
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -62,8 +66,11 @@ uint64_t NowNs() {
 
 // --- Command lists: a thread running closures in order (asynchronous), or the caller (synchronous) ----------------
 
+std::atomic<int64_t> g_live_pools{0};
+
 struct FakeList {
   bool synchronous = false;
+  std::chrono::microseconds delay{0};  // ACCEL_FAKE_ZE_COMMAND_DELAY_US
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::function<void()>> queue;
@@ -72,6 +79,8 @@ struct FakeList {
 
   explicit FakeList(bool sync) : synchronous(sync) {
     if (synchronous) return;
+    if (const char* us = std::getenv("ACCEL_FAKE_ZE_COMMAND_DELAY_US"))
+      delay = std::chrono::microseconds(std::atoll(us));
     thread = std::thread([this] {
       std::unique_lock lock(mutex);
       for (;;) {
@@ -80,6 +89,7 @@ struct FakeList {
         auto work = std::move(queue.front());
         queue.pop_front();
         lock.unlock();
+        if (delay.count() > 0) std::this_thread::sleep_for(delay);
         work();
         lock.lock();
       }
@@ -374,11 +384,13 @@ ACCEL_FAKE_API ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handl
 ACCEL_FAKE_API ze_result_t zeEventPoolCreate(ze_context_handle_t, const ze_event_pool_desc_t* desc, uint32_t,
                                              ze_device_handle_t*, ze_event_pool_handle_t* pool) {
   auto* p = new FakePool;
+  ++g_live_pools;
   p->flags = desc->flags;
   *pool = reinterpret_cast<ze_event_pool_handle_t>(p);
   return ZE_RESULT_SUCCESS;
 }
 ACCEL_FAKE_API ze_result_t zeEventPoolDestroy(ze_event_pool_handle_t pool) {
+  --g_live_pools;
   delete reinterpret_cast<FakePool*>(pool);
   return ZE_RESULT_SUCCESS;
 }
@@ -469,3 +481,5 @@ ACCEL_FAKE_API ze_result_t zeKernelGetProperties(ze_kernel_handle_t k, ze_kernel
   p->numKernelArgs = K(k)->parameters;
   return ZE_RESULT_SUCCESS;
 }
+
+ACCEL_FAKE_API int64_t accel_fake_ze_live_event_pools() { return g_live_pools.load(); }

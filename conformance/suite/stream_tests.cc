@@ -236,6 +236,10 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kStreams, timing, monotonic) {
   EXPECT_GE(t12, 9000000u) << "elapsed time shorter than the work between the events";
   EXPECT_GE(t13, t12) << "later events are not later";
   EXPECT_LE(t23, t13);
+  // Reversed (an end recorded before its start): never negative, never a wrapped counter, 0 (docs/streams.md).
+  uint64_t t21 = 99;
+  ACCEL_ASSERT_OK(accel_event_elapsed_time(e2.get(), e1.get(), &t21));
+  EXPECT_EQ(t21, 0u) << "elapsed time from e2 back to e1, recorded 10 ms before it, must clamp at 0";
   uint64_t t = 0;
   EXPECT_EQ(accel_event_elapsed_time(e1.get(), untimed.get(), &t), ACCEL_ERROR_FAILED_PRECONDITION)
       << "an event created without timing";

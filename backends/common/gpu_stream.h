@@ -284,7 +284,13 @@ class GpuStream {
       T::StreamDestroy(device_, stream_);
       throw std::runtime_error(T::Failure(device_, T::kEventCreate, r));
     }
-    worker_ = std::thread([this] { Run(); });
+    try {
+      worker_ = std::thread([this] { Run(); });
+    } catch (...) {  // no thread: the stream was taken, so it and the drain event go here (the destructor never runs)
+      T::EventDestroy(device_, drain_event_);
+      T::StreamDestroy(device_, stream_);
+      throw;
+    }
   }
   // Runs what is queued and waits for the device, then joins the worker. Never called on the worker itself.
   ~GpuStream() {

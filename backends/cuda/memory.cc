@@ -23,7 +23,12 @@ GpuTraits::Result GpuTraits::CopyToHost(const Device* device, void* dst, Address
 }
 
 GpuTraits::Result GpuTraits::CopyFromHost(const Device* device, Address dst, const void* src, size_t size) {
-  return device->runtime->cu.cuMemcpyHtoD(dst, src, size);
+  // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA to the device completed, and
+  // the backend's streams are non-blocking: they do not wait for the legacy default stream the copy ran on. A kernel
+  // enqueued right after an unmap could read the old bytes; waiting for the default stream closes that window.
+  const CuApi& cu = device->runtime->cu;
+  const CUresult r = cu.cuMemcpyHtoD(dst, src, size);
+  return r != CUDA_SUCCESS ? r : cu.cuStreamSynchronize(nullptr);
 }
 
 accel_status_t BufferCreate(accel_bk_device_t device_handle, const accel_buffer_desc_t* desc,

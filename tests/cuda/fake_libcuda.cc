@@ -308,6 +308,7 @@ CUresult StreamDestroy(CUstream s) {
   return CUDA_SUCCESS;
 }
 CUresult StreamSynchronize(CUstream s) {
+  if (s == nullptr) return CUDA_SUCCESS;  // the legacy default stream: the fake's synchronous copies ran on it
   S(s)->Wait();
   return CUDA_SUCCESS;
 }

@@ -25,6 +25,8 @@ accel_status_t Guarded(const char* function, F&& body) noexcept {
     Status s = body();
     if (!s.ok()) return SetLastError(function, s);
     return s.code();
+  } catch (const HandlesExhausted& e) {
+    return SetLastError(function, Status(ACCEL_ERROR_RESOURCE_EXHAUSTED, e.what()));
   } catch (const std::bad_alloc&) {
     return SetLastError(function, Status(ACCEL_ERROR_RESOURCE_EXHAUSTED, "out of host memory"));
   } catch (const std::exception& e) {

@@ -57,7 +57,7 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<Object> object) {
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
   } else {
-    if (slots_ > kSlotMask) throw std::bad_alloc();
+    if (slots_ > kSlotMask) throw HandlesExhausted();
     slot = slots_;
     std::atomic<Entry*>& segment = segments_[slot >> kSegmentBits];
     if (segment.load(std::memory_order_relaxed) == nullptr) {

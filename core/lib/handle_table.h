@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "status.h"
@@ -40,6 +41,16 @@ class Object {
  private:
   friend class HandleTable;
   uint64_t handle_ = 0;
+};
+
+// What HandleTable::Insert throws when every one of the 2^24 slots holds a live object: a std::bad_alloc (callers
+// that give back what they hold on an allocation failure do so here too) whose what() says which limit was met;
+// Guarded reports it as ACCEL_ERROR_RESOURCE_EXHAUSTED with that message instead of "out of host memory".
+class HandlesExhausted : public std::bad_alloc {
+ public:
+  const char* what() const noexcept override {
+    return "every one of the 2^24 handle slots holds a live object (destroy some before creating more)";
+  }
 };
 
 // The process-wide table from handle values to objects. Thread-safe.

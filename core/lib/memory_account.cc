@@ -122,12 +122,12 @@ Expected<std::vector<MemoryLimitEntry>> ParseMemoryLimit(std::string_view text) 
   std::vector<MemoryLimitEntry> entries;
   if (Trim(text).empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "the value is empty");
   size_t start = 0;
-  while (start <= text.size()) {
+  for (size_t number = 1; start <= text.size(); ++number) {
     size_t comma = text.find(',', start);
     if (comma == std::string_view::npos) comma = text.size();
     const std::string_view item = Trim(text.substr(start, comma - start));
     start = comma + 1;
-    if (item.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "an empty item between commas");
+    if (item.empty()) return Error(ACCEL_ERROR_INVALID_ARGUMENT, "item {} of '{}' is empty", number, text);
     MemoryLimitEntry entry;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace accel::core {
@@ -17,6 +18,23 @@ struct HandleTableTesting {
     HandleTable& table = HandleTable::Get();
     std::lock_guard lock(table.mutex_);
     table.SlotLocked(static_cast<uint32_t>((handle >> 32) & HandleTable::kSlotMask))->generation = generation;
+  }
+  // Runs `body` with every slot taken (the slot count at its limit, none free), then puts the table back.
+  template <typename Body>
+  static void WithEverySlotTaken(Body&& body) {
+    HandleTable& table = HandleTable::Get();
+    uint32_t slots = 0;
+    std::vector<uint32_t> free_slots;
+    {
+      std::lock_guard lock(table.mutex_);
+      slots = table.slots_;
+      free_slots.swap(table.free_slots_);
+      table.slots_ = static_cast<uint32_t>(HandleTable::kSlotMask) + 1;
+    }
+    body();
+    std::lock_guard lock(table.mutex_);
+    table.slots_ = slots;
+    table.free_slots_.swap(free_slots);
   }
 };
 
@@ -46,6 +64,19 @@ TEST(CoreHandleTable, ASlotPastItsLastGenerationIsRetiredNotWrapped) {
   EXPECT_EQ(table.TryFind(last, HandleType::kEvent), nullptr);
   for (uint64_t h : later) EXPECT_NE(table.TryFind(h, HandleType::kEvent), nullptr);
   for (uint64_t h : later) table.Remove(h);
+}
+
+TEST(CoreHandleTable, EverySlotTakenSaysSoNotOutOfMemory) {
+  HandleTableTesting::WithEverySlotTaken([] {
+    try {
+      HandleTable::Get().Insert(HandleType::kEvent, std::make_shared<Thing>());
+      ADD_FAILURE() << "Insert succeeded with every slot taken";
+    } catch (const HandlesExhausted& e) {
+      EXPECT_NE(std::string(e.what()).find("2^24 handle slots"), std::string::npos) << e.what();
+    }
+  });
+  const uint64_t after = HandleTable::Get().Insert(HandleType::kEvent, std::make_shared<Thing>());
+  EXPECT_NE(HandleTable::Get().Remove(after), nullptr) << "the table works again once slots are free";
 }
 
 TEST(CoreHandleTable, AFreedSlotIsReusedWithTheNextGeneration) {

@@ -268,6 +268,13 @@ TEST(MemoryLimit, UnreadableSettingFailsClosed) {
     accel_buffer_t b = nullptr;
     EXPECT_EQ(Alloc(FirstPath(physical[0]), 4096, &b), ACCEL_ERROR_RESOURCE_EXHAUSTED);
   }
+  // An empty item says which one (a trailing comma is one too).
+  ScopedEnv limit("ACCEL_MEMORY_LIMIT", "1GiB,");
+  ScopedInstance instance(nullptr);
+  auto warnings = instance.Warnings();
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(std::string(warnings[0].message).find("item 2 of '1GiB,' is empty"), std::string::npos)
+      << warnings[0].message;
 }
 
 TEST(MemoryLimit, TenantsAreLimitedAloneAndNeighboursAreUntouched) {

@@ -96,8 +96,9 @@ class NoScope {
 // An event of its own pool (one event a pool: records come and go one at a time), host-visible, with kernel
 // timestamps when it times.
 struct ZeEvent {
-  ze_event_pool_handle_t pool = nullptr;
+  ze_event_pool_handle_t pool = nullptr;  // for every device of `context`
   ze_event_handle_t event = nullptr;
+  ze_context_handle_t context = nullptr;  // its driver's context
   // A stream's marker only, under the stream's mutex: the stream's `appended` when it was appended (it covers
   // everything up to there), and the callers still asking it (a marker in use is never reset for reuse).
   uint64_t after = 0;

@@ -90,9 +90,11 @@ Result GpuTraits::EventCreate(const Device* device, EventHandle* out, bool timin
   pool_desc.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
   pool_desc.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE | (timing ? ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP : 0u);
   pool_desc.count = 1;
-  ze_device_handle_t handle = device->device;
-  Result r = ze.zeEventPoolCreate(device->ze_context, &pool_desc, 1, &handle, &event->pool);
+  // For every device of the context, not this one alone: a stream of another device may wait on the event, and
+  // the spec allows an event only on the devices its pool was created for.
+  Result r = ze.zeEventPoolCreate(device->ze_context, &pool_desc, 0, nullptr, &event->pool);
   if (r != ZE_RESULT_SUCCESS) return r;
+  event->context = device->ze_context;
   ze_event_desc_t event_desc{};
   event_desc.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
   event_desc.index = 0;
@@ -189,6 +191,9 @@ Result GpuTraits::StreamSynchronize(const Device* device, StreamHandle stream) {
   return r;
 }
 Result GpuTraits::StreamWaitEvent(const Device* device, StreamHandle stream, EventHandle event) {
+  // An event of another driver's context cannot be waited on by this context's lists: the host waits for it (the
+  // record was enqueued already: the shared code waits for that first).
+  if (event->context != device->ze_context) return Api(device).zeEventHostSynchronize(event->event, UINT64_MAX);
   ze_event_handle_t handle = event->event;
   return AppendInOrder(device, stream, [&](ze_command_list_handle_t list) {
     return Api(device).zeCommandListAppendWaitOnEvents(list, 1, &handle);

@@ -12,7 +12,8 @@
 // ZE_RESULT_ERROR_UNINITIALIZED, as the real loader does without a driver. ACCEL_FAKE_ZE_COMMAND_DELAY_US (read when
 // a list is created; default 0) makes every command of an asynchronous list take that long, so that work stays
 // pending while a test polls; accel_fake_ze_live_event_pools() says how many event pools exist. Test-only: globals
-// are fine here.
+// are fine here. An event used on a device its pool was not created for is refused (ZE_RESULT_ERROR_INVALID_ARGUMENT),
+// as the spec does not allow it.
 #define ACCEL_FAKE_API extern "C" __attribute__((visibility("default")))
 #include <algorithm>
 #include <atomic>
@@ -69,6 +70,7 @@ uint64_t NowNs() {
 std::atomic<int64_t> g_live_pools{0};
 
 struct FakeList {
+  ze_device_handle_t device = nullptr;  // whose list it is (the pool-visibility check)
   bool synchronous = false;
   std::chrono::microseconds delay{0};  // ACCEL_FAKE_ZE_COMMAND_DELAY_US
   std::mutex mutex;
@@ -119,6 +121,7 @@ struct FakeList {
 
 struct FakePool {
   uint32_t flags = 0;
+  std::vector<ze_device_handle_t> devices;  // those it was created for; empty: every device of the context
 };
 
 struct FakeEvent {
@@ -154,6 +157,13 @@ FakeKernel* K(ze_kernel_handle_t k) { return reinterpret_cast<FakeKernel*>(k); }
 
 FakeList* L(ze_command_list_handle_t l) { return reinterpret_cast<FakeList*>(l); }
 FakeEvent* E(ze_event_handle_t e) { return reinterpret_cast<FakeEvent*>(e); }
+
+// The spec: an event may be used only on the devices its pool was created for (every device of the context when
+// the pool named none). A real driver's behaviour otherwise is undefined; the fake refuses.
+bool Visible(ze_event_handle_t e, ze_command_list_handle_t list) {
+  const std::vector<ze_device_handle_t>& devices = E(e)->pool->devices;
+  return devices.empty() || std::find(devices.begin(), devices.end(), L(list)->device) != devices.end();
+}
 
 bool Valid(ze_device_handle_t d) {
   for (const auto& device : G().devices) {
@@ -307,10 +317,12 @@ ACCEL_FAKE_API ze_result_t zeMemFree(ze_context_handle_t, void* p) {
 
 // --- Command lists -----------------------------------------------------------------------------------------------
 
-ACCEL_FAKE_API ze_result_t zeCommandListCreateImmediate(ze_context_handle_t, ze_device_handle_t,
+ACCEL_FAKE_API ze_result_t zeCommandListCreateImmediate(ze_context_handle_t, ze_device_handle_t device,
                                                         const ze_command_queue_desc_t* desc,
                                                         ze_command_list_handle_t* list) {
-  *list = reinterpret_cast<ze_command_list_handle_t>(new FakeList(desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS));
+  auto* fake = new FakeList(desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  fake->device = device;
+  *list = reinterpret_cast<ze_command_list_handle_t>(fake);
   return ZE_RESULT_SUCCESS;
 }
 ACCEL_FAKE_API ze_result_t zeCommandListDestroy(ze_command_list_handle_t list) {
@@ -342,6 +354,7 @@ ACCEL_FAKE_API ze_result_t zeCommandListAppendMemoryFill(ze_command_list_handle_
 ACCEL_FAKE_API ze_result_t zeCommandListAppendBarrier(ze_command_list_handle_t list, ze_event_handle_t signal, uint32_t,
                                                       ze_event_handle_t*) {
   // The list runs in order already: a barrier only signals.
+  if (signal != nullptr && !Visible(signal, list)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (signal != nullptr) L(list)->Push([signal] { E(signal)->Signal(); });
   return ZE_RESULT_SUCCESS;
 }
@@ -351,7 +364,10 @@ ACCEL_FAKE_API ze_result_t zeCommandListAppendSignalEvent(ze_command_list_handle
 ACCEL_FAKE_API ze_result_t zeCommandListAppendWaitOnEvents(ze_command_list_handle_t list, uint32_t count,
                                                            ze_event_handle_t* events) {
   std::vector<FakeEvent*> waits;
-  for (uint32_t i = 0; i < count; ++i) waits.push_back(E(events[i]));
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!Visible(events[i], list)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    waits.push_back(E(events[i]));
+  }
   L(list)->Push([waits] {
     for (FakeEvent* e : waits) {
       std::unique_lock lock(e->mutex);
@@ -381,11 +397,12 @@ ACCEL_FAKE_API ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handl
 
 // --- Events ------------------------------------------------------------------------------------------------------
 
-ACCEL_FAKE_API ze_result_t zeEventPoolCreate(ze_context_handle_t, const ze_event_pool_desc_t* desc, uint32_t,
-                                             ze_device_handle_t*, ze_event_pool_handle_t* pool) {
+ACCEL_FAKE_API ze_result_t zeEventPoolCreate(ze_context_handle_t, const ze_event_pool_desc_t* desc, uint32_t count,
+                                             ze_device_handle_t* devices, ze_event_pool_handle_t* pool) {
   auto* p = new FakePool;
   ++g_live_pools;
   p->flags = desc->flags;
+  if (devices != nullptr) p->devices.assign(devices, devices + count);
   *pool = reinterpret_cast<ze_event_pool_handle_t>(p);
   return ZE_RESULT_SUCCESS;
 }

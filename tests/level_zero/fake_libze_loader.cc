@@ -8,7 +8,8 @@
 // it through ACCEL_LEVEL_ZERO_LIBRARY.
 //
 // ACCEL_FAKE_ZE_DEVICES (default 2) sets the number of devices of its one driver ("Fake Level Zero GPU <n>",
-// product 0x0bd9 (xe-hpc), 256 MiB, 4 Xe-cores, PCI 00fa:2<n>:00.0, peers of each other); 0 makes zeInit fail with
+// product 0x0bd9 (xe-hpc), 256 MiB, 4 Xe-cores, PCI 00fa:2<n>:00.0, peers of each other unless
+// ACCEL_FAKE_ZE_NO_PEERS=1); 0 makes zeInit fail with
 // ZE_RESULT_ERROR_UNINITIALIZED, as the real loader does without a driver. ACCEL_FAKE_ZE_COMMAND_DELAY_US (read when
 // a list is created; default 0) makes every command of an asynchronous list take that long, so that work stays
 // pending while a test polls; accel_fake_ze_live_event_pools() says how many event pools exist. Test-only: globals
@@ -269,7 +270,8 @@ ACCEL_FAKE_API ze_result_t zeDevicePciGetPropertiesExt(ze_device_handle_t d, ze_
   return ZE_RESULT_SUCCESS;
 }
 ACCEL_FAKE_API ze_result_t zeDeviceCanAccessPeer(ze_device_handle_t a, ze_device_handle_t b, ze_bool_t* value) {
-  *value = a != b ? 1 : 0;
+  const char* none = std::getenv("ACCEL_FAKE_ZE_NO_PEERS");
+  *value = a != b && (none == nullptr || std::strcmp(none, "1") != 0) ? 1 : 0;
   return ZE_RESULT_SUCCESS;
 }
 ACCEL_FAKE_API ze_result_t zeContextCreate(ze_driver_handle_t, const ze_context_desc_t*, ze_context_handle_t* c) {

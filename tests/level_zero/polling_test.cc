@@ -1,4 +1,7 @@
-// Level Zero streams polled while their work runs (backends/level_zero/stream.cc, "markers"), on the fake loader:
+// The Level Zero backend's streams on the fake loader (tests/level_zero/fake_libze_loader.cc) where a conformance
+// run cannot show it.
+//
+// Streams polled while their work runs (backends/level_zero/stream.cc, "markers"):
 // stream_query and a bounded stream_synchronize ask a marker event appended after the stream's commands. A marker is
 // an event in an event pool of its own; one appended per poll made an application that busy-polls a long kernel
 // create 10^5 pools and barriers. Polls with nothing appended in between share one marker, and the stream keeps only
@@ -20,7 +23,7 @@ class LevelZeroPolling : public ::testing::Test {
   void SetUp() override {
     setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
     setenv("ACCEL_FAKE_ZE_DEVICES", "1", 1);
-    setenv("ACCEL_FAKE_ZE_COMMAND_DELAY_US", "100000", 1);  // every command of a stream's list takes 100 ms
+    setenv("ACCEL_FAKE_ZE_COMMAND_DELAY_US", "100000", 1);      // every command of a stream's list takes 100 ms
     fake_ = dlopen(ACCEL_TEST_FAKE_ZE, RTLD_NOW | RTLD_LOCAL);  // the handle the backend's dlopen will share
     ASSERT_NE(fake_, nullptr) << dlerror();
     live_pools_ = reinterpret_cast<int64_t (*)()>(dlsym(fake_, "accel_fake_ze_live_event_pools"));
@@ -71,6 +74,34 @@ TEST_F(LevelZeroPolling, PollingPendingWorkSharesOneMarker) {
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
   EXPECT_EQ(live_pools_(), without_stream) << "the stream's markers (and its own drain event) go with it";
   EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+}
+
+// A copy between two devices without peer access is refused with the reason (the spec wants both pointers
+// accessible by the list's device: the copy could fault); with peer access it runs.
+TEST(LevelZeroPeers, CopyWithoutPeerAccessIsRefused) {
+  setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
+  setenv("ACCEL_FAKE_ZE_DEVICES", "2", 1);
+  setenv("ACCEL_FAKE_ZE_NO_PEERS", "1", 1);
+  accel_instance_desc_t desc = ScopedInstance::Backends("level_zero");
+  ScopedInstance instance(&desc);
+  std::vector<accel_device_t> devices = instance.Devices();
+  ASSERT_EQ(devices.size(), 2U);
+  accel_buffer_desc_t bdesc = accel_test::BufferDesc(4096);
+  accel_buffer_t a = nullptr;
+  accel_buffer_t b = nullptr;
+  ASSERT_EQ(accel_buffer_create(devices[0], &bdesc, &a), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_buffer_create(devices[1], &bdesc, &b), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(devices[0], nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_copy_buffer(stream, a, 0, b, 0, 4096), ACCEL_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(accel_last_error()).find("has no peer access to"), std::string::npos) << accel_last_error();
+  EXPECT_EQ(accel_stream_copy_buffer(stream, b, 0, a, 0, 4096), ACCEL_ERROR_UNSUPPORTED);
+  EXPECT_EQ(accel_stream_copy_buffer(stream, a, 0, a, 0, 2048), ACCEL_ERROR_INVALID_ARGUMENT) << "overlap";
+  EXPECT_EQ(accel_stream_copy_buffer(stream, a, 0, a, 2048, 2048), ACCEL_SUCCESS) << "within the device";
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  for (accel_buffer_t x : {a, b}) EXPECT_EQ(accel_buffer_destroy(x), ACCEL_SUCCESS);
+  unsetenv("ACCEL_FAKE_ZE_NO_PEERS");
 }
 
 }  // namespace

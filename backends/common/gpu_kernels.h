@@ -128,6 +128,11 @@ accel_status_t WriteKernelProperties(const Kernel& kernel, accel_kernel_properti
   if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, local_memory_size)) {
     out->local_memory_size = kernel.static_shared;
   }
+  if constexpr (requires { kernel.required_size[0]; }) {  // a backend whose kernels may fix their block
+    if (ACCEL_BACKEND_HAS_FIELD(out, accel_kernel_properties_t, required_work_group_size)) {
+      for (int i = 0; i < 3; ++i) out->required_work_group_size[i] = kernel.required_size[i];
+    }
+  }
   return ACCEL_SUCCESS;
 }
 

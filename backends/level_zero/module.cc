@@ -71,6 +71,7 @@ struct Kernel {
   const SpirvKernel* info;  // owned by the module, which outlives its kernels
   uint32_t max_threads = 0;
   uint32_t static_shared = 0;
+  uint32_t required_size[3] = {0, 0, 0};  // reqd_work_group_size: the only block it launches with; 0s when any
 };
 
 accel_status_t ModuleCreate(accel_bk_device_t device_handle, const accel_module_source_t* source,
@@ -157,9 +158,18 @@ accel_status_t ModuleGetKernel(accel_bk_module_t handle, const char* name, accel
     kernel->device = device;
     kernel->loaded = std::move(loaded);
     kernel->info = &*found;
-    // A kernel compiled for a fixed work-group size (reqd_work_group_size) takes that size and no larger.
-    const uint32_t required = properties.requiredGroupSizeX * std::max(properties.requiredGroupSizeY, 1u) *
-                              std::max(properties.requiredGroupSizeZ, 1u);
+    // A kernel compiled for a fixed work-group size (reqd_work_group_size) takes that block only: the driver's
+    // figure, else the SPIR-V's LocalSize. The core refuses other blocks at launch (zeKernelSetGroupSize would fail
+    // later, as the stream's error).
+    if (properties.requiredGroupSizeX != 0) {
+      kernel->required_size[0] = properties.requiredGroupSizeX;
+      kernel->required_size[1] = std::max(properties.requiredGroupSizeY, 1u);
+      kernel->required_size[2] = std::max(properties.requiredGroupSizeZ, 1u);
+    } else if (found->required_size[0] != 0) {
+      std::copy(std::begin(found->required_size), std::end(found->required_size), kernel->required_size);
+    }
+    const uint32_t required =
+        kernel->required_size[0] * std::max(kernel->required_size[1], 1u) * std::max(kernel->required_size[2], 1u);
     kernel->max_threads = required != 0 ? required : device->capabilities.max_work_group_size;
     kernel->static_shared = properties.localMemSize;
     *out_kernel = Wrap(kernel.release());

@@ -14,12 +14,14 @@
 // a list is created; default 0) makes every command of an asynchronous list take that long, so that work stays
 // pending while a test polls; accel_fake_ze_live_event_pools() says how many event pools exist. Test-only: globals
 // are fine here. An event used on a device its pool was not created for is refused (ZE_RESULT_ERROR_INVALID_ARGUMENT),
-// as the spec does not allow it.
+// as the spec does not allow it. ACCEL_FAKE_ZE_REQUIRED_GROUP="x,y,z" makes every kernel report that required
+// work-group size.
 #define ACCEL_FAKE_API extern "C" __attribute__((visibility("default")))
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -498,6 +500,15 @@ ACCEL_FAKE_API ze_result_t zeKernelSetArgumentValue(ze_kernel_handle_t k, uint32
 }
 ACCEL_FAKE_API ze_result_t zeKernelGetProperties(ze_kernel_handle_t k, ze_kernel_properties_t* p) {
   p->numKernelArgs = K(k)->parameters;
+  // ACCEL_FAKE_ZE_REQUIRED_GROUP="x,y,z": every kernel says it was compiled for that work-group size.
+  if (const char* required = std::getenv("ACCEL_FAKE_ZE_REQUIRED_GROUP")) {
+    unsigned x = 0, y = 0, z = 0;
+    if (std::sscanf(required, "%u,%u,%u", &x, &y, &z) == 3) {
+      p->requiredGroupSizeX = x;
+      p->requiredGroupSizeY = y;
+      p->requiredGroupSizeZ = z;
+    }
+  }
   return ZE_RESULT_SUCCESS;
 }
 

@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "test_util.h"
 
@@ -102,6 +104,82 @@ TEST(LevelZeroPeers, CopyWithoutPeerAccessIsRefused) {
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
   for (accel_buffer_t x : {a, b}) EXPECT_EQ(accel_buffer_destroy(x), ACCEL_SUCCESS);
   unsetenv("ACCEL_FAKE_ZE_NO_PEERS");
+}
+
+// A kernel compiled for a fixed work-group size says so (accel_kernel_properties_t.required_work_group_size), and the
+// core refuses another block at launch with the reason; before, the size only lowered max_work_group_size and the
+// launch failed later, as the stream's error, from zeKernelSetGroupSize.
+TEST(LevelZeroKernels, RequiredWorkGroupSizeIsReportedAndEnforced) {
+  setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
+  setenv("ACCEL_FAKE_ZE_DEVICES", "1", 1);
+  setenv("ACCEL_FAKE_ZE_REQUIRED_GROUP", "16,1,1", 1);
+  accel_instance_desc_t desc = ScopedInstance::Backends("level_zero");
+  ScopedInstance instance(&desc);
+  std::vector<accel_device_t> devices = instance.Devices();
+  ASSERT_EQ(devices.size(), 1U);
+  const std::string path = std::string(ACCEL_TEST_CORPUS) + "/spirv-opencl/corpus.spv";
+  accel_module_source_t source{};
+  source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+  source.struct_size = sizeof(source);
+  source.format = ACCEL_KERNEL_FORMAT_SPIRV_OPENCL;
+  source.path = path.c_str();
+  accel_module_desc_t mdesc{};
+  mdesc.stype = ACCEL_STRUCTURE_TYPE_MODULE_DESC;
+  mdesc.struct_size = sizeof(mdesc);
+  mdesc.sources = &source;
+  mdesc.source_count = 1;
+  accel_module_t module = nullptr;
+  ASSERT_EQ(accel_module_create(devices[0], &mdesc, &module), ACCEL_SUCCESS) << accel_last_error();
+  accel_kernel_t kernel = nullptr;
+  ASSERT_EQ(accel_module_get_kernel(module, "fill_u32", &kernel), ACCEL_SUCCESS) << accel_last_error();
+  accel_kernel_properties_t props{};
+  props.stype = ACCEL_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  props.struct_size = sizeof(props);
+  ASSERT_EQ(accel_kernel_get_properties(kernel, &props), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(props.required_work_group_size[0], 16U);
+  EXPECT_EQ(props.required_work_group_size[1], 1U);
+  EXPECT_EQ(props.required_work_group_size[2], 1U);
+  EXPECT_EQ(props.max_work_group_size, 16U);
+
+  accel_buffer_desc_t bdesc = accel_test::BufferDesc(4096);
+  accel_buffer_t buffer = nullptr;
+  ASSERT_EQ(accel_buffer_create(devices[0], &bdesc, &buffer), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(devices[0], nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  const uint32_t value = 5;
+  const uint32_t count = 1024;
+  accel_kernel_arg_t args[3] = {};
+  for (auto& a : args) {
+    a.stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARG;
+    a.struct_size = sizeof(a);
+  }
+  args[0].kind = ACCEL_KERNEL_ARG_KIND_BUFFER;
+  args[0].buffer = buffer;
+  args[1].kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  args[1].size = sizeof(value);
+  args[1].value = &value;
+  args[2].kind = ACCEL_KERNEL_ARG_KIND_SCALAR;
+  args[2].size = sizeof(count);
+  args[2].value = &count;
+  accel_launch_desc_t launch{};
+  launch.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
+  launch.struct_size = sizeof(launch);
+  launch.grid[0] = 64;
+  launch.grid[1] = launch.grid[2] = 1;
+  launch.block[0] = 8;  // not the required 16
+  launch.block[1] = launch.block[2] = 1;
+  launch.args = args;
+  launch.arg_count = 3;
+  EXPECT_EQ(accel_stream_launch_kernel(stream, kernel, &launch), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(accel_last_error()).find("16"), std::string::npos) << accel_last_error();
+  launch.block[0] = 16;
+  launch.grid[0] = 64;
+  EXPECT_EQ(accel_stream_launch_kernel(stream, kernel, &launch), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_module_destroy(module), ACCEL_SUCCESS);
+  unsetenv("ACCEL_FAKE_ZE_REQUIRED_GROUP");
 }
 
 }  // namespace

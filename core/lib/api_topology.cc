@@ -147,6 +147,7 @@ Expected<accel_device_link_t> NicLinkOf(const Device& dev, const Placement& plac
     link.struct_size = sizeof(link);
     link.next = nullptr;
     link.fabric[sizeof(link.fabric) - 1] = '\0';
+    if (accel_link_class_name(link.link_class) == nullptr) link.link_class = ACCEL_LINK_CLASS_UNKNOWN;  // no class
     if (s.ok() && link.link_class != ACCEL_LINK_CLASS_UNKNOWN) return link;
   }
   link.link_class = instance.machine().Classify(placement, nic.nic.placement);
@@ -211,6 +212,8 @@ ACCEL_API accel_status_t accel_device_get_link(accel_device_t device, accel_devi
       link.struct_size = sizeof(link);
       link.next = nullptr;
       link.fabric[sizeof(link.fabric) - 1] = '\0';
+      // A value this core does not name is no class: derived from the PCI tree, as for UNKNOWN.
+      if (accel_link_class_name(link.link_class) == nullptr) link.link_class = ACCEL_LINK_CLASS_UNKNOWN;
       if (link.link_class != ACCEL_LINK_CLASS_UNKNOWN) {
         FillOutStruct(out_link, link);
         return Status::Ok();

@@ -10,7 +10,8 @@
 //                        ACCEL_TEST_MISBEHAVE says: tiny_table (an 8-byte function table), devices_huge,
 //                        devices_grow (the second call reports more than its room), devices_null, strings (every
 //                        capability string fills its field without a NUL), nics_huge, nics_grow, domains_huge,
-//                        kernels_huge, bad_name (the table's name breaks the manifest's rule)
+//                        kernels_huge, bad_name (the table's name breaks the manifest's rule), bad_link_class (a
+//                        NIC link of class 4242)
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -91,6 +92,12 @@ accel_status_t GetNics(accel_bk_context_t /*context*/, uint32_t* inout_count, ac
   std::strncpy(out[0].name, "fake0", sizeof(out[0].name) - 1);
   std::strncpy(out[0].kind, "ethernet", sizeof(out[0].kind) - 1);
   *inout_count = SecondCount("nics_grow", 1);
+  return ACCEL_SUCCESS;
+}
+
+accel_status_t GetNicLink(accel_bk_device_t /*device*/, uint32_t /*nic_index*/, accel_device_link_t* out) {
+  // bad_link_class: a class no version of the ABI names.
+  out->link_class = Misbehaves("bad_link_class") ? static_cast<accel_link_class_t>(4242) : ACCEL_LINK_CLASS_PIX;
   return ACCEL_SUCCESS;
 }
 
@@ -190,6 +197,7 @@ accel_backend_api_t MakeTable() {
 #endif
 #if defined(FAKE_MODE_MISBEHAVE)
   t.context_get_nics = &GetNics;
+  t.device_get_nic_link = &GetNicLink;
   t.device_get_domains = &GetDomains;
   t.module_create = &ModuleCreate;
   t.module_destroy = &ModuleDestroy;

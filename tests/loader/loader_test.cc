@@ -508,6 +508,39 @@ TEST_F(MisbehavingBackendTest, GarbageOrGrowingNicCountDropsOnlyThatBackendsNics
   }
 }
 
+TEST_F(MisbehavingBackendTest, ALinkClassNoVersionNamesIsNoClass) {
+  // A link class the ABI does not name reached the caller (accel-info's JSON took the NULL name and threw); the
+  // core treats it as UNKNOWN and derives the class as for UNKNOWN. The control: the backend's PIX stands.
+  for (const char* how : {"", "bad_link_class"}) {
+    SCOPED_TRACE(how);
+    Misbehave(how);
+    accel_instance_desc_t desc = Desc();
+    ScopedInstance instance(&desc);
+    accel_device_t device = instance.DeviceOf("misbehave");
+    ASSERT_NE(device, nullptr);
+    uint32_t nics = 0;
+    ASSERT_EQ(accel_instance_get_nic_count(instance.get(), &nics), ACCEL_SUCCESS);
+    bool found = false;
+    for (uint32_t i = 0; i < nics; ++i) {
+      accel_nic_properties_t nic{};
+      nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
+      nic.struct_size = sizeof(nic);
+      ASSERT_EQ(accel_instance_get_nic(instance.get(), i, &nic), ACCEL_SUCCESS);
+      if (std::string(nic.name) != "fake0") continue;
+      found = true;
+      accel_device_link_t link{};
+      link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
+      link.struct_size = sizeof(link);
+      ASSERT_EQ(accel_device_get_nic_link(device, i, &link), ACCEL_SUCCESS) << accel_last_error();
+      EXPECT_NE(accel_link_class_name(link.link_class), nullptr) << "class " << link.link_class;
+      if (*how == '\0') {
+        EXPECT_EQ(link.link_class, ACCEL_LINK_CLASS_PIX);
+      }
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
 TEST_F(MisbehavingBackendTest, GarbageDomainCountFailsTheTopologyQueryWithAReason) {
   Misbehave("domains_huge");
   accel_instance_desc_t desc = Desc();

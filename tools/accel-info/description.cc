@@ -69,7 +69,7 @@ json DeviceJson(const PhysicalDevice& device, const TopoDevice* topo) {
 }
 
 json LinkJson(const accel_device_link_t& link) {
-  json l = {{"class", accel_link_class_name(link.link_class)}};
+  json l = {{"class", ClassName(link.link_class)}};
   if (link.link_class == ACCEL_LINK_CLASS_FABRIC) {
     if (!FixedString(link.fabric).empty()) l["fabric"] = FixedString(link.fabric);
     l["link_count"] = link.link_count;
@@ -111,7 +111,7 @@ nlohmann::ordered_json TopologyDescription(const Report& report, const TopoRepor
     }
     if (!above.empty()) node["domain"] = FixedString(above.front()->id);
     for (size_t k = 0; k < above.size(); ++k) {
-      json d = {{"level", accel_domain_level_name(above[k]->level)}, {"id", FixedString(above[k]->id)}};
+      json d = {{"level", LevelName(above[k]->level)}, {"id", FixedString(above[k]->id)}};
       if (k + 1 < above.size()) d["parent"] = FixedString(above[k + 1]->id);
       domains.push_back(std::move(d));
     }
@@ -185,7 +185,7 @@ nlohmann::ordered_json TopologyDescription(const Report& report, const TopoRepor
       const accel_device_link_t& l = topo.nic_links[topo_index[i]][k];
       if (l.link_class == ACCEL_LINK_CLASS_UNKNOWN || l.link_class == ACCEL_LINK_CLASS_FABRIC) continue;
       nic_links.push_back(
-          {{"device", DeviceId(*devices[i])}, {"nic", nic_name_of[k]}, {"class", accel_link_class_name(l.link_class)}});
+          {{"device", DeviceId(*devices[i])}, {"nic", nic_name_of[k]}, {"class", ClassName(l.link_class)}});
     }
   }
   doc["nic_links"] = std::move(nic_links);

@@ -102,8 +102,7 @@ NodeView NodeOf(const TopoReport& topo) {
     }
     if (!v.node.empty()) {
       for (const accel_domain_t& dom : d.domains) {
-        if (dom.level > ACCEL_DOMAIN_LEVEL_NODE)
-          v.above.emplace_back(accel_domain_level_name(dom.level), FixedString(dom.id));
+        if (dom.level > ACCEL_DOMAIN_LEVEL_NODE) v.above.emplace_back(LevelName(dom.level), FixedString(dom.id));
       }
       break;
     }

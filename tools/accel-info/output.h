@@ -76,6 +76,11 @@ void PrintTopoJson(const TopoReport& report);
 // PHB, NODE, SYS, HOST (HOST_STAGED), - (NONE), ? (unknown).
 std::string LinkShortName(const accel_device_link_t& link);
 
+// A link class's or domain level's name ("PIX", "rack"), or "CLASS<n>" / "level<n>" for a value this build does not
+// name (accel_link_class_name and accel_domain_level_name return NULL there, which std::string cannot take).
+std::string ClassName(accel_link_class_t link_class);
+std::string LevelName(accel_domain_level_t level);
+
 }  // namespace accel::info
 
 #endif  // ACCEL_TOOLS_ACCEL_INFO_OUTPUT_H_

@@ -23,16 +23,6 @@ constexpr const char* kTopoSchemaVersion = "1.0";
 std::string DeviceLabel(size_t i) { return fmt::format("DEV{}", i); }
 std::string NicLabel(size_t k) { return fmt::format("NIC{}", k); }
 
-std::string ClassName(accel_link_class_t link_class) {
-  const char* name = accel_link_class_name(link_class);
-  return name != nullptr ? name : fmt::format("CLASS{}", static_cast<int>(link_class));
-}
-
-std::string LevelName(accel_domain_level_t level) {
-  const char* name = accel_domain_level_name(level);
-  return name != nullptr ? name : fmt::format("level{}", static_cast<int>(level));
-}
-
 std::string CpuAffinity(const accel_device_topology_t& t) {
   const std::string cpus = FixedString(t.local_cpus);
   return cpus.empty() ? "N/A" : cpus;
@@ -73,6 +63,16 @@ json LinkJson(const accel_device_link_t& link) {
 }
 
 }  // namespace
+
+std::string ClassName(accel_link_class_t link_class) {
+  const char* name = accel_link_class_name(link_class);
+  return name != nullptr ? name : fmt::format("CLASS{}", static_cast<int>(link_class));
+}
+
+std::string LevelName(accel_domain_level_t level) {
+  const char* name = accel_domain_level_name(level);
+  return name != nullptr ? name : fmt::format("level{}", static_cast<int>(level));
+}
 
 std::string LinkShortName(const accel_device_link_t& link) {
   switch (link.link_class) {

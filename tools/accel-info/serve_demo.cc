@@ -73,7 +73,9 @@ Demo::Demo(accel_instance_t instance, accel_runtime_t runtime, Watch& watch) : w
   }
   try {
     for (uint32_t k = 0; k < 2; ++k) {
-      auto lane = std::make_unique<Lane>();
+      // In lanes_ before anything is made for it: a failure below finds what this lane made in the catch.
+      lanes_.push_back(std::make_unique<Lane>());
+      Lane* lane = lanes_.back().get();
       lane->name = fmt::format("demo-{}", static_cast<char>('a' + k));
       accel_physical_device_t pd = physical[k % count];
       uint32_t paths = 1;
@@ -88,7 +90,6 @@ Demo::Demo(accel_instance_t instance, accel_runtime_t runtime, Watch& watch) : w
           ACCEL_STRUCTURE_TYPE_TENANT_DESC, sizeof(tenant), nullptr, lane->name.c_str(), &limit, 1, 0, 0};
       Check(accel_tenant_create(instance, &tenant, &lane->tenant), "accel_tenant_create");
       Check(accel_stream_create(lane->device, nullptr, &lane->stream), "accel_stream_create");
-      lanes_.push_back(std::move(lane));
     }
   } catch (...) {
     for (auto& lane : lanes_) {

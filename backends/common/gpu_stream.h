@@ -436,10 +436,24 @@ class GpuStream {
   }
 
   // Records the stream's first error (later ones are consequences).
-  void SetErrorLocked(accel_status_t status, const char* what, const std::string& message) {
+  void SetErrorLocked(accel_status_t status, const char* what, const std::string& message) noexcept {
     if (error_ != ACCEL_SUCCESS) return;
     error_ = status;
-    error_message_ = std::string(what) + ": " + message;
+    try {
+      error_message_ = std::string(what) + ": " + message;
+    } catch (...) {  // out of host memory: the status stands without its message
+      error_message_.clear();
+    }
+  }
+  // The same with a literal (no string made before the guard): for failures met while out of host memory.
+  void SetErrorLocked(accel_status_t status, const char* what, const char* message) noexcept {
+    if (error_ != ACCEL_SUCCESS) return;
+    error_ = status;
+    try {
+      error_message_ = std::string(what) + ": " + message;
+    } catch (...) {
+      error_message_.clear();
+    }
   }
 
   // Enqueues a device operation on the vendor stream, or skips it when the stream holds an error.
@@ -456,7 +470,12 @@ class GpuStream {
         status = T::StatusFrom(scope.result());
         message = T::Failure(device_, T::kMakeCurrent, scope.result());
       } else {
-        status = op.submit(stream_, &message);
+        try {
+          status = op.submit(stream_, &message);
+        } catch (...) {  // out of host memory before anything was enqueued (a submit enqueues last)
+          SetErrorLocked(ACCEL_ERROR_RESOURCE_EXHAUSTED, op.what, "out of host memory");
+          status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+        }
       }
     }
     if (status < 0) {
@@ -464,7 +483,15 @@ class GpuStream {
       if (op.skipped) op.skipped(error_, error_message_);
       return;
     }
-    inflight_.push_back(Inflight{++submitted_, std::move(op)});  // with what its functions captured
+    Inflight entry{++submitted_, std::move(op)};  // with what its functions captured
+    try {
+      inflight_.push_back(std::move(entry));
+    } catch (...) {
+      // Out of host memory for the bookkeeping of work the device has already: it completes here, before what it
+      // holds goes, and the stream fails.
+      static_cast<void>(T::StreamSynchronize(device_, stream_));
+      SetErrorLocked(ACCEL_ERROR_RESOURCE_EXHAUSTED, entry.op.what, "out of host memory");
+    }
   }
 
   // Marks the device work up to `number` complete and takes what it held; its copies count from now on.
@@ -518,9 +545,17 @@ class GpuStream {
           const accel_status_t prior = error_;
           std::string message;
           lock.unlock();
-          const accel_status_t status = op.host(prior, &message);
+          accel_status_t status = ACCEL_SUCCESS;
+          bool out_of_memory = false;
+          try {
+            status = op.host(prior, &message);
+          } catch (...) {  // out of host memory around the callback: no exception may end the worker
+            status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+            out_of_memory = true;
+          }
           op = Operation();  // what it held goes now
           lock.lock();
+          if (out_of_memory && prior == ACCEL_SUCCESS) SetErrorLocked(status, "host callback", "out of host memory");
           if (status < 0 && prior == ACCEL_SUCCESS) SetErrorLocked(status, "host callback", message);
         } else {
           if (op.after) {

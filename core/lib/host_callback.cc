@@ -19,9 +19,13 @@ accel_status_t RunHostCallback(void* record, accel_status_t status) {
   std::unique_ptr<HostCallback> callback(static_cast<HostCallback*>(record));
   callback->outer = t_running;
   t_running = callback.get();
-  const accel_status_t result = callback->callback(callback->user_data, status);
-  t_running = callback->outer;
-  return result;
+  // Put back however the callback ends: one that throws (the host and Vulkan backends catch it and fail the stream)
+  // left t_running at the freed record, which every later check on this thread walked.
+  struct Restore {
+    const HostCallback* outer;
+    ~Restore() { t_running = outer; }
+  } restore{callback->outer};
+  return callback->callback(callback->user_data, status);
 }
 
 bool InCallbackOf(const Stream* stream) {

@@ -7,6 +7,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -537,6 +538,26 @@ TEST_F(StreamTest, CallbackMayDestroyAnotherStream) {
   EXPECT_TRUE(ran.load()) << "destroying the other stream waited for its callback";
   EXPECT_EQ(accel_stream_query(other), ACCEL_ERROR_INVALID_HANDLE);
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+}
+
+// A callback that throws fails its stream (the host backend catches it: INTERNAL), and the callbacks after it, on
+// the same worker thread, still know which callback runs: the core's record of the running callback was left at the
+// freed one, which every later check walked (ASan: heap-use-after-free; a reused address: a false refusal).
+TEST_F(StreamTest, ACallbackThatThrowsLeavesTheNextCallbacksChecksWorking) {
+  accel_stream_t stream = NewStream();
+  accel_stream_t other = NewStream();
+  auto thrower = [](void*, accel_status_t) -> accel_status_t { throw std::runtime_error("thrown by the callback"); };
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, thrower, nullptr), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  EXPECT_NE(std::string(accel_last_error()).find("(host callback) threw an exception"), std::string::npos)
+      << accel_last_error();
+  ASSERT_EQ(accel_stream_clear_error(stream), ACCEL_SUCCESS) << accel_last_error();
+  DestroyFromCallback call;  // synchronizes and destroys `other` from a callback of `stream`: allowed
+  call.target = other;
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream, &DestroyFromCallback::Run, &call), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(call.status, ACCEL_SUCCESS) << call.message;
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS) << accel_last_error();
 }
 
 // Copies, fills, records and frees on an idle stream may run on the caller's thread (docs/streams.md). These tests

@@ -60,9 +60,19 @@ ACCEL_API accel_status_t accel_buffer_import(accel_device_t device, const accel_
         d.type == ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER ? ACCEL_MEMORY_KIND_HOST_PINNED : ACCEL_MEMORY_KIND_DEVICE;
     buffer->imported = true;
     buffer->read_only = (d.flags & ACCEL_IMPORT_FLAG_READ_ONLY) != 0;
-    ACCEL_TRY(OnDevice(
-        *dev, NameType(ACCEL_SLOT(*dev->backend, buffer_import, dev->bk, &d, &buffer->bk), "desc->type", d.type)));
-    *out_buffer = ToHandle<accel_buffer_t>(InstanceOf(*dev).Adopt(HandleType::kBuffer, buffer));
+    // The handle first: once buffer_import succeeded the backend owns desc->release, and a failure after it (no
+    // handle slot, no host memory) would have destroyed the import, running release, while the caller, told the
+    // import failed, frees the memory too. Nothing can fail after the import now.
+    Instance& instance = InstanceOf(*dev);
+    const uint64_t handle = instance.Adopt(HandleType::kBuffer, buffer);
+    const Status imported = OnDevice(
+        *dev, NameType(ACCEL_SLOT(*dev->backend, buffer_import, dev->bk, &d, &buffer->bk), "desc->type", d.type));
+    if (!imported.ok()) {
+      buffer->bk = nullptr;  // nothing of the backend's to destroy
+      instance.Forget(handle);
+      return imported;
+    }
+    *out_buffer = ToHandle<accel_buffer_t>(handle);
     return Status::Ok();
   });
 }

@@ -139,4 +139,40 @@ TEST(OutOfMemory, EveryAllocationOfABufferCreateMayFailAndNothingIsKept) {
   EXPECT_EQ(Usage(device).buffers, before.buffers);
 }
 
+// Each allocation accel_buffer_import makes fails in turn: a failed import never calls the caller's release (the
+// caller frees its memory, as docs/interop.md says), and the import made at the end calls it once, when destroyed.
+// The core used to register the handle after the backend had taken over release: a failure there destroyed the
+// import (release called) and said the import failed.
+TEST(OutOfMemory, EveryAllocationOfAnImportMayFailAndReleaseRunsOnlyForASuccess) {
+  ScopedInstance instance(nullptr);
+  const std::vector<accel_device_t> devices = instance.Devices();
+  ASSERT_FALSE(devices.empty());
+  static std::atomic<int> released{0};
+  std::vector<unsigned char> memory(4096, 7);
+  accel_buffer_import_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_IMPORT_DESC;
+  desc.struct_size = sizeof(desc);
+  desc.type = ACCEL_EXTERNAL_MEMORY_TYPE_HOST_POINTER;
+  desc.handle = reinterpret_cast<uint64_t>(memory.data());
+  desc.size = memory.size();
+  desc.release = [](void*) { released.fetch_add(1); };
+  int failed = 0;
+  accel_buffer_t buffer = nullptr;
+  for (long n = 1; n <= 1000; ++n) {
+    g_countdown.store(n);
+    const accel_status_t s = accel_buffer_import(devices[0], &desc, &buffer);
+    const bool hit = g_countdown.exchange(0) <= 0;
+    if (s == ACCEL_SUCCESS) break;
+    ++failed;
+    EXPECT_TRUE(hit) << "allocation " << n << ": " << accel_last_error();
+    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
+    EXPECT_EQ(released.load(), 0) << "allocation " << n << " failed the import, and release ran for it";
+  }
+  EXPECT_GT(failed, 0) << "no allocation of accel_buffer_import was failed: the test proved nothing";
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(released.load(), 0);
+  EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
+  EXPECT_EQ(released.load(), 1) << "release runs once, when the imported buffer goes";
+}
+
 }  // namespace

@@ -68,6 +68,21 @@ std::string CString(const char* field, size_t size) {
 }
 
 // The value of `key` as raw bytes (strings with their NUL).
+// The backend's free and total bytes, seen through ACCEL_MEMORY_LIMIT: under a limit the device looks as large as
+// the limit, and what the process holds of it is not free (accel_device_get_memory_info and MEMORY_FREE alike, so
+// that a framework sizing a pool from either stays inside its share; docs/memory-limits.md).
+Status LimitedMemoryInfo(const Device& d, uint64_t* free_bytes, uint64_t* total) {
+  ACCEL_TRY(OnDevice(d, ACCEL_SLOT(*d.backend, device_get_memory_info, d.bk, free_bytes, total)));
+  const MemoryAccount& process = *d.physical->account;
+  const uint64_t limit = process.limit();
+  if (limit != ACCEL_MEMORY_UNLIMITED) {
+    const uint64_t used = process.used();
+    *total = std::min(*total, limit);
+    *free_bytes = std::min(*free_bytes, limit > used ? limit - used : 0);
+  }
+  return Status::Ok();
+}
+
 Expected<std::string> InfoValue(const Device& d, accel_device_info_key_t key) {
   const accel_device_capabilities_t& c = d.caps;
   switch (key) {
@@ -94,8 +109,7 @@ Expected<std::string> InfoValue(const Device& d, accel_device_info_key_t key) {
     case ACCEL_DEVICE_INFO_MEMORY_FREE: {
       uint64_t free_bytes = 0;
       uint64_t total = 0;
-      Status s = ACCEL_SLOT(*d.backend, device_get_memory_info, d.bk, &free_bytes, &total);
-      if (!s.ok()) return OnDevice(d, s);
+      ACCEL_TRY(LimitedMemoryInfo(d, &free_bytes, &total));
       return Bytes(free_bytes);
     }
     case ACCEL_DEVICE_INFO_MAX_ALLOCATION: return Bytes(c.max_allocation);
@@ -169,15 +183,7 @@ ACCEL_API accel_status_t accel_device_get_memory_info(accel_device_t device, uin
                   "'out_free' and 'out_total' are both NULL");
     uint64_t free_bytes = 0;
     uint64_t total = 0;
-    ACCEL_TRY(OnDevice(*self, ACCEL_SLOT(*self->backend, device_get_memory_info, self->bk, &free_bytes, &total)));
-    const MemoryAccount& process = *self->physical->account;
-    const uint64_t limit = process.limit();
-    if (limit != ACCEL_MEMORY_UNLIMITED) {
-      // Under ACCEL_MEMORY_LIMIT the device looks as large as the limit.
-      const uint64_t used = process.used();
-      total = std::min(total, limit);
-      free_bytes = std::min(free_bytes, limit > used ? limit - used : 0);
-    }
+    ACCEL_TRY(LimitedMemoryInfo(*self, &free_bytes, &total));
     if (out_free != nullptr) *out_free = free_bytes;
     if (out_total != nullptr) *out_total = total;
     return Status::Ok();

@@ -155,6 +155,26 @@ TEST(MemoryLimit, SharedByEveryInstanceOfTheProcess) {
   ASSERT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
 }
 
+TEST(MemoryLimit, FreeMemoryIsWhatTheLimitLeavesByEitherCall) {
+  // accel_device_get_info(MEMORY_FREE) gave the device's free bytes, past the limit get_memory_info applied.
+  ScopedEnv limit("ACCEL_MEMORY_LIMIT", "64MiB");
+  ScopedInstance instance(nullptr);
+  accel_device_t device = FirstPath(Physical(instance.get())[0]);
+  accel_buffer_t b = nullptr;
+  ASSERT_EQ(Alloc(device, 16 * kMiB, &b), ACCEL_SUCCESS) << accel_last_error();
+  uint64_t free_bytes = 0;
+  uint64_t total = 0;
+  ASSERT_EQ(accel_device_get_memory_info(device, &free_bytes, &total), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(total, 64 * kMiB);
+  EXPECT_EQ(free_bytes, 48 * kMiB);
+  uint64_t info_free = 0;
+  ASSERT_EQ(accel_device_get_info(device, ACCEL_DEVICE_INFO_MEMORY_FREE, sizeof(info_free), &info_free, nullptr),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  EXPECT_EQ(info_free, 48 * kMiB);
+  EXPECT_EQ(accel_buffer_destroy(b), ACCEL_SUCCESS);
+}
+
 TEST(MemoryLimit, AnInstanceThatCountsDevicesOtherwiseCannotRaiseTheLimit) {
   // "0=20MiB" names index 0, which is another physical device in an instance that sees less: the instance that sees
   // only device 1 limits it; one that sees everything limits device 0. Each keeps its own limit on the shared

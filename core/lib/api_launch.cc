@@ -81,7 +81,9 @@ Status CheckGeometry(const Device& dev, const Kernel& k, const accel_launch_desc
     const uint32_t block_max = dev.caps.max_work_group_dims[i];
     ACCEL_REQUIRE(block_max == 0 || d.block[i] <= block_max, ACCEL_ERROR_INVALID_ARGUMENT,
                   "'desc->block[{}]' {} is past the device's limit {}", i, d.block[i], block_max);
-    threads *= d.block[i];
+    // Saturating: three 32-bit sizes can wrap a 64-bit product to 0 (2^22 x 2^22 x 2^20) where a device gives no
+    // per-dimension limit, and pass the work-group check below.
+    if (__builtin_mul_overflow(threads, uint64_t{d.block[i]}, &threads)) threads = UINT64_MAX;
   }
   const accel_kernel_properties_t& p = k.properties;
   if (p.required_work_group_size[0] != 0 &&
@@ -179,8 +181,13 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
                      buffer->device->label, dev.label);
       }
       if (a.offset > buffer->size || (a.size == 0 && a.offset == buffer->size) || a.size > buffer->size - a.offset) {
+        uint64_t end = 0;
+        if (a.size != 0 && __builtin_add_overflow(a.offset, a.size, &end)) {  // [8, 7) said the wrapped end
+          return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' binds {} bytes at offset {}: the range wraps around", arg,
+                       a.size, a.offset);
+        }
         return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' binds [{}, {}) of a {}-byte buffer", arg, a.offset,
-                     a.size == 0 ? buffer->size : a.offset + a.size, buffer->size);
+                     a.size == 0 ? buffer->size : end, buffer->size);
       }
       b.size = a.size == 0 ? buffer->size - a.offset : a.size;
       if (dev.caps.max_buffer_range != 0 && b.size > dev.caps.max_buffer_range) {

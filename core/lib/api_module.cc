@@ -89,11 +89,15 @@ ACCEL_API accel_status_t accel_module_create(accel_device_t device, const accel_
     ACCEL_REQUIRE(d.flags == 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->flags' 0x{:x} must be 0", d.flags);
     ACCEL_REQUIRE(d.source_count > 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->source_count' is 0");
     ACCEL_REQUIRE(d.sources != nullptr, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->sources' is NULL");
-    std::vector<accel_module_source_t> sources(d.source_count);
+    // Grown as each source reads well: a count of 2^32 - 1 allocated 240 GB of zeroes before looking at one.
+    std::vector<accel_module_source_t> sources;
+    sources.reserve(std::min<uint32_t>(d.source_count, 16));
     accel_kernel_formats_t available = 0;
     for (uint32_t i = 0; i < d.source_count; ++i) {
-      ACCEL_TRY(ReadSource(d, i, &sources[i]));
-      available |= sources[i].format;
+      accel_module_source_t source{};
+      ACCEL_TRY(ReadSource(d, i, &source));
+      available |= source.format;
+      sources.push_back(source);
     }
     const accel_kernel_formats_t executes = dev->caps.kernel_formats;
     if ((available & executes) == 0) {
@@ -213,7 +217,10 @@ ACCEL_API accel_status_t accel_module_get_kernel(accel_module_t module, const ch
     p.next = nullptr;
     p.name = kernel->name.c_str();
     p.module = ToHandle<accel_module_t>(self->handle());
-    if (p.max_work_group_size == 0 || p.max_work_group_size > dev.caps.max_work_group_size) {
+    // The lower of the kernel's and the device's, where each gives one (a device's 0 says nothing, and must not
+    // erase the kernel's own limit).
+    if (p.max_work_group_size == 0 ||
+        (dev.caps.max_work_group_size != 0 && p.max_work_group_size > dev.caps.max_work_group_size)) {
       p.max_work_group_size = dev.caps.max_work_group_size;
     }
     kernel->arguments.resize(p.argument_count);

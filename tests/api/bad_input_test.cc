@@ -1542,6 +1542,16 @@ std::vector<Row> MakeTable() {
                const accel_module_desc_t d = ModuleDesc(&s, 0, "m");
                return create(f.device, &d);
              });
+    // A count of 2^32 - 1 whose second entry is bad: the entry is named (a vector of 2^32 - 1 sources was allocated
+    // before any was read: out of host memory, or gigabytes zeroed).
+    b.Expect(
+        Kind::kOutOfRange, "'desc->source_count' 2^32 - 1, the second source bad", ACCEL_ERROR_INVALID_ARGUMENT,
+        "desc->sources[1]", [create](Fixture& f) {
+          accel_module_source_t s[2] = {NativeSource(accel_test::TestModule()), NativeSource(accel_test::TestModule())};
+          s[1].stype = ACCEL_STRUCTURE_TYPE_KERNEL_ARG;
+          const accel_module_desc_t d = ModuleDesc(s, UINT32_MAX, "m");
+          return create(f.device, &d);
+        });
     b.Expect(Kind::kOutOfRange, "'desc->flags' set", ACCEL_ERROR_INVALID_ARGUMENT, "desc->flags", [create](Fixture& f) {
       const accel_module_source_t s = NativeSource(accel_test::TestModule());
       accel_module_desc_t d = ModuleDesc(&s, 1, "m");

@@ -249,6 +249,12 @@ TEST_F(KernelTest, ArgumentValuesAreCheckedAgainstTheDeclaration) {
   accel_kernel_arg_t range[] = {BufferArg(b, 32, 64), BufferArg(b), BufferArg(b), ScalarArg(&n)};
   EXPECT_EQ(LaunchVadd(range, 4), ACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(Contains(accel_last_error(), "'desc->args[0]' binds [32, 96) of a 64-byte buffer"));
+  accel_kernel_arg_t wrapping[] = {BufferArg(b, 8, UINT64_MAX), BufferArg(b), BufferArg(b), ScalarArg(&n)};
+  EXPECT_EQ(LaunchVadd(wrapping, 4), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(accel_last_error(),
+                       "'desc->args[0]' binds 18446744073709551615 bytes at offset 8: the range "
+                       "wraps around"))
+      << accel_last_error();
 
   accel_kernel_arg_t access[] = {BufferArg(b, 0, 0, ACCEL_ACCESS_READ_WRITE), BufferArg(b), BufferArg(b),
                                  ScalarArg(&n)};

@@ -121,12 +121,15 @@ def get(ref, device=None, *, timeout=None):
 
 
 def _run(ctx, function, args, kwargs, wants_ctx):
+    # A task that waits on a Future may run the awaited task on its own thread: the inner one's context is set
+    # for it and the outer one's put back after (it was cleared, and the outer task lost its runtime).
+    outer = getattr(_local, "ctx", None)
     _local.ctx = ctx
     try:
         args, kwargs = _resolved(args, kwargs)
         return function(ctx, *args, **kwargs) if wants_ctx else function(*args, **kwargs)
     finally:
-        _local.ctx = None
+        _local.ctx = outer
 
 
 def _submit(rt, function, args, kwargs, options, wants_ctx=None) -> Future:

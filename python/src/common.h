@@ -33,6 +33,11 @@ accel_status_t check(accel_status_t status);
 // True while Python may still be called (not finalizing).
 bool python_alive();
 
+// A Python timeout in seconds as the C API's nanoseconds: None, infinity and values from 1e9 s on wait forever, a
+// negative one polls (0); NaN raises ValueError naming `what` (a cast of NaN, a negative or a huge double to uint64_t
+// is undefined: -1 could wait forever).
+uint64_t timeout_ns(std::optional<double> seconds, const char* what);
+
 // Releases the GIL for its scope when this thread holds it, so that release
 // callbacks running on a stream worker can take it.
 class NoGil {

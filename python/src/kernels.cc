@@ -310,6 +310,16 @@ void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args
           raise(ACCEL_ERROR_INVALID_ARGUMENT, arg_label(*kernel, i) + ": a zero-size array has no memory to bind");
         if (array.buffer->destroyed)
           raise(ACCEL_ERROR_INVALID_HANDLE, arg_label(*kernel, i) + ": the array's buffer was freed");
+        // A read-only array (an object store replica from ref.get(i), a read-only import) is never written: the
+        // C layer guards read-only imports only, and a store replica is shared by every reader of the object.
+        if (array.readonly &&
+            (info.kind == ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS || (info.access & ACCEL_ACCESS_WRITE) != 0)) {
+          raise(ACCEL_ERROR_INVALID_ARGUMENT,
+                arg_label(*kernel, i) + " is " +
+                    (info.kind == ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS ? std::string("a device address")
+                                                                       : std::string(access_name(info.access))) +
+                    ", and the array is read-only");
+        }
         auto [lo, hi] = array.extent();
         if (info.kind == ACCEL_KERNEL_ARG_KIND_BUFFER) {
           a.buffer = array.buffer->handle;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -704,8 +705,14 @@ accel_stream_t Stream::live() const {
   return handle;
 }
 
+uint64_t timeout_ns(std::optional<double> seconds, const char* what) {
+  if (!seconds || std::isinf(*seconds) || *seconds >= 1e9) return ACCEL_TIMEOUT_INFINITE;
+  if (std::isnan(*seconds)) throw py::value_error(std::string(what) + ": timeout is NaN, not a number of seconds");
+  return *seconds <= 0 ? 0 : static_cast<uint64_t>(*seconds * 1e9);
+}
+
 void Stream::synchronize(std::optional<double> timeout_s) {
-  uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
+  const uint64_t ns = timeout_ns(timeout_s, "Stream.synchronize");
   accel_stream_t h = live();
   accel_status_t status;
   {
@@ -726,7 +733,7 @@ void Event::close() {
 bool Event::query() { return check(accel_event_query(handle)) == ACCEL_SUCCESS; }
 
 void Event::synchronize(std::optional<double> timeout_s) {
-  uint64_t ns = timeout_s ? static_cast<uint64_t>(*timeout_s * 1e9) : ACCEL_TIMEOUT_INFINITE;
+  const uint64_t ns = timeout_ns(timeout_s, "Event.synchronize");
   accel_status_t status;
   {
     NoGil nogil;

@@ -572,6 +572,26 @@ def test_a_wait_runs_a_task_no_worker_started_on_the_waiting_thread():
     assert len(seen["finalized_before_destroy_returned"]) == 1
 
 
+def test_a_task_that_waits_on_a_nested_task_keeps_its_context():
+    # With its one worker busy with `outer`, the wait runs `inner` on outer's thread; inner's end put the thread's
+    # task context to None, and outer's accel.put then found no runtime.
+    def inner():
+        return threading.get_ident()
+
+    def outer():
+        ran_on = accel.current_runtime().submit(inner).result()
+        ref = accel.put(b"still mine")
+        return ran_on == threading.get_ident(), bytes(ref.get())
+
+    rt = accel.Runtime(workers=1)  # no `with`: outside a task no runtime is current, only the task's context
+    try:
+        same_thread, data = rt.submit(outer).result(timeout=60)
+    finally:
+        rt.close()
+    assert same_thread, "the nested task ran on another thread: this test shows nothing"
+    assert data == b"still mine"
+
+
 def test_no_current_runtime_outside_with():
     with pytest.raises(accel.AccelError) as info:
         accel.current_runtime()

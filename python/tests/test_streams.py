@@ -38,3 +38,17 @@ def test_elapsed_time_without_timing():
     with pytest.raises(accel.AccelError) as info:
         a.elapsed_time(b)
     assert info.value.status == accel.Status.ACCEL_ERROR_FAILED_PRECONDITION
+
+
+def test_timeouts_that_are_no_number_of_seconds():
+    # A negative timeout polls, infinity waits forever, NaN is refused: cast to an integer they were undefined (-1
+    # could wait forever).
+    s = accel.Stream()
+    e = s.record()
+    s.synchronize(timeout=-1)
+    e.synchronize(timeout=-1)
+    s.synchronize(timeout=float("inf"))
+    e.synchronize(timeout=1e30)
+    for call in (s.synchronize, e.synchronize):
+        with pytest.raises(ValueError, match="timeout is NaN"):
+            call(timeout=float("nan"))

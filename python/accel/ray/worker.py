@@ -125,7 +125,10 @@ def remote(function_or_class=None, /, *, accelerators: float = 1, kind: str = "g
 
     def wrap(target):
         ray = _ray()
-        resources = dict(options.pop("resources", None) or {})
+        # A copy per target: one decorator used twice must give the second the same options (popping from the
+        # decorator's own dict dropped the second's resources, and set max_calls for a class, which Ray refuses).
+        target_options = dict(options)
+        resources = dict(target_options.pop("resources", None) or {})
         if accelerators > 0:
             resources[f"accel_{kind}"] = accelerators
         if inspect.isclass(target):
@@ -137,15 +140,15 @@ def remote(function_or_class=None, /, *, accelerators: float = 1, kind: str = "g
                 original_init(self, *args, **kwargs)
 
             target = type(target.__name__, (target,), {"__init__": __init__, "__module__": target.__module__})
-            return ray.remote(resources=resources, **options)(target)
-        options.setdefault("max_calls", 1)
+            return ray.remote(resources=resources, **target_options)(target)
+        target_options.setdefault("max_calls", 1)
 
         @functools.wraps(target)
         def run(*args, **kwargs):
             init_worker()
             return target(*args, **kwargs)
 
-        return ray.remote(resources=resources, **options)(run)
+        return ray.remote(resources=resources, **target_options)(run)
 
     if function_or_class is not None:
         return wrap(function_or_class)

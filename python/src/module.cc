@@ -786,12 +786,23 @@ int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     bool c_contiguous = a.c_contiguous();
     if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !c_contiguous)
       return refuse("the array is not C-contiguous and the consumer did not ask for strides");
+    // Fortran order: the first dimension varies fastest (dimensions of one element have any stride; an empty array
+    // is both orders). A 1-D strided view is neither (it passed as Fortran- and any-contiguous).
+    const bool f_contiguous = [&] {
+      if (std::find(a.shape.begin(), a.shape.end(), 0) != a.shape.end()) return true;
+      int64_t expected = a.dtype->itemsize;
+      for (size_t i = 0; i < a.shape.size(); ++i) {
+        if (a.shape[i] != 1 && a.strides[i] != expected) return false;
+        expected *= a.shape[i];
+      }
+      return true;
+    }();
+    if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c_contiguous && !f_contiguous)
+      return refuse("the array is not contiguous");
     if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c_contiguous)
       return refuse("the array is not C-contiguous");
-    if (((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS ||
-         (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS) &&
-        !c_contiguous && a.shape.size() > 1)
-      return refuse("the array is not contiguous");
+    if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f_contiguous)
+      return refuse("the array is not Fortran-contiguous");
     auto* exported = new BufferExport{{a.shape.begin(), a.shape.end()}, {a.strides.begin(), a.strides.end()}};
     view->buf = data;
     view->len = static_cast<Py_ssize_t>(a.size() * a.dtype->itemsize);

@@ -1,3 +1,4 @@
+import ctypes
 import pytest
 
 import accel
@@ -207,3 +208,44 @@ def test_setitem_writes_through_views():
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
         accel.asarray(frozen)[0] = 1
+
+
+class _PyBuffer(ctypes.Structure):
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.py_object), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)), ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("internal", ctypes.c_void_p)]
+
+
+_C_CONTIGUOUS, _F_CONTIGUOUS, _ANY_CONTIGUOUS = 0x38, 0x58, 0x98  # PyBUF_{C,F,ANY}_CONTIGUOUS
+
+
+def _exports(obj, flags):
+    """Whether the buffer protocol gives `obj` to a consumer asking with `flags` (BufferError: no)."""
+    get = ctypes.pythonapi.PyObject_GetBuffer
+    get.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+    release = ctypes.pythonapi.PyBuffer_Release
+    release.argtypes = [ctypes.POINTER(_PyBuffer)]
+    view = _PyBuffer()
+    try:
+        get(obj, ctypes.byref(view), flags)
+    except BufferError:
+        return False
+    release(ctypes.byref(view))
+    return True
+
+
+def test_buffer_protocol_contiguity_requests():
+    # A Fortran request on a C-contiguous 2-D array got C strides; a 1-D strided view passed Fortran and any.
+    c = accel.zeros((2, 3), "float32")
+    assert _exports(c, _C_CONTIGUOUS) and _exports(c, _ANY_CONTIGUOUS)
+    assert not _exports(c, _F_CONTIGUOUS)
+    f = c.T  # (3, 2), Fortran order
+    assert _exports(f, _F_CONTIGUOUS) and _exports(f, _ANY_CONTIGUOUS)
+    assert not _exports(f, _C_CONTIGUOUS)
+    strided = accel.zeros(8, "float32")[::2]
+    for flags in (_C_CONTIGUOUS, _F_CONTIGUOUS, _ANY_CONTIGUOUS):
+        assert not _exports(strided, flags), hex(flags)
+    column = accel.zeros((3, 1), "float32")  # both orders
+    assert _exports(column, _C_CONTIGUOUS) and _exports(column, _F_CONTIGUOUS)

@@ -74,6 +74,9 @@ class Instance {
 
   // The stream the package's own synchronous operations use on `device`.
   accel_stream_t internal_stream(accel_device_t device);
+  // Whether `stream` is one of those (synchronize clears its error once it raised it: the package's operations
+  // must not all fail after one).
+  bool is_internal(accel_stream_t stream);
 
   accel_instance_t handle;
   std::vector<DeviceInfo> devices;  // in accel_instance_enumerate_devices order

@@ -82,6 +82,14 @@ accel_stream_t Instance::internal_stream(accel_device_t device) {
   return stream;
 }
 
+bool Instance::is_internal(accel_stream_t stream) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [device, internal] : streams_) {
+    if (internal == stream) return true;
+  }
+  return false;
+}
+
 namespace {
 // Leaked on purpose: objects that outlive the module keep their own reference.
 std::shared_ptr<Instance>* g_instance = new std::shared_ptr<Instance>();
@@ -389,6 +397,14 @@ void synchronize(accel_stream_t stream) {
   {
     NoGil nogil;
     status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
+  }
+  if (status < 0 && instance()->is_internal(stream)) {
+    // Raised once, here, to the operation that met it (a launch's failure reaches the next synchronous operation);
+    // the package's own stream then works again: an error is sticky until cleared, and nothing else clears it.
+    // The stream is idle after a synchronize, so the clear is allowed; the message is read before it.
+    const std::string message = accel_last_error();
+    accel_stream_clear_error(stream);
+    raise(status, message);
   }
   check(status);
 }

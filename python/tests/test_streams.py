@@ -52,3 +52,21 @@ def test_timeouts_that_are_no_number_of_seconds():
     for call in (s.synchronize, e.synchronize):
         with pytest.raises(ValueError, match="timeout is NaN"):
             call(timeout=float("nan"))
+
+
+def test_one_failure_on_the_packages_own_stream_raises_once(run_python):
+    # The package's synchronous operations share a stream per device; an error there is sticky until cleared, and
+    # nothing cleared it: after one failure every later zeros(), copy and asarray on that device raised it again.
+    out = run_python(
+        """
+        import accel
+        a = accel.zeros(4)  # the stream's first operation, a fill
+        try:
+            a.copy_to_host()  # its second fails, by injection
+        except accel.AccelError as e:
+            print("first:", e.status_name)
+        print("second:", accel.zeros(4).copy_to_host().tolist())
+        """,
+        ACCEL_BACKENDS="sim", ACCEL_SIM_PROFILE="a100-pcie-4", ACCEL_SIM_FAULTS="stream_error_after=1")
+    assert "first: ACCEL_ERROR_INTERNAL" in out, out
+    assert "second: [0.0, 0.0, 0.0, 0.0]" in out, out

@@ -136,10 +136,15 @@ bool on_main_thread() {
 // ---- runtime ---------------------------------------------------------------
 
 // One accel_runtime_t. The GIL guards `handle`; the C calls themselves are thread-safe.
+struct HostViewCore;
+
 struct RuntimeCore {
   std::shared_ptr<Instance> inst;
   accel_runtime_t handle = nullptr;
   uint32_t workers = 0;
+  // The host views of its objects (ref.get()), which read the store's memory: closing destroys the store, so it
+  // releases those no numpy array, memoryview or DLPack capsule uses, and refuses while one does. Under the GIL.
+  std::vector<std::weak_ptr<HostViewCore>> host_views;
 
   ~RuntimeCore() {
     accel_runtime_t h = handle;
@@ -162,7 +167,9 @@ struct RuntimeCore {
     return handle;
   }
 
-  void close() {
+  // `force` (at interpreter exit): exported views do not keep the runtime open.
+  void close(bool force = false);
+  void close_now() {
     accel_runtime_t h = handle;
     if (h == nullptr) return;
     handle = nullptr;  // new work is refused from now on
@@ -193,7 +200,7 @@ void close_all_runtimes() {  // atexit: before the interpreter finalizes, while 
   }
   for (auto& rt : open) {
     try {
-      rt->close();
+      rt->close(/*force=*/true);
     } catch (...) {
       PyErr_Clear();
     }
@@ -935,6 +942,27 @@ struct HostViewCore {
 };
 using HostViewPtr = std::shared_ptr<HostViewCore>;
 
+void RuntimeCore::close(bool force) {
+  if (handle == nullptr) return;
+  std::erase_if(host_views, [](const auto& w) { return w.expired(); });
+  size_t exported = 0;
+  for (const auto& weak : host_views) {
+    if (auto v = weak.lock(); v && v->handle != nullptr && v->exports > 0) ++exported;
+  }
+  if (exported > 0 && !force) {
+    // Their bytes are the store's, which goes with the runtime: a numpy array over them would read freed memory.
+    raise(ACCEL_ERROR_FAILED_PRECONDITION,
+          "accel.Runtime.close: " + std::to_string(exported) +
+              " object view(s) are still used by numpy arrays, memoryviews or DLPack capsules, which read the "
+              "object store's memory: drop those (or copy what you keep) before closing the runtime");
+  }
+  for (const auto& weak : host_views) {
+    if (auto v = weak.lock()) v->release();  // later reads raise "the accel.ObjectView was released"
+  }
+  host_views.clear();
+  close_now();
+}
+
 // Releases an accel_object_view_t when the last Python array over it goes.
 struct ViewKeeper {
   accel_object_view_t handle = nullptr;
@@ -1129,6 +1157,7 @@ py::object get_object(const ObjectPtr& object, py::object device, std::optional<
     v->dtype = object->dtype;
     v->shape = object->shape;
     v->rt = object->rt;
+    object->rt->host_views.push_back(v);
     return py::cast(v);
   }
   // A device replica: a read-only accel.Array over the store's buffer, the view released with the array.
@@ -1621,7 +1650,7 @@ void init_runtime(py::module_& m) {
            }),
            py::arg("workers") = 0, py::kw_only(), py::arg("store_host_capacity") = 0,
            py::arg("store_device_capacity") = 0, py::arg("spill_directory") = py::none())
-      .def("close", &RuntimeCore::close)
+      .def("close", [](RuntimeCore& rt) { rt.close(); })
       .def("put", &put_object, py::arg("data"), py::kw_only(), py::arg("name") = py::none(),
            "Puts a copy of `data` (bytes, a C-contiguous buffer-protocol object, or an accel.Array) into the object "
            "store: an accel.ObjectRef (docs/objectstore.md).")

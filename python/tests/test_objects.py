@@ -279,3 +279,25 @@ def test_a_view_imports_through_dlpack_and_stays_until_its_import_goes(rt):
     gc.collect()
     view.release()
     assert view.released
+
+
+def test_closing_a_runtime_releases_its_views_and_refuses_while_numpy_reads_one():
+    # Closing destroys the object store, whose memory the views read: a numpy array over a view read freed memory
+    # after the close, and the view itself still answered.
+    rt = accel.Runtime(workers=1)
+    ref = rt.put(np.arange(1 << 16, dtype=np.int32))
+    kept = ref.get()
+    exported = ref.get()
+    a = np.asarray(exported)
+    with pytest.raises(accel.AccelError, match="still used by numpy arrays") as info:
+        rt.close()
+    assert info.value.status == accel.Status.ACCEL_ERROR_FAILED_PRECONDITION
+    assert not rt.closed
+    assert int(a[-1]) == (1 << 16) - 1, "the store and its bytes are still there"
+    del a
+    gc.collect()
+    rt.close()
+    assert rt.closed
+    for view in (kept, exported):
+        with pytest.raises(accel.AccelError, match="was released"):
+            view.tobytes()

@@ -475,8 +475,13 @@ ACCEL_API accel_status_t accel_placement_group_create(accel_runtime_t runtime, c
     std::string why;
     status = rt->CreateGroup(d, std::move(queue), &group, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
-    *out_group =
-        reinterpret_cast<accel_placement_group_t>(HandleTable::Get().Insert(HandleType::kPlacementGroup, group));
+    try {
+      *out_group =
+          reinterpret_cast<accel_placement_group_t>(HandleTable::Get().Insert(HandleType::kPlacementGroup, group));
+    } catch (...) {  // no handle (out of host memory, or every slot taken): the group, placed already, goes
+      rt->DestroyGroup(group);
+      throw;
+    }
     return ACCEL_SUCCESS;
   });
 }
@@ -873,7 +878,13 @@ ACCEL_API accel_status_t accel_queue_create(accel_runtime_t runtime, const accel
     std::string why;
     status = rt->CreateQueue(d, parent, &queue, &why);
     if (status != ACCEL_SUCCESS) return Fail(fn, status, why);
-    *out_queue = reinterpret_cast<accel_queue_t>(HandleTable::Get().Insert(HandleType::kQueue, queue));
+    try {
+      *out_queue = reinterpret_cast<accel_queue_t>(HandleTable::Get().Insert(HandleType::kQueue, queue));
+    } catch (...) {  // no handle: the queue, made already (its share counted in its parent's), goes
+      std::string ignored;
+      static_cast<void>(rt->DestroyQueue(queue, &ignored));
+      throw;
+    }
     return ACCEL_SUCCESS;
   });
 }
@@ -939,7 +950,13 @@ ACCEL_API accel_status_t accel_actor_create(accel_runtime_t runtime, const accel
       actor->release_user_data = nullptr;
       return Fail(fn, status, fmt::format("'desc->request': {}", why));
     }
-    *out_actor = reinterpret_cast<accel_actor_t>(HandleTable::Get().Insert(HandleType::kActor, actor));
+    try {
+      *out_actor = reinterpret_cast<accel_actor_t>(HandleTable::Get().Insert(HandleType::kActor, actor));
+    } catch (...) {  // no handle: the actor, placed already, goes; its data stays the caller's (the call failed)
+      actor->release_user_data = nullptr;
+      rt->DestroyActor(actor);
+      throw;
+    }
     return ACCEL_SUCCESS;
   });
 }

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include <accel/runtime.h>
+
 #include "gate.h"
 #include "test_util.h"
 
@@ -173,6 +175,47 @@ TEST(OutOfMemory, EveryAllocationOfAnImportMayFailAndReleaseRunsOnlyForASuccess)
   EXPECT_EQ(released.load(), 0);
   EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
   EXPECT_EQ(released.load(), 1) << "release runs once, when the imported buffer goes";
+}
+
+// Each allocation accel_placement_group_create makes fails in turn: every failure is RESOURCE_EXHAUSTED and leaves
+// the device unreserved (a reservation kept would make the next attempt fail without reaching its countdown), and
+// the group made at the end holds the whole device. (The handle is made after the group is placed; a failure there,
+// every slot taken, now gives the reservation back too: no allocation this test can fail reaches it.)
+TEST(OutOfMemory, EveryAllocationOfAPlacementGroupMayFailAndNothingStaysReserved) {
+  ScopedInstance instance(nullptr);
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.worker_threads = 1;
+  accel_runtime_t runtime = nullptr;
+  ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &runtime), ACCEL_SUCCESS) << accel_last_error();
+  accel_resource_request_t bundle{};
+  bundle.stype = ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST;
+  bundle.struct_size = sizeof(bundle);
+  bundle.device_count = 1;
+  bundle.share = 1.0;
+  accel_placement_group_desc_t gd{};
+  gd.stype = ACCEL_STRUCTURE_TYPE_PLACEMENT_GROUP_DESC;
+  gd.struct_size = sizeof(gd);
+  gd.bundles = &bundle;
+  gd.bundle_count = 1;
+  gd.strategy = ACCEL_PLACEMENT_STRATEGY_PACK;
+  gd.level = ACCEL_TOPOLOGY_LEVEL_NODE;
+  int failed = 0;
+  accel_placement_group_t group = nullptr;
+  for (long n = 1; n <= 1000; ++n) {
+    g_countdown.store(n);
+    const accel_status_t s = accel_placement_group_create(runtime, &gd, &group);
+    const bool hit = g_countdown.exchange(0) <= 0;
+    if (s == ACCEL_SUCCESS) break;
+    ++failed;
+    EXPECT_TRUE(hit) << "allocation " << n << " was not failed, yet: " << accel_last_error();
+    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
+  }
+  EXPECT_GT(failed, 0) << "no allocation of accel_placement_group_create was failed: the test proved nothing";
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(accel_placement_group_destroy(group), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_runtime_destroy(runtime), ACCEL_SUCCESS) << accel_last_error();
 }
 
 }  // namespace

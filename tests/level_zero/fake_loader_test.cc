@@ -10,8 +10,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "test_util.h"
@@ -20,13 +22,19 @@ namespace {
 
 using accel_test::ScopedInstance;
 
+// Points the backend at the fake loader, with `devices` devices and the fake's other settings given (each test runs
+// in a process of its own: the settings are read when the instance loads the backend).
+void UseFakeLoader(const char* devices, std::initializer_list<std::pair<const char*, const char*>> settings = {}) {
+  setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
+  setenv("ACCEL_FAKE_ZE_DEVICES", devices, 1);
+  for (const auto& [name, value] : settings) setenv(name, value, 1);
+}
+
 class LevelZeroPolling : public ::testing::Test {
  protected:
   void SetUp() override {
-    setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
-    setenv("ACCEL_FAKE_ZE_DEVICES", "1", 1);
-    setenv("ACCEL_FAKE_ZE_COMMAND_DELAY_US", "100000", 1);      // every command of a stream's list takes 100 ms
-    fake_ = dlopen(ACCEL_TEST_FAKE_ZE, RTLD_NOW | RTLD_LOCAL);  // the handle the backend's dlopen will share
+    UseFakeLoader("1", {{"ACCEL_FAKE_ZE_COMMAND_DELAY_US", "100000"}});  // every command of a list takes 100 ms
+    fake_ = dlopen(ACCEL_TEST_FAKE_ZE, RTLD_NOW | RTLD_LOCAL);           // the handle the backend's dlopen will share
     ASSERT_NE(fake_, nullptr) << dlerror();
     live_pools_ = reinterpret_cast<int64_t (*)()>(dlsym(fake_, "accel_fake_ze_live_event_pools"));
     ASSERT_NE(live_pools_, nullptr);
@@ -81,9 +89,7 @@ TEST_F(LevelZeroPolling, PollingPendingWorkSharesOneMarker) {
 // A copy between two devices without peer access is refused with the reason (the spec wants both pointers
 // accessible by the list's device: the copy could fault); with peer access it runs.
 TEST(LevelZeroPeers, CopyWithoutPeerAccessIsRefused) {
-  setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
-  setenv("ACCEL_FAKE_ZE_DEVICES", "2", 1);
-  setenv("ACCEL_FAKE_ZE_NO_PEERS", "1", 1);
+  UseFakeLoader("2", {{"ACCEL_FAKE_ZE_NO_PEERS", "1"}});
   accel_instance_desc_t desc = ScopedInstance::Backends("level_zero");
   ScopedInstance instance(&desc);
   std::vector<accel_device_t> devices = instance.Devices();
@@ -103,16 +109,13 @@ TEST(LevelZeroPeers, CopyWithoutPeerAccessIsRefused) {
   EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
   for (accel_buffer_t x : {a, b}) EXPECT_EQ(accel_buffer_destroy(x), ACCEL_SUCCESS);
-  unsetenv("ACCEL_FAKE_ZE_NO_PEERS");
 }
 
 // A kernel compiled for a fixed work-group size says so (accel_kernel_properties_t.required_work_group_size), and the
 // core refuses another block at launch with the reason; before, the size only lowered max_work_group_size and the
 // launch failed later, as the stream's error, from zeKernelSetGroupSize.
 TEST(LevelZeroKernels, RequiredWorkGroupSizeIsReportedAndEnforced) {
-  setenv("ACCEL_LEVEL_ZERO_LIBRARY", ACCEL_TEST_FAKE_ZE, 1);
-  setenv("ACCEL_FAKE_ZE_DEVICES", "1", 1);
-  setenv("ACCEL_FAKE_ZE_REQUIRED_GROUP", "16,1,1", 1);
+  UseFakeLoader("1", {{"ACCEL_FAKE_ZE_REQUIRED_GROUP", "16,1,1"}});
   accel_instance_desc_t desc = ScopedInstance::Backends("level_zero");
   ScopedInstance instance(&desc);
   std::vector<accel_device_t> devices = instance.Devices();
@@ -179,7 +182,6 @@ TEST(LevelZeroKernels, RequiredWorkGroupSizeIsReportedAndEnforced) {
   EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
   EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
   EXPECT_EQ(accel_module_destroy(module), ACCEL_SUCCESS);
-  unsetenv("ACCEL_FAKE_ZE_REQUIRED_GROUP");
 }
 
 }  // namespace

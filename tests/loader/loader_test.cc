@@ -384,6 +384,19 @@ class MisbehavingBackendTest : public LoaderTest {
   }
   void TearDown() override { unsetenv("ACCEL_TEST_MISBEHAVE"); }
   void Misbehave(const char* how) { setenv("ACCEL_TEST_MISBEHAVE", how, 1); }
+  // The index of the NIC named `name` among the instance's, or nullopt.
+  static std::optional<uint32_t> NicIndex(accel_instance_t instance, const std::string& name) {
+    uint32_t count = 0;
+    EXPECT_EQ(accel_instance_get_nic_count(instance, &count), ACCEL_SUCCESS);
+    for (uint32_t i = 0; i < count; ++i) {
+      accel_nic_properties_t nic{};
+      nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
+      nic.struct_size = sizeof(nic);
+      EXPECT_EQ(accel_instance_get_nic(instance, i, &nic), ACCEL_SUCCESS);
+      if (name == nic.name) return i;
+    }
+    return std::nullopt;
+  }
   // A module from one SPIR source (the fake backend takes any bytes).
   static accel_status_t CreateModule(accel_device_t device, accel_module_t* out) {
     static const char kBytes[] = "not really SPIR";
@@ -413,17 +426,7 @@ TEST_F(MisbehavingBackendTest, BehavingItLoadsWithEverythingItLists) {
   ScopedInstance instance(&desc);
   accel_device_t device = instance.DeviceOf("misbehave");
   ASSERT_NE(device, nullptr);
-  uint32_t nics = 0;
-  ASSERT_EQ(accel_instance_get_nic_count(instance.get(), &nics), ACCEL_SUCCESS);
-  bool found = false;
-  for (uint32_t i = 0; i < nics; ++i) {
-    accel_nic_properties_t nic{};
-    nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
-    nic.struct_size = sizeof(nic);
-    ASSERT_EQ(accel_instance_get_nic(instance.get(), i, &nic), ACCEL_SUCCESS);
-    found = found || std::string(nic.name) == "fake0";
-  }
-  EXPECT_TRUE(found) << "the backend's NIC fake0 is not listed";
+  EXPECT_TRUE(NicIndex(instance.get(), "fake0").has_value()) << "the backend's NIC fake0 is not listed";
   accel_device_topology_t topology{};
   topology.stype = ACCEL_STRUCTURE_TYPE_DEVICE_TOPOLOGY;
   topology.struct_size = sizeof(topology);
@@ -495,15 +498,7 @@ TEST_F(MisbehavingBackendTest, GarbageOrGrowingNicCountDropsOnlyThatBackendsNics
     accel_instance_desc_t desc = Desc();
     ScopedInstance instance(&desc);
     ASSERT_NE(instance.DeviceOf("misbehave"), nullptr);
-    uint32_t nics = 0;
-    ASSERT_EQ(accel_instance_get_nic_count(instance.get(), &nics), ACCEL_SUCCESS);
-    for (uint32_t i = 0; i < nics; ++i) {
-      accel_nic_properties_t nic{};
-      nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
-      nic.struct_size = sizeof(nic);
-      ASSERT_EQ(accel_instance_get_nic(instance.get(), i, &nic), ACCEL_SUCCESS);
-      EXPECT_STRNE(nic.name, "fake0");
-    }
+    EXPECT_FALSE(NicIndex(instance.get(), "fake0").has_value());
     ExpectHostWorks(instance);
   }
 }
@@ -518,26 +513,16 @@ TEST_F(MisbehavingBackendTest, ALinkClassNoVersionNamesIsNoClass) {
     ScopedInstance instance(&desc);
     accel_device_t device = instance.DeviceOf("misbehave");
     ASSERT_NE(device, nullptr);
-    uint32_t nics = 0;
-    ASSERT_EQ(accel_instance_get_nic_count(instance.get(), &nics), ACCEL_SUCCESS);
-    bool found = false;
-    for (uint32_t i = 0; i < nics; ++i) {
-      accel_nic_properties_t nic{};
-      nic.stype = ACCEL_STRUCTURE_TYPE_NIC_PROPERTIES;
-      nic.struct_size = sizeof(nic);
-      ASSERT_EQ(accel_instance_get_nic(instance.get(), i, &nic), ACCEL_SUCCESS);
-      if (std::string(nic.name) != "fake0") continue;
-      found = true;
-      accel_device_link_t link{};
-      link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
-      link.struct_size = sizeof(link);
-      ASSERT_EQ(accel_device_get_nic_link(device, i, &link), ACCEL_SUCCESS) << accel_last_error();
-      EXPECT_NE(accel_link_class_name(link.link_class), nullptr) << "class " << link.link_class;
-      if (*how == '\0') {
-        EXPECT_EQ(link.link_class, ACCEL_LINK_CLASS_PIX);
-      }
+    const std::optional<uint32_t> nic = NicIndex(instance.get(), "fake0");
+    ASSERT_TRUE(nic.has_value());
+    accel_device_link_t link{};
+    link.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;
+    link.struct_size = sizeof(link);
+    ASSERT_EQ(accel_device_get_nic_link(device, *nic, &link), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_NE(accel_link_class_name(link.link_class), nullptr) << "class " << link.link_class;
+    if (*how == '\0') {
+      EXPECT_EQ(link.link_class, ACCEL_LINK_CLASS_PIX);
     }
-    EXPECT_TRUE(found);
   }
 }
 

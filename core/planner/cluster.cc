@@ -1,8 +1,10 @@
 #include "cluster.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <numeric>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -10,12 +12,12 @@
 namespace accel::planner {
 namespace {
 
-// Interns domain ids of one level.
+// Interns the domains of one level by key; a new one is shown as `id`.
 class Interner {
  public:
   explicit Interner(std::vector<Domain>* domains) : domains_(domains) {}
-  uint32_t Get(const std::string& id) {
-    auto [it, inserted] = index_.try_emplace(id, static_cast<uint32_t>(domains_->size()));
+  uint32_t Get(const std::string& key, const std::string& id) {
+    auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(domains_->size()));
     if (inserted) domains_->push_back(Domain{id, {}, {}});
     return it->second;
   }
@@ -24,6 +26,16 @@ class Interner {
   std::vector<Domain>* domains_;
   std::unordered_map<std::string, uint32_t> index_;
 };
+
+// A domain's key: a tag ('u' an id the input gave, 's' one made up for a device or node without it, 'f' a fabric
+// clique) and each part with its length. The display ids joined parts with '/' and made up ids with '~': node "a/b"
+// with clique "c" and node "a" with clique "b/c" were one clique, and a rack named "~node:n1" was node n1's own rack,
+// so a gang that must stay in one domain was placed across two.
+std::string Key(char tag, std::initializer_list<std::string_view> parts) {
+  std::string key(1, tag);
+  for (std::string_view part : parts) key += fmt::format("{}:{}", part.size(), part);
+  return key;
+}
 
 void AddChild(Domain& parent, uint32_t child) {
   if (std::find(parent.children.begin(), parent.children.end(), child) == parent.children.end()) {
@@ -77,6 +89,8 @@ Expected<Cluster> Cluster::Build(std::vector<NodeSpec> nodes) {
                      [&](uint32_t a, uint32_t b) { return node.devices[a].clique < node.devices[b].clique; });
     const std::string rack = node.rack.empty() ? "~node:" + node.id : node.rack;
     const std::string block = node.block.empty() ? "~rack:" + rack : node.block;
+    const std::string rack_key = node.rack.empty() ? Key('s', {node.id}) : Key('u', {node.rack});
+    const std::string block_key = node.block.empty() ? Key('s', {rack_key}) : Key('u', {node.block});
     for (uint32_t i : order) {
       const DeviceSpec& spec = node.devices[i];
       Device dev;
@@ -87,16 +101,21 @@ Expected<Cluster> Cluster::Build(std::vector<NodeSpec> nodes) {
       dev.attributes = spec.attributes;
       const std::string prefix = node.id + "/";
       dev.domain[at(Level::kClique)] =
-          interners[at(Level::kClique)].Get(spec.clique.empty()          ? prefix + "~" + spec.id
-                                            : node.fabric_clique.empty() ? prefix + spec.clique
-                                                                         : node.fabric_clique);
+          spec.clique.empty() ? interners[at(Level::kClique)].Get(Key('s', {node.id, spec.id}), prefix + "~" + spec.id)
+          : node.fabric_clique.empty()
+              ? interners[at(Level::kClique)].Get(Key('u', {node.id, spec.clique}), prefix + spec.clique)
+              : interners[at(Level::kClique)].Get(Key('f', {node.fabric_clique}), node.fabric_clique);
       dev.domain[at(Level::kPcieRoot)] =
-          interners[at(Level::kPcieRoot)].Get(prefix + (spec.pcie_root.empty() ? "~" + spec.id : spec.pcie_root));
-      dev.domain[at(Level::kNuma)] = interners[at(Level::kNuma)].Get(
-          prefix + (spec.numa_node < 0 ? "~" + spec.id : fmt::format("numa{}", spec.numa_node)));
-      dev.domain[at(Level::kNode)] = interners[at(Level::kNode)].Get(node.id);
-      dev.domain[at(Level::kRack)] = interners[at(Level::kRack)].Get(rack);
-      dev.domain[at(Level::kBlock)] = interners[at(Level::kBlock)].Get(block);
+          spec.pcie_root.empty()
+              ? interners[at(Level::kPcieRoot)].Get(Key('s', {node.id, spec.id}), prefix + "~" + spec.id)
+              : interners[at(Level::kPcieRoot)].Get(Key('u', {node.id, spec.pcie_root}), prefix + spec.pcie_root);
+      const std::string numa = fmt::format("numa{}", spec.numa_node);
+      dev.domain[at(Level::kNuma)] =
+          spec.numa_node < 0 ? interners[at(Level::kNuma)].Get(Key('s', {node.id, spec.id}), prefix + "~" + spec.id)
+                             : interners[at(Level::kNuma)].Get(Key('u', {node.id, numa}), prefix + numa);
+      dev.domain[at(Level::kNode)] = interners[at(Level::kNode)].Get(Key('u', {node.id}), node.id);
+      dev.domain[at(Level::kRack)] = interners[at(Level::kRack)].Get(rack_key, rack);
+      dev.domain[at(Level::kBlock)] = interners[at(Level::kBlock)].Get(block_key, block);
       const auto rank = static_cast<uint32_t>(c.devices_.size());
       for (size_t l = 0; l < kLevelCount; ++l) c.domains_[l][dev.domain[l]].devices.push_back(rank);
       Domain& clique = c.domains_[at(Level::kClique)][dev.domain[at(Level::kClique)]];

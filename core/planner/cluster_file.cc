@@ -66,7 +66,8 @@ std::optional<selector::NameSet> Names(const json& obj, const char* key, const s
 }
 
 void CheckVersion(const json& obj, const std::string& path) {
-  const std::string v = *String(obj, "format_version", path, true);
+  const std::optional<std::string> version = String(obj, "format_version", path, true);  // required: never empty
+  const std::string v = version.value_or("");
   if (v != "1" && v.rfind("1.", 0) != 0) throw FieldError{path + "format_version", "'" + v + "' is not 1.x"};
 }
 
@@ -92,6 +93,10 @@ DeviceSpec ReadDevice(const json& d, const std::string& path) {
   }
   if (const json* numa = Field(d, "numa_node", path, false)) {
     if (!numa->is_number_integer()) throw FieldError{path + "numa_node", "expected an integer, got " + TypeName(*numa)};
+    // -1 (unknown) to 65535: 2^64 - 1 read as int64_t was -1 and passed as unknown, as did any negative value.
+    const bool in_range = numa->is_number_unsigned() ? numa->get<uint64_t>() <= 65535
+                                                     : numa->get<int64_t>() >= -1 && numa->get<int64_t>() <= 65535;
+    if (!in_range) throw FieldError{path + "numa_node", numa->dump() + " is outside -1..65535"};
     dev.numa_node = numa->get<int64_t>();
   }
   a.Set("numa_node", dev.numa_node);
@@ -117,9 +122,17 @@ NodeSpec ReadNode(const json& desc, const std::string& path, size_t index) {
       if (!dom.is_object()) throw FieldError{p.substr(0, p.size() - 1), "expected an object, got " + TypeName(dom)};
       const std::string level = *String(dom, "level", p, true);
       const std::string id = *String(dom, "id", p, true);
-      if (level == "rack") node.rack = id;
-      if (level == "block") node.block = id;
-      if (level == "clique") node.fabric_clique = id;  // a clique spanning nodes (docs/planner.md, "Model")
+      // An empty id was ignored (the node then had no such domain), a level given twice kept the last.
+      if (id.empty()) throw FieldError{p + "id", "empty"};
+      std::string* slot = level == "rack"    ? &node.rack
+                          : level == "block" ? &node.block
+                          : level == "clique"
+                              ? &node.fabric_clique  // a clique spanning nodes (docs/planner.md, "Model")
+                              : nullptr;
+      if (slot != nullptr && !slot->empty()) {
+        throw FieldError{p + "level", "'" + level + "' is given twice for this node"};
+      }
+      if (slot != nullptr) *slot = id;
     }
   }
   const json& devices = *Field(desc, "devices", path, true);

@@ -22,8 +22,14 @@ Expected<Placement> FirstFit::Place(const Gang& gang) {
     if (u.share != previous) d = first_free_;
     previous = u.share;
     const selector::Selector* sel = u.selector < 0 ? nullptr : &g.selectors[static_cast<size_t>(u.selector)];
+    // The devices of one bundle are distinct (docs/planner.md): a device that holds a unit of this bundle is
+    // skipped (two half-device units of one bundle landed on one device: d was not advanced for equal shares).
+    auto holds_bundle = [&](size_t device) {
+      return std::any_of(taken.begin(), taken.end(),
+                         [&](const Assignment& t) { return t.device == device && t.bundle == u.bundle; });
+    };
     while (d < free_.size() && (free_[d].share < u.share || free_[d].memory < u.memory ||
-                                (sel && !sel->Matches(cluster_.devices()[d].attributes)))) {
+                                (sel && !sel->Matches(cluster_.devices()[d].attributes)) || holds_bundle(d))) {
       ++d;
     }
     if (d == free_.size()) {

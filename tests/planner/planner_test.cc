@@ -183,6 +183,21 @@ TEST(Planner, TheDevicesOfOneBundleAreDistinctWhateverTheirShares) {
   EXPECT_EQ(shared->assignments[0].device, shared->assignments[1].device);
 }
 
+TEST(FirstFit, TheDevicesOfOneBundleAreDistinctToo) {
+  // The baseline placed {devices: 2, share: 0.5} on one device twice.
+  Cluster two = Generated({.nodes = 1, .devices_per_node = 2});
+  FirstFit fit(two);
+  Gang two_halves;
+  two_halves.bundles = {Bundle{.devices = 2, .share = 0.5}};
+  auto placed = fit.Place(two_halves);
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  ASSERT_EQ(placed->assignments.size(), 2U);
+  EXPECT_NE(placed->assignments[0].device, placed->assignments[1].device);
+  Cluster one = Generated({.nodes = 1, .devices_per_node = 1});
+  FirstFit alone(one);
+  EXPECT_FALSE(alone.Place(two_halves).ok()) << "two devices cannot be one device twice";
+}
+
 TEST(Planner, MemoryIsCapacityToo) {
   Cluster c = Generated({.nodes = 1, .devices_per_node = 2, .memory = 80 * kGiB});
   Planner planner(c);
@@ -432,6 +447,37 @@ TEST(ClusterFile, ANodeLevelCliqueDomainJoinsNodesInOneFabricClique) {
       << err.error().message;
 }
 
+TEST(ClusterFile, DomainsOfDifferentNodesNeverMergeByTheirIds) {
+  // Domain ids were node-qualified by joining with '/' and made-up ones marked with '~': node "a/b" with clique "c"
+  // and node "a" with clique "b/c" made one clique, and a rack named "~node:n1" was node n1's own rack; a STRICT_PACK
+  // gang was then placed across two nodes.
+  auto device = [](const char* clique) {
+    return fmt::format(R"({{"id": "g", "kind": "gpu", "name": "G", "vendor": "V", "sku": "s", "memory": 1024,
+                        "compute_units": 1, "clique": "{}"}})",
+                       clique);
+  };
+  const std::string cliques = R"({"format_version": "1.0", "nodes": [
+      {"format_version": "1.0", "node": {"id": "a/b"}, "devices": [)" +
+                              device("c") + R"(]},
+      {"format_version": "1.0", "node": {"id": "a"}, "devices": [)" +
+                              device("b/c") + R"(]}]})";
+  auto c = ParseCluster(cliques, "c.json");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NE(c->devices()[0].domain[At(Level::kClique)], c->devices()[1].domain[At(Level::kClique)]);
+  EXPECT_FALSE(Planner(c.value()).Place(Devices(2, Strategy::kStrictPack, Level::kClique)).ok());
+
+  const std::string racks = R"({"format_version": "1.0", "nodes": [
+      {"format_version": "1.0", "node": {"id": "n0"}, "domains": [{"level": "rack", "id": "~node:n1"}],
+       "devices": [)" + device("x") +
+                            R"(]},
+      {"format_version": "1.0", "node": {"id": "n1"}, "devices": [)" +
+                            device("x") + R"(]}]})";
+  auto r = ParseCluster(racks, "c.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->devices()[0].domain[At(Level::kRack)], r->devices()[1].domain[At(Level::kRack)]);
+  EXPECT_FALSE(Planner(r.value()).Place(Devices(2, Strategy::kStrictPack, Level::kRack)).ok());
+}
+
 TEST(ClusterFile, MalformedInputNamesTheField) {
   auto err = [](const std::string& text) {
     auto c = ParseCluster(text, "c.json");
@@ -455,6 +501,21 @@ TEST(ClusterFile, MalformedInputNamesTheField) {
       "kind": "gpu", "name": "G", "vendor": "V", "sku": "s", "compute_units": 1, "memory": 1}]})";
   EXPECT_EQ(err(R"({"format_version": "1.0", "nodes": [)" + ok + "," + ok + "]}"),
             "c.json: nodes[1].id: duplicate 'n0' (also nodes[0])");
+  // An empty domain id and a level given twice were ignored or overwritten; a NUMA node past int64 was -1.
+  const std::string devices = R"("devices": [{"id": "gpu0", "kind": "gpu", "name": "G", "vendor": "V", "sku": "s",
+      "compute_units": 1, "memory": 1}])";
+  EXPECT_EQ(err(R"({"format_version": "1.0", "nodes": [{"format_version": "1.0", "domains": [{"level": "rack",
+      "id": ""}], )" +
+                devices + "}]}"),
+            "c.json: nodes[0].domains[0].id: empty");
+  EXPECT_EQ(err(R"({"format_version": "1.0", "nodes": [{"format_version": "1.0", "domains": [{"level": "rack",
+      "id": "r1"}, {"level": "rack", "id": "r2"}], )" +
+                devices + "}]}"),
+            "c.json: nodes[0].domains[1].level: 'rack' is given twice for this node");
+  EXPECT_EQ(err(R"({"format_version": "1.0", "nodes": [{"format_version": "1.0", "devices": [{"id": "g",
+      "kind": "gpu", "name": "G", "vendor": "V", "sku": "s", "compute_units": 1, "memory": 1,
+      "numa_node": 18446744073709551615}]}]})"),
+            "c.json: nodes[0].devices[0].numa_node: 18446744073709551615 is outside -1..65535");
 }
 
 TEST(ClusterFile, LoadsASimProfileAsAOneNodeCluster) {

@@ -242,6 +242,13 @@ def check_sim_profile(tool):
                  "infer: placed, PACK at numa: 3 units on 2 devices in 1 numa domain: sim-h100-sxm-8/numa0",
                  "4 gangs: 2 placed, 2 refused; 2 of 8 devices in use, 6.50 of 8 free"]:
         check(line in lines, f"expected {line!r} in:\n{stdout}")
+    # Released, a gang of units that share devices says so as its placement did ("3 devices" counted units).
+    shared = tool.write("plan_release_shared.json", json.dumps({"format_version": "1.0", "gangs": [
+        {"name": "infer", "strategy": "PACK", "level": "numa",
+         "bundles": [{"devices": 2, "share": 0.5}, {"devices": 1, "share": 0.5}]},
+        {"name": "next", "strategy": "PACK", "level": "numa", "release": ["infer"], "bundles": [{"devices": 1}]}]}))
+    released, _ = tool.run("--cluster", h100, "--gangs", shared)
+    check("infer: released (3 units on 2 devices)" in released.splitlines(), f"released:\n{released}")
     header = lines[lines.index("train: placed, STRICT_PACK at clique: 8 devices in 1 clique: sim-h100-sxm-8/nvl0") + 1]
     check(header.split() == ["rank", "node", "device", "bundle", "share", "memory", "clique"], f"header {header!r}")
 

@@ -60,6 +60,18 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
+// "8 devices", or "3 units on 2 devices" where units of different bundles share a device (assignments sorted by
+// device, as a placement's are).
+std::string UnitsOnDevices(const std::vector<planner::Assignment>& assignments) {
+  size_t devices = 0;
+  for (size_t i = 0; i < assignments.size(); ++i) {
+    devices += i == 0 || assignments[i].device != assignments[i - 1].device;
+  }
+  return devices == assignments.size()
+             ? Plural(devices, "device")
+             : fmt::format("{} on {}", Plural(assignments.size(), "unit"), Plural(devices, "device"));
+}
+
 void PrintPlaced(const planner::Cluster& cluster, const GangRequest& request, const GangOutcome& outcome,
                  bool explain) {
   const Level level = request.gang.level;
@@ -69,14 +81,7 @@ void PrintPlaced(const planner::Cluster& cluster, const GangRequest& request, co
     names += (i ? ", " : "") + cluster.domains(level)[used[i]].id;
   }
   if (used.size() > kListed) names += ", ...";
-  // Units of different bundles may share a device: "3 units on 2 devices" then.
-  const auto& assignments = outcome.placement.assignments;
-  size_t devices = 0;
-  for (size_t i = 0; i < assignments.size(); ++i)
-    devices += i == 0 || assignments[i].device != assignments[i - 1].device;
-  const std::string what = devices == assignments.size()
-                               ? Plural(devices, "device")
-                               : fmt::format("{} on {}", Plural(assignments.size(), "unit"), Plural(devices, "device"));
+  const std::string what = UnitsOnDevices(outcome.placement.assignments);
   fmt::print("{}: placed, {}: {} in {}: {}\n", request.name, How(request.gang), what, Domains(used.size(), level),
              names);
 
@@ -136,7 +141,7 @@ void PrintText(const Report& report, bool explain) {
     for (size_t earlier : o.released) {
       const GangOutcome& e = report.outcome->gangs[earlier];
       if (e.placed) {
-        fmt::print("{}: released ({})\n", gangs[earlier].name, Plural(e.placement.assignments.size(), "device"));
+        fmt::print("{}: released ({})\n", gangs[earlier].name, UnitsOnDevices(e.placement.assignments));
       } else {
         fmt::print("{}: released (it was refused: nothing held)\n", gangs[earlier].name);
       }

@@ -2,6 +2,7 @@
 // context built from the profile that ACCEL_SIM_PROFILE names. Without it the
 // backend reports no devices, so a real machine never shows simulated ones.
 #include <dlfcn.h>
+#include <algorithm>
 
 #include <cstddef>
 #include <cstdint>
@@ -82,6 +83,15 @@ accel_status_t ContextCreate(const accel_bk_context_desc_t* desc, accel_bk_conte
       profile = std::move(*parsed);
       if (const char* faults = host.Setting("ACCEL_SIM_FAULTS")) {
         if (!ParseFaults(faults, &profile.faults, &error)) return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT, error);
+      }
+      // lost_devices are "those of them" (docs/sim.md): one outside a non-empty `devices` is never lost, silently.
+      for (const std::string& id : profile.faults.lost_devices) {
+        const auto& faulty = profile.faults.devices;
+        if (!faulty.empty() && std::find(faulty.begin(), faulty.end(), id) == faulty.end()) {
+          return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                           "ACCEL_SIM_FAULTS: lost_devices: '" + id +
+                               "' is not one of 'devices' (only faulty devices are lost; add it there)");
+        }
       }
       for (const auto* ids : {&profile.faults.devices, &profile.faults.lost_devices}) {
         for (const std::string& id : *ids) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "memory.h"
 #include "sim_backend.h"
 
 namespace accel::sim {
@@ -106,6 +107,12 @@ accel_status_t StreamCopyBufferToHost(accel_bk_stream_t stream, accel_bk_buffer_
 accel_status_t StreamCopyBuffer(accel_bk_stream_t stream, accel_bk_buffer_t src, uint64_t src_offset,
                                 accel_bk_buffer_t dst, uint64_t dst_offset, uint64_t size) noexcept {
   return EnqueueCopy(stream, "stream_copy_buffer", [&](accel_bk_stream_t engine) {
+    // A lost device's memory is gone for every stream: a copy from or to it on another device's stream returned
+    // the lost device's bytes (docs/errors.md: a lost device's objects are unusable).
+    for (accel_bk_buffer_t buffer : {src, dst}) {
+      const auto* owner = static_cast<const SimDevice*>(host::Unwrap(buffer)->device->hooks);
+      if (accel_status_t s = owner->CheckAlive(); s != ACCEL_SUCCESS) return s;
+    }
     return host::StreamCopyBuffer(engine, src, src_offset, dst, dst_offset, size);
   });
 }

@@ -744,6 +744,44 @@ TEST(SimFaults, LostDevicesNarrowDeviceLossWhileOtherFaultsHitEveryDevice) {
   }
 }
 
+TEST(SimFaults, ALostDevicesMemoryIsGoneForEveryStream) {
+  // s1 is lost; a copy between its buffer and s0's, on s0's stream, returned the lost device's bytes.
+  TempDir dir;
+  SimInstance sim(SmallProfile(dir), "device_lost_after=1,lost_devices=s1");
+  ASSERT_EQ(sim.devices().size(), 2U);
+  const accel_buffer_desc_t bd = BufferDesc(64);
+  accel_buffer_t on1 = nullptr;
+  accel_buffer_t on0 = nullptr;
+  ASSERT_EQ(accel_buffer_create(sim[1], &bd, &on1), ACCEL_SUCCESS) << accel_last_error();  // s1's operation 1
+  accel_buffer_t lost = nullptr;
+  ASSERT_EQ(accel_buffer_create(sim[1], &bd, &lost), ACCEL_ERROR_DEVICE_LOST);  // 2: lost
+  ASSERT_EQ(accel_buffer_create(sim[0], &bd, &on0), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t stream = nullptr;
+  ASSERT_EQ(accel_stream_create(sim[0], nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_copy_buffer(stream, on1, 0, on0, 0, 64), ACCEL_ERROR_DEVICE_LOST);
+  EXPECT_TRUE(Contains(accel_last_error(), "is lost")) << accel_last_error();
+  EXPECT_EQ(accel_stream_copy_buffer(stream, on0, 0, on1, 0, 64), ACCEL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << "s0's stream is untouched";
+  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(on0), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_buffer_destroy(on1), ACCEL_SUCCESS) << "a lost device's objects still release";
+}
+
+TEST(SimFaults, LostDevicesOutsideTheFaultyDevicesAreRejected) {
+  // "lost_devices: those of `devices`" (docs/sim.md): one outside them was never lost, silently.
+  TempDir dir;
+  SimInstance sim(SmallProfile(dir), "devices=s0,device_lost_after=1,lost_devices=s1");
+  EXPECT_TRUE(sim.devices().empty());
+  bool reported = false;
+  for (const auto& e : sim.instance().Report()) {
+    if (std::string(e.backend_name) == "sim") {
+      reported = true;
+      EXPECT_TRUE(Contains(e.reason, "lost_devices: 's1' is not one of 'devices'")) << e.reason;
+    }
+  }
+  EXPECT_TRUE(reported);
+}
+
 TEST(SimFaults, UnknownFaultDevicesAreRejected) {
   TempDir dir;
   SimInstance sim(SmallProfile(dir), "devices=s9");

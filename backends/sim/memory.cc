@@ -60,8 +60,8 @@ accel_status_t BufferCreate(accel_bk_device_t handle, const accel_buffer_desc_t*
     if (device->DrawAllocationFailure(&number)) {
       const FaultSpec& f = device->context()->profile().faults;
       const std::string message =
-          device->label() + ": allocation #" + std::to_string(number) + " of " + Bytes(size) +
-          " failed by injection (alloc_fail=" + std::to_string(f.allocation_failure_probability) + ", seed " +
+          device->label() + ": allocation #" + std::to_string(number) + " of " + std::to_string(size) +
+          " bytes failed by injection (alloc_fail=" + ProbabilityText(f.allocation_failure_probability) + ", seed " +
           std::to_string(f.seed) + ")";
       host.Log(ACCEL_LOG_LEVEL_INFO, message);
       return host.Fail(ACCEL_ERROR_RESOURCE_EXHAUSTED, message);

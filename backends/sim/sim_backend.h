@@ -7,6 +7,7 @@
 #define ACCEL_BACKENDS_SIM_SIM_BACKEND_H_
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -102,6 +103,14 @@ struct SimStream {
   SimDevice* device = nullptr;
   std::atomic<uint64_t> operations{0};
 };
+
+// A fault probability as docs/sim.md writes it: the shortest text that reads back to it ("0.25", "1"), not
+// std::to_string's "0.250000".
+inline std::string ProbabilityText(double p) {
+  char text[32];
+  const auto r = std::to_chars(text, text + sizeof(text), p);
+  return std::string(text, r.ptr);
+}
 
 inline SimDevice* Sim(accel_bk_device_t handle) {
   // The engine device's hooks are its SimDevice (const in the engine's view only).

@@ -58,8 +58,9 @@ accel_status_t EnqueueCopy(accel_bk_stream_t handle, const char* what, Forward&&
       const FaultSpec& f = device->context()->profile().faults;
       device->context()->host().Log(
           ACCEL_LOG_LEVEL_INFO, device->label() + ": copy #" + std::to_string(number) + " (" + what + ") slowed by " +
-                                    std::to_string(f.slow_copy_delay_us) + " us by injection (slow_copy=" +
-                                    std::to_string(f.slow_copy_probability) + ", seed " + std::to_string(f.seed) + ")");
+                                    std::to_string(f.slow_copy_delay_us) +
+                                    " us by injection (slow_copy=" + ProbabilityText(f.slow_copy_probability) +
+                                    ", seed " + std::to_string(f.seed) + ")");
       if (accel_status_t s = host::StreamEnqueueHostCallback(
               engine, &SlowCopyWait, reinterpret_cast<void*>(static_cast<uintptr_t>(f.slow_copy_delay_us)));
           s != ACCEL_SUCCESS) {

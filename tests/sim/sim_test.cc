@@ -729,6 +729,10 @@ TEST(SimFaults, LostDevicesNarrowDeviceLossWhileOtherFaultsHitEveryDevice) {
   uint64_t free = 0;
   EXPECT_EQ(accel_device_get_memory_info(devices[0], &free, nullptr), ACCEL_SUCCESS);
   EXPECT_EQ(log.CountContaining("failed by injection (alloc_fail="), 4U) << "each injected failure is logged";
+  // As docs/sim.md words it (it said "of 64 bytes (0.00 GiB)" and "alloc_fail=1.000000").
+  EXPECT_EQ(
+      log.CountContaining("'s0' (Small NPU): allocation #1 of 64 bytes failed by injection (alloc_fail=1, seed 0)"),
+      1U);
   EXPECT_EQ(log.CountContaining("'s1' (Small NPU) lost at operation 2"), 1U);
 
   // An unknown id in lost_devices fails the backend, naming the key.

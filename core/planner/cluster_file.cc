@@ -157,6 +157,10 @@ Expected<Cluster> ParseCluster(std::string_view text, std::string_view source) {
     }
     return Error{fmt::format("{}: not valid JSON", source)};
   }
+  return ParseClusterDocument(doc, source);
+}
+
+Expected<Cluster> ParseClusterDocument(const json& doc, std::string_view source) {
   std::vector<NodeSpec> nodes;
   try {
     if (!doc.is_object()) throw FieldError{"(top level)", "expected an object, got " + TypeName(doc)};

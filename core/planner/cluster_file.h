@@ -4,6 +4,8 @@
 #ifndef ACCEL_CORE_PLANNER_CLUSTER_FILE_H_
 #define ACCEL_CORE_PLANNER_CLUSTER_FILE_H_
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,9 @@ namespace accel::planner {
 // cluster. Errors are "<source>: <field>: <reason>":
 // "c.json: nodes[2].devices[0].memory: missing (required)".
 Expected<Cluster> ParseCluster(std::string_view text, std::string_view source);
+// The same from a document parsed already (accel-plan's, for the "topology" member of an `accel-info --json`
+// document: never serialized again, which recursed once per nesting level and overflowed the stack).
+Expected<Cluster> ParseClusterDocument(const nlohmann::json& doc, std::string_view source);
 // Reads and parses the file at `path`.
 Expected<Cluster> LoadCluster(const std::string& path);
 

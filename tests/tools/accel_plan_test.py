@@ -477,6 +477,13 @@ def check_bad_input(tool):
     check(stderr == f"accel-plan: {missing}: cannot open: No such file or directory\n", f"stderr {stderr!r}")
     _, stderr = tool.run("--cluster", tool.tmp.name, expect_rc=2)
     check(stderr == f"accel-plan: {tool.tmp.name}: is a directory\n", f"stderr {stderr!r}")
+    # An accel-info document whose topology nests 100000 arrays deep: refused with the field (its topology was
+    # serialized again to be parsed, which recursed per level and overflowed the stack: exit 139).
+    deep = tool.write("deep.json", '{"physical_devices": [], "topology": ' + "[" * 100000 + "]" * 100000 + "}")
+    _, stderr = tool.run("--cluster", deep, "--gangs", tool.gangs("one.json", [{"name": "g", "bundles": [{}]}]),
+                         expect_rc=2)
+    check(stderr == f"accel-plan: {deep}: topology: (top level): expected an object, got an array\n",
+          f"stderr {stderr!r}")
     # Malformed JSON, with the position.
     bad('{"format_version": "1.0",\n "gangs": [\n  {"name": "g",, }]}',
         "not valid JSON: [json.exception.parse_error.101] parse error at line 3, column 16: syntax error", raw=True)

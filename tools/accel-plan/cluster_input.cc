@@ -38,7 +38,7 @@ Expected<planner::Cluster> LoadClusterInput(const std::string& path) {
   if (!doc) return doc.error();
   const nlohmann::json& d = doc.value();
   if (d.is_object() && d.contains("topology") && d.contains("physical_devices")) {
-    return planner::ParseCluster(d["topology"].dump(), path + ": topology");  // a whole `accel-info --json`
+    return planner::ParseClusterDocument(d["topology"], path + ": topology");  // a whole `accel-info --json`
   }
   if (d.is_object() && d.contains("schema_version") && d.contains("links") && !d.contains("format_version")) {
     return Error{fmt::format(

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "test_util.h"
@@ -384,6 +385,12 @@ class MisbehavingBackendTest : public LoaderTest {
   }
   void TearDown() override { unsetenv("ACCEL_TEST_MISBEHAVE"); }
   void Misbehave(const char* how) { setenv("ACCEL_TEST_MISBEHAVE", how, 1); }
+  // An instance of the host backend and the misbehaving one, broken as `how` says ("" behaves).
+  std::unique_ptr<ScopedInstance> Load(const char* how) {
+    Misbehave(how);
+    accel_instance_desc_t desc = Desc();
+    return std::make_unique<ScopedInstance>(&desc);
+  }
   // The index of the NIC named `name` among the instance's, or nullopt.
   static std::optional<uint32_t> NicIndex(accel_instance_t instance, const std::string& name) {
     uint32_t count = 0;
@@ -422,8 +429,8 @@ class MisbehavingBackendTest : public LoaderTest {
 
 TEST_F(MisbehavingBackendTest, BehavingItLoadsWithEverythingItLists) {
   // The control for the cases below: the same library without a fault loads, and its NIC, domain and kernel show.
-  accel_instance_desc_t desc = Desc();
-  ScopedInstance instance(&desc);
+  auto loaded = Load("");
+  ScopedInstance& instance = *loaded;
   accel_device_t device = instance.DeviceOf("misbehave");
   ASSERT_NE(device, nullptr);
   EXPECT_TRUE(NicIndex(instance.get(), "fake0").has_value()) << "the backend's NIC fake0 is not listed";
@@ -445,13 +452,8 @@ TEST_F(MisbehavingBackendTest, TableSmallerThanItsHeaderIsRefusedUnread) {
 }
 
 TEST_F(MisbehavingBackendTest, LibraryNamedDirectlyMustReportAValidName) {
-  Misbehave("bad_name");
   // Through a manifest, the manifest's (valid) name wins; named directly, the table's name is the backend's.
-  {
-    accel_instance_desc_t desc = Desc();
-    ScopedInstance instance(&desc);
-    EXPECT_NE(instance.DeviceOf("misbehave"), nullptr);
-  }
+  EXPECT_NE(Load("bad_name")->DeviceOf("misbehave"), nullptr);
   ExpectRefused(TestBackend("fake_misbehave"), ACCEL_ERROR_INVALID_ARGUMENT,
                 "function table names the backend \"Not A Name!\", which is not 1-31 lowercase letters, digits or '_'");
 }
@@ -476,9 +478,8 @@ TEST_F(MisbehavingBackendTest, NullDeviceIsRefused) {
 }
 
 TEST_F(MisbehavingBackendTest, CapabilityStringsEndInsideTheirFields) {
-  Misbehave("strings");
-  accel_instance_desc_t desc = Desc();
-  ScopedInstance instance(&desc);
+  auto loaded = Load("strings");
+  ScopedInstance& instance = *loaded;
   accel_device_t device = instance.DeviceOf("misbehave");
   ASSERT_NE(device, nullptr);
   accel_device_capabilities_t caps = ScopedInstance::Capabilities(device);
@@ -494,9 +495,8 @@ TEST_F(MisbehavingBackendTest, CapabilityStringsEndInsideTheirFields) {
 TEST_F(MisbehavingBackendTest, GarbageOrGrowingNicCountDropsOnlyThatBackendsNics) {
   for (const char* how : {"nics_huge", "nics_grow"}) {
     SCOPED_TRACE(how);
-    Misbehave(how);
-    accel_instance_desc_t desc = Desc();
-    ScopedInstance instance(&desc);
+    auto loaded = Load(how);
+    ScopedInstance& instance = *loaded;
     ASSERT_NE(instance.DeviceOf("misbehave"), nullptr);
     EXPECT_FALSE(NicIndex(instance.get(), "fake0").has_value());
     ExpectHostWorks(instance);
@@ -508,9 +508,8 @@ TEST_F(MisbehavingBackendTest, ALinkClassNoVersionNamesIsNoClass) {
   // core treats it as UNKNOWN and derives the class as for UNKNOWN. The control: the backend's PIX stands.
   for (const char* how : {"", "bad_link_class"}) {
     SCOPED_TRACE(how);
-    Misbehave(how);
-    accel_instance_desc_t desc = Desc();
-    ScopedInstance instance(&desc);
+    auto loaded = Load(how);
+    ScopedInstance& instance = *loaded;
     accel_device_t device = instance.DeviceOf("misbehave");
     ASSERT_NE(device, nullptr);
     const std::optional<uint32_t> nic = NicIndex(instance.get(), "fake0");
@@ -527,9 +526,8 @@ TEST_F(MisbehavingBackendTest, ALinkClassNoVersionNamesIsNoClass) {
 }
 
 TEST_F(MisbehavingBackendTest, GarbageDomainCountFailsTheTopologyQueryWithAReason) {
-  Misbehave("domains_huge");
-  accel_instance_desc_t desc = Desc();
-  ScopedInstance instance(&desc);
+  auto loaded = Load("domains_huge");
+  ScopedInstance& instance = *loaded;
   accel_device_t device = instance.DeviceOf("misbehave");
   ASSERT_NE(device, nullptr);
   accel_device_topology_t topology{};
@@ -545,9 +543,8 @@ TEST_F(MisbehavingBackendTest, GarbageDomainCountFailsTheTopologyQueryWithAReaso
 }
 
 TEST_F(MisbehavingBackendTest, GarbageKernelCountFailsTheModuleWithAReason) {
-  Misbehave("kernels_huge");
-  accel_instance_desc_t desc = Desc();
-  ScopedInstance instance(&desc);
+  auto loaded = Load("kernels_huge");
+  ScopedInstance& instance = *loaded;
   accel_device_t device = instance.DeviceOf("misbehave");
   ASSERT_NE(device, nullptr);
   accel_module_t module = nullptr;

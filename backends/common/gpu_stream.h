@@ -48,6 +48,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -489,7 +490,10 @@ class GpuStream {
     } catch (...) {
       // Out of host memory for the bookkeeping of work the device has already: it completes here, before what it
       // holds goes, and the stream fails.
-      static_cast<void>(T::StreamSynchronize(device_, stream_));
+      try {
+        static_cast<void>(T::StreamSynchronize(device_, stream_));  // Level Zero's may allocate (a marker)
+      } catch (...) {
+      }
       SetErrorLocked(ACCEL_ERROR_RESOURCE_EXHAUSTED, entry.op.what, "out of host memory");
     }
   }
@@ -546,16 +550,19 @@ class GpuStream {
           std::string message;
           lock.unlock();
           accel_status_t status = ACCEL_SUCCESS;
-          bool out_of_memory = false;
+          const char* thrown = nullptr;  // no exception may end the worker
           try {
             status = op.host(prior, &message);
-          } catch (...) {  // out of host memory around the callback: no exception may end the worker
+          } catch (const std::bad_alloc&) {
             status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
-            out_of_memory = true;
+            thrown = "out of host memory";
+          } catch (...) {  // the application's callback threw: as the host and Vulkan backends report it
+            status = ACCEL_ERROR_INTERNAL;
+            thrown = "threw an exception";
           }
           op = Operation();  // what it held goes now
           lock.lock();
-          if (out_of_memory && prior == ACCEL_SUCCESS) SetErrorLocked(status, "host callback", "out of host memory");
+          if (thrown != nullptr && prior == ACCEL_SUCCESS) SetErrorLocked(status, "host callback", thrown);
           if (status < 0 && prior == ACCEL_SUCCESS) SetErrorLocked(status, "host callback", message);
         } else {
           if (op.after) {

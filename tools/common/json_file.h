@@ -12,9 +12,11 @@
 
 namespace accel::tools {
 
-// Writes `doc` (indented by 2, a newline after it) to `path` through a temporary file in the same folder, renamed
-// over `path` once complete: a reader never sees half a document and a failed write leaves the old file. Bytes that
-// are not UTF-8 in its strings (a path or a filter as the user typed it) become U+FFFD instead of an exception.
+// Writes `doc` (indented by 2, a newline after it) to `path` through a temporary file in the same folder (made with
+// mkostemp, with the old file's permissions), renamed over `path` once complete: a reader never sees half a document
+// and a failed write leaves the old file. A path that exists and is no regular file (/dev/null, /dev/stdout, a pipe)
+// is written directly. Bytes that are not UTF-8 in its strings (a path or a filter as the user typed it) become
+// U+FFFD instead of an exception.
 // Returns false with `*error` set ("cannot write --json <path>: <why>") when the file cannot be written.
 bool WriteJsonFile(const std::string& path, const nlohmann::json& doc, std::string* error);
 

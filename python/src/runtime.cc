@@ -937,17 +937,24 @@ struct HostViewCore {
   }
   const void* live() const {
     if (handle == nullptr) raise(ACCEL_ERROR_FAILED_PRECONDITION, "the accel.ObjectView was released");
+    if (closing) raise(ACCEL_ERROR_FAILED_PRECONDITION, "the accel.ObjectView's runtime is closing");
     return data;
   }
+  bool closing = false;  // its runtime's close is destroying the store (under the GIL)
 };
 using HostViewPtr = std::shared_ptr<HostViewCore>;
 
 void RuntimeCore::close(bool force) {
   if (handle == nullptr) return;
-  std::erase_if(host_views, [](const auto& w) { return w.expired(); });
+  // A snapshot under the GIL: close_now lets the GIL go, and another thread may then get a view (appending to
+  // host_views) or read one.
+  std::vector<std::shared_ptr<HostViewCore>> views;
   size_t exported = 0;
   for (const auto& weak : host_views) {
-    if (auto v = weak.lock(); v && v->handle != nullptr && v->exports > 0) ++exported;
+    if (auto v = weak.lock(); v && v->handle != nullptr) {
+      exported += v->exports > 0 ? 1 : 0;
+      views.push_back(std::move(v));
+    }
   }
   if (exported > 0 && !force) {
     // Their bytes are the store's, which goes with the runtime: a numpy array over them would read freed memory.
@@ -956,11 +963,15 @@ void RuntimeCore::close(bool force) {
               " object view(s) are still used by numpy arrays, memoryviews or DLPack capsules, which read the "
               "object store's memory: drop those (or copy what you keep) before closing the runtime");
   }
-  for (const auto& weak : host_views) {
-    if (auto v = weak.lock()) v->release();  // later reads raise "the accel.ObjectView was released"
+  for (const auto& v : views) v->closing = true;  // no read or new export while the store goes
+  try {
+    close_now();
+  } catch (...) {  // still open (closed from one of its own tasks, say): its views read on
+    for (const auto& v : views) v->closing = false;
+    throw;
   }
   host_views.clear();
-  close_now();
+  for (const auto& v : views) v->release();  // later reads raise "the accel.ObjectView was released"
 }
 
 // Releases an accel_object_view_t when the last Python array over it goes.
@@ -1157,7 +1168,11 @@ py::object get_object(const ObjectPtr& object, py::object device, std::optional<
     v->dtype = object->dtype;
     v->shape = object->shape;
     v->rt = object->rt;
-    object->rt->host_views.push_back(v);
+    std::vector<std::weak_ptr<HostViewCore>>& views = object->rt->host_views;
+    if (views.size() >= 64 && (views.size() & (views.size() - 1)) == 0) {  // at each power of two: the dead go
+      std::erase_if(views, [](const auto& w) { return w.expired(); });
+    }
+    views.push_back(v);
     return py::cast(v);
   }
   // A device replica: a read-only accel.Array over the store's buffer, the view released with the array.

@@ -301,3 +301,25 @@ def test_closing_a_runtime_releases_its_views_and_refuses_while_numpy_reads_one(
     for view in (kept, exported):
         with pytest.raises(accel.AccelError, match="was released"):
             view.tobytes()
+
+
+def test_a_close_that_fails_leaves_the_views_readable():
+    # A close from one of the runtime's own tasks fails and leaves the runtime open: its views must stay readable
+    # (they were released before the close was known to fail).
+    rt = accel.Runtime(workers=1)
+    try:
+        view = rt.put(b"still here").get()
+
+        def closer():
+            try:
+                rt.close()
+                return "closed", b""
+            except accel.AccelError as e:
+                return e.status_name, view.tobytes()
+
+        status, data = rt.submit(closer).result(timeout=60)
+        assert status == "ACCEL_ERROR_FAILED_PRECONDITION"
+        assert data == b"still here"
+        assert not rt.closed
+    finally:
+        rt.close()

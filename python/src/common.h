@@ -74,9 +74,10 @@ class Instance {
 
   // The stream the package's own synchronous operations use on `device`.
   accel_stream_t internal_stream(accel_device_t device);
-  // Whether `stream` is one of those (synchronize clears its error once it raised it: the package's operations
-  // must not all fail after one).
-  bool is_internal(accel_stream_t stream);
+  // Retires `stream` if it is one of those (synchronize does, once it raised the stream's error): the next operation
+  // on its device gets a new stream, while work other threads queued on the old one still meets the error there
+  // (clearing it would let their skipped work look done). Retired streams go with the instance.
+  void retire_internal(accel_stream_t stream);
 
   accel_instance_t handle;
   std::vector<DeviceInfo> devices;  // in accel_instance_enumerate_devices order
@@ -84,6 +85,7 @@ class Instance {
  private:
   std::mutex mutex_;
   std::unordered_map<accel_device_t, accel_stream_t> streams_;
+  std::vector<accel_stream_t> retired_;  // internal streams that held an error (retire_internal)
 };
 
 std::shared_ptr<Instance> instance();

@@ -69,6 +69,7 @@ Instance::Instance(accel_instance_t h) : handle(h) {
 Instance::~Instance() {
   NoGil nogil;
   for (auto& [device, stream] : streams_) accel_stream_destroy(stream);
+  for (accel_stream_t stream : retired_) accel_stream_destroy(stream);
   accel_instance_destroy(handle);
 }
 
@@ -82,12 +83,15 @@ accel_stream_t Instance::internal_stream(accel_device_t device) {
   return stream;
 }
 
-bool Instance::is_internal(accel_stream_t stream) {
+void Instance::retire_internal(accel_stream_t stream) {
   std::lock_guard lock(mutex_);
-  for (const auto& [device, internal] : streams_) {
-    if (internal == stream) return true;
+  for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+    if (it->second == stream) {
+      retired_.push_back(stream);
+      streams_.erase(it);
+      return;
+    }
   }
-  return false;
 }
 
 namespace {
@@ -398,14 +402,10 @@ void synchronize(accel_stream_t stream) {
     NoGil nogil;
     status = accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE);
   }
-  if (status < 0 && instance()->is_internal(stream)) {
-    // Raised once, here, to the operation that met it (a launch's failure reaches the next synchronous operation);
-    // the package's own stream then works again: an error is sticky until cleared, and nothing else clears it.
-    // The stream is idle after a synchronize, so the clear is allowed; the message is read before it.
-    const std::string message = accel_last_error();
-    accel_stream_clear_error(stream);
-    raise(status, message);
-  }
+  // An error is sticky: after it, every operation on the package's own stream of the device failed. That stream is
+  // retired once the error was raised here, to the operation that met it (a launch's failure reaches the next
+  // synchronous operation); the next one gets a new stream.
+  if (status < 0) instance()->retire_internal(stream);
   check(status);
 }
 

@@ -86,31 +86,6 @@ TEST_F(LevelZeroPolling, PollingPendingWorkSharesOneMarker) {
   EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
 }
 
-// A copy between two devices without peer access is refused with the reason (the spec wants both pointers
-// accessible by the list's device: the copy could fault); with peer access it runs.
-TEST(LevelZeroPeers, CopyWithoutPeerAccessIsRefused) {
-  UseFakeLoader("2", {{"ACCEL_FAKE_ZE_NO_PEERS", "1"}});
-  accel_instance_desc_t desc = ScopedInstance::Backends("level_zero");
-  ScopedInstance instance(&desc);
-  std::vector<accel_device_t> devices = instance.Devices();
-  ASSERT_EQ(devices.size(), 2U);
-  accel_buffer_desc_t bdesc = accel_test::BufferDesc(4096);
-  accel_buffer_t a = nullptr;
-  accel_buffer_t b = nullptr;
-  ASSERT_EQ(accel_buffer_create(devices[0], &bdesc, &a), ACCEL_SUCCESS) << accel_last_error();
-  ASSERT_EQ(accel_buffer_create(devices[1], &bdesc, &b), ACCEL_SUCCESS) << accel_last_error();
-  accel_stream_t stream = nullptr;
-  ASSERT_EQ(accel_stream_create(devices[0], nullptr, &stream), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(accel_stream_copy_buffer(stream, a, 0, b, 0, 4096), ACCEL_ERROR_UNSUPPORTED);
-  EXPECT_NE(std::string(accel_last_error()).find("has no peer access to"), std::string::npos) << accel_last_error();
-  EXPECT_EQ(accel_stream_copy_buffer(stream, b, 0, a, 0, 4096), ACCEL_ERROR_UNSUPPORTED);
-  EXPECT_EQ(accel_stream_copy_buffer(stream, a, 0, a, 0, 2048), ACCEL_ERROR_INVALID_ARGUMENT) << "overlap";
-  EXPECT_EQ(accel_stream_copy_buffer(stream, a, 0, a, 2048, 2048), ACCEL_SUCCESS) << "within the device";
-  EXPECT_EQ(accel_stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
-  EXPECT_EQ(accel_stream_destroy(stream), ACCEL_SUCCESS);
-  for (accel_buffer_t x : {a, b}) EXPECT_EQ(accel_buffer_destroy(x), ACCEL_SUCCESS);
-}
-
 // A kernel compiled for a fixed work-group size says so (accel_kernel_properties_t.required_work_group_size), and the
 // core refuses another block at launch with the reason; before, the size only lowered max_work_group_size and the
 // launch failed later, as the stream's error, from zeKernelSetGroupSize.

@@ -16,6 +16,10 @@ bin/): the tool's own paths (the hand-off baseline) change what stays in cache.
 
   bench/compare_builds.py --before /tmp/hot-base --after build/default --rounds 3 -- \\
       --backends host,opencl,vulkan --native --sizes 4K,1M,16M,256M
+
+--before-env and --after-env set environment variables for one side, so that one
+build compares two settings (--before build/default --before-env
+ACCEL_HANDLE_HAZARDS=0 --after build/default).
 """
 import argparse
 import json
@@ -26,9 +30,12 @@ import sys
 import tempfile
 
 
-def run(build, args, tmp, tag):
+def run(build, args, tmp, tag, extra_env=()):
     out = os.path.join(tmp, f"{tag}.json")
     env = dict(os.environ)
+    for assignment in extra_env:
+        name, _, value = assignment.partition("=")
+        env[name] = value
     env["LD_LIBRARY_PATH"] = os.path.join(build, "lib") + (
         ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     cmd = [os.path.join(build, "bin/accel-bench"), "--json", out] + args
@@ -72,15 +79,23 @@ def main():
     parser.add_argument("--before", required=True)
     parser.add_argument("--after", required=True)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the before runs only (repeatable)")
+    parser.add_argument("--after-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the after runs only (repeatable)")
     parser.add_argument("bench_args", nargs=argparse.REMAINDER)
     o = parser.parse_args()
     args = [a for a in o.bench_args if a != "--"]
+    for assignment in o.before_env + o.after_env:
+        if "=" not in assignment or assignment.startswith("="):
+            parser.error(f"'{assignment}' is not NAME=VALUE")
     runs = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(o.rounds):
             order = ("before", "after") if i % 2 == 0 else ("after", "before")
             for tag in order:
-                runs[tag].append(figures(run(getattr(o, tag), args, tmp, f"{tag}{i}")))
+                extra_env = o.before_env if tag == "before" else o.after_env
+                runs[tag].append(figures(run(getattr(o, tag), args, tmp, f"{tag}{i}", extra_env)))
     keys = [k for k in runs["after"][0] if k in runs["before"][0]]
 
     def median(tag, key, path):

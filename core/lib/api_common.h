@@ -179,10 +179,10 @@ inline Status OnDevice(const Device& device, Status status) {
 }  // namespace accel::core
 
 // Declares `var`, the object `handle` names, or returns the status that says
-// why there is none. The common case is one TryFind and no Expected. `handle`
+// why there is none (a Ref: see handle_table.h). The common case is one Pin and no Expected. `handle`
 // is evaluated again when the lookup fails: pass a plain name.
 #define ACCEL_RESOLVE(var, Type, handle)                                                           \
-  std::shared_ptr<Type> var = ::accel::core::TryResolve<Type>(handle);                             \
+  ::accel::core::Ref<Type> var = ::accel::core::Pin<Type>(handle);                                 \
   if (var == nullptr) {                                                                            \
     ::accel::core::Status var##_status = ::accel::core::ResolveAgain<Type>(handle, #handle, &var); \
     if (!var##_status.ok()) return var##_status;                                                   \

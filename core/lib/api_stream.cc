@@ -181,8 +181,11 @@ ACCEL_API accel_status_t accel_stream_free_buffer(accel_stream_t stream, accel_b
                   "'buffer' is a stale buffer handle (already destroyed)");
     // The handle is stale now, so no call can take a new reference. Another thread's call that resolved the buffer
     // before may still be using its backend object (docs/threading.md): then the free is enqueued when that call
-    // lets go of it, by the last reference (Buffer's destructor), later in this stream's order.
-    if (owned.use_count() > 2) {  // `owned` and `target` are this call's
+    // lets go of it, by the last reference (Buffer's destructor), later in this stream's order. Such a call holds
+    // the buffer through a hazard slot (docs/handles.md, "Lookup") or a counted reference; this call's own are
+    // `owned`, `target` when counted, and the retired list's while `target` is published.
+    const long ours = 1 + (target.counted() ? 1 : 0) + (hazard::IsRetired(target.get()) ? 1 : 0);
+    if (hazard::PublishedByOthers(target.get()) || owned.use_count() > ours) {
       target->free_on = self;
       return Status::Ok();
     }

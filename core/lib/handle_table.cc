@@ -75,14 +75,43 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<Object> object) {
   const uint64_t handle = Encode(type, slot, e.generation);
   object->handle_ = handle;
   e.Lock();
+  e.raw.store(object.get(), std::memory_order_relaxed);
   e.object = std::move(object);
-  e.key.store(handle, std::memory_order_relaxed);
+  e.key.store(handle, std::memory_order_release);  // Pin reads raw after key
   e.Unlock();
   return handle;
 }
 
 std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
-  std::unique_lock lock(mutex_);
+  std::shared_ptr<Object> object;
+  hazard::RetireList retiring;
+  {
+    std::unique_lock lock(mutex_);
+    object = RemoveLocked(handle);
+  }
+  // A Pin that saw the handle live publishes the object: it stays until that call returns.
+  retiring.Add(object);
+  hazard::Retire(std::move(retiring));
+  return object;
+}
+
+void HandleTable::RemoveInto(uint64_t handle, hazard::RetireList* retiring) {
+  std::shared_ptr<Object> object;
+  {
+    std::unique_lock lock(mutex_);
+    object = RemoveLocked(handle);
+  }
+  retiring->Add(std::move(object));
+}
+
+Ref<Object> HandleTable::PinSlow(uint64_t handle, HandleType type) const {
+  // The thread's first lookup takes a record; a thread without one (no membarrier, exiting, or every slot in use)
+  // takes a counted reference.
+  if (hazard::tls_record == nullptr && hazard::Acquire() != nullptr) return Pin(handle, type);
+  return Ref<Object>(TryFind(handle, type));
+}
+
+std::shared_ptr<Object> HandleTable::RemoveLocked(uint64_t handle) {
   const auto slot = static_cast<uint32_t>((handle >> 32) & kSlotMask);
   Entry* e = SlotLocked(slot);
   if (e == nullptr || handle == 0 || e->key.load(std::memory_order_relaxed) != handle) return nullptr;
@@ -90,6 +119,7 @@ std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
   std::shared_ptr<Object> object = std::move(e->object);
   e->object.reset();
   e->key.store(0, std::memory_order_relaxed);
+  e->raw.store(nullptr, std::memory_order_relaxed);
   e->Unlock();
   // A slot whose generations are all used is retired, never reused: a wrapped generation would make the slot's first
   // handle name a new object (docs/handles.md). One slot per 2^32 - 1 objects made in it.

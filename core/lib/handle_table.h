@@ -9,8 +9,10 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
+#include "hazard.h"
 #include "status.h"
 
 namespace accel::core {
@@ -32,8 +34,10 @@ enum class HandleType : uint8_t {
 
 const char* HandleTypeName(HandleType type);
 
-// Base of every object an ABI handle refers to.
-class Object {
+// Base of every object an ABI handle refers to. Objects are always owned by
+// shared_ptrs (HandleTable::Insert takes one): shared_from_this() turns a
+// pinned lookup (Ref) into a counted reference.
+class Object : public std::enable_shared_from_this<Object>, public hazard::Retirable {
  public:
   virtual ~Object() = default;
   uint64_t handle() const { return handle_; }
@@ -53,12 +57,16 @@ class HandlesExhausted : public std::bad_alloc {
   }
 };
 
+template <typename T>
+class Ref;
+
 // The process-wide table from handle values to objects. Thread-safe.
-// Insertions and removals take a mutex; a lookup takes no lock shared with
-// other lookups: it reads the slot's handle value and copies the object's
-// reference under the slot's own spin lock (held for the copy only): lookups
-// of different handles write no line all threads share, and a lookup costs
-// two atomic operations besides the reference count (docs/handles.md,
+// Insertions and removals take a mutex; a lookup takes no lock and, where the
+// system allows it, writes no shared line: Pin publishes the object in the
+// thread's hazard slot (core/lib/hazard.h) and checks the handle again, with
+// plain loads and stores; a removal retires the object until no lookup
+// publishes it. Where publication is not possible, a lookup copies the
+// object's reference under the slot's own spin lock (docs/handles.md,
 // "Lookup"). Slots live in segments that never move and are never freed.
 class HandleTable {
  public:
@@ -70,8 +78,14 @@ class HandleTable {
 
   // Registers `object` and returns its handle value (also stored in it).
   uint64_t Insert(HandleType type, std::shared_ptr<Object> object);
-  // Unregisters the handle; returns the object (null if it was not live).
+  // Unregisters the handle; returns the object (null if it was not live). A lookup in flight on another thread
+  // keeps the object alive until its call returns.
   std::shared_ptr<Object> Remove(uint64_t handle);
+  // Remove, for many handles with one barrier (an instance's children): the object goes on `retiring`, for
+  // hazard::Retire once the caller's locks are released.
+  void RemoveInto(uint64_t handle, hazard::RetireList* retiring);
+  // The live object of `type` that `handle` names, kept alive until the Ref goes (on this thread), or a null Ref.
+  Ref<Object> Pin(uint64_t handle, HandleType type) const;
   // Finds a live object of `type`; `argument` names the parameter in the
   // message ("'device' is a stale handle ...").
   Expected<std::shared_ptr<Object>> Find(uint64_t handle, HandleType type, const char* argument) const;
@@ -100,6 +114,8 @@ class HandleTable {
     // The live handle's value, 0 while the slot is free. Written under the
     // table's mutex and the slot's lock; read by lookups under the slot's lock.
     std::atomic<uint64_t> key{0};
+    // The object, for Pin: stored before `key` (release) and cleared after it.
+    std::atomic<Object*> raw{nullptr};
     mutable std::atomic<bool> locked{false};
     uint32_t generation = 1;  // the next handle's (under the table's mutex)
     // Written under the table's mutex and the slot's lock; read under either.
@@ -116,12 +132,123 @@ class HandleTable {
 
   HandleTable() = default;
   Entry* SlotLocked(uint32_t slot) const;  // null beyond the slots made so far (under mutex_)
+  std::shared_ptr<Object> RemoveLocked(uint64_t handle);
+  Ref<Object> PinSlow(uint64_t handle, HandleType type) const;
 
   mutable std::mutex mutex_;
   uint32_t slots_ = 0;  // slots made so far (under mutex_)
   std::vector<uint32_t> free_slots_;
   std::unique_ptr<std::atomic<Entry*>[]> segments_ = std::make_unique<std::atomic<Entry*>[]>(kSegments);  // null
 };
+
+// A lookup's result: the object a handle named, alive until the Ref goes. A
+// Ref made by Pin publishes the object in the thread's hazard slot (no
+// reference count); one made from a shared_ptr holds that. Move-only, and
+// released on the thread that made it: convert to a shared_ptr (shared(), or
+// implicitly) to keep the object beyond the call or hand it to another thread.
+//
+//   Ref<Buffer> buffer = Pin<Buffer>(handle);
+//   if (buffer == nullptr) ...;              // not a live buffer handle
+//   use(*buffer);
+//   keep_ = buffer.shared();                  // a counted reference
+//
+// Thread safety: one thread's, like a local variable.
+template <typename T>
+class Ref {
+ public:
+  Ref() noexcept = default;
+  explicit Ref(std::shared_ptr<T> owned) noexcept : ptr_(owned.get()), owned_(std::move(owned)) {}
+  Ref(T* pinned, hazard::Record* record, int slot) noexcept : ptr_(pinned), record_(record), slot_(slot) {}
+  Ref(Ref&& other) noexcept
+      : ptr_(std::exchange(other.ptr_, nullptr)),
+        owned_(std::move(other.owned_)),
+        record_(std::exchange(other.record_, nullptr)),
+        slot_(other.slot_) {}
+  Ref& operator=(Ref&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      ptr_ = std::exchange(other.ptr_, nullptr);
+      owned_ = std::move(other.owned_);
+      record_ = std::exchange(other.record_, nullptr);
+      slot_ = other.slot_;
+    }
+    return *this;
+  }
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  ~Ref() { Reset(); }
+
+  // The same object as a Ref of a derived type (the caller knows it is one).
+  template <typename U>
+  static Ref Downcast(Ref<U>&& other) noexcept {
+    Ref r;
+    r.ptr_ = static_cast<T*>(std::exchange(other.ptr_, nullptr));
+    r.owned_ = std::static_pointer_cast<T>(std::move(other.owned_));
+    r.record_ = std::exchange(other.record_, nullptr);
+    r.slot_ = other.slot_;
+    return r;
+  }
+
+  void Reset() noexcept {
+    if (record_ != nullptr) hazard::Release(record_, slot_);
+    record_ = nullptr;
+    owned_.reset();
+    ptr_ = nullptr;
+  }
+  T* get() const noexcept { return ptr_; }
+  T& operator*() const noexcept { return *ptr_; }
+  T* operator->() const noexcept { return ptr_; }
+  explicit operator bool() const noexcept { return ptr_ != nullptr; }
+  // Whether this Ref holds a counted reference (not a hazard slot).
+  bool counted() const noexcept { return owned_ != nullptr; }
+  // A counted reference to the object (an atomic increment when pinned).
+  std::shared_ptr<T> shared() const {
+    if (owned_ != nullptr || ptr_ == nullptr) return owned_;
+    return std::static_pointer_cast<T>(static_cast<Object*>(ptr_)->shared_from_this());
+  }
+  // Implicit, as a drop-in for the shared_ptr lookups returned before.
+  operator std::shared_ptr<T>() const { return shared(); }  // NOLINT(google-explicit-constructor)
+
+  friend bool operator==(const Ref& r, std::nullptr_t) noexcept { return r.ptr_ == nullptr; }
+  template <typename U>
+  friend bool operator==(const Ref& a, const Ref<U>& b) noexcept {
+    return a.get() == b.get();
+  }
+  template <typename U>
+  friend bool operator==(const Ref& a, const std::shared_ptr<U>& b) noexcept {
+    return a.get() == b.get();
+  }
+
+ private:
+  template <typename U>
+  friend class Ref;
+  T* ptr_ = nullptr;
+  std::shared_ptr<T> owned_;
+  hazard::Record* record_ = nullptr;
+  int slot_ = 0;
+};
+
+[[gnu::always_inline]] inline Ref<Object> HandleTable::Pin(uint64_t handle, HandleType type) const {
+  if (static_cast<uint8_t>(handle >> 56) != static_cast<uint8_t>(type)) return {};
+  const auto slot = static_cast<uint32_t>((handle >> 32) & kSlotMask);
+  const Entry* segment = segments_[slot >> kSegmentBits].load(std::memory_order_acquire);
+  if (segment == nullptr) return {};
+  const Entry& e = segment[slot & kSegmentMask];
+  if (e.key.load(std::memory_order_acquire) != handle) return {};
+  hazard::Record* record = hazard::tls_record;
+  if (record == nullptr || record->free_mask == 0) return PinSlow(handle, type);
+  Object* object = e.raw.load(std::memory_order_acquire);
+  const int i = record->Take(object);  // a Retirable*: the address a removal looks for
+  hazard::Fence();
+  // The handle is never reused, so the same key now means the same object throughout: a removal that cleared it
+  // later sees this slot after its barrier and keeps the object.
+  if (object == nullptr || e.key.load(std::memory_order_acquire) != handle) {
+    record->Drop(i);
+    return {};
+  }
+  record->Keep(i);
+  return Ref<Object>(object, record, i);
+}
 
 // Typed lookup: T declares `static constexpr HandleType kHandleType`.
 template <typename T, typename H>
@@ -141,13 +268,20 @@ std::shared_ptr<T> TryResolve(H handle) {  // not noexcept: the first lookup mak
   return std::static_pointer_cast<T>(HandleTable::Get().TryFind(reinterpret_cast<uint64_t>(handle), T::kHandleType));
 }
 
-// ACCEL_RESOLVE's path once TryResolve found nothing: Resolve again, for the
+// The live object of type T that `handle` names, as a Ref, or a null Ref:
+// the lookup every entry point makes first (ACCEL_RESOLVE).
+template <typename T, typename H>
+[[gnu::always_inline]] inline Ref<T> Pin(H handle) {  // not noexcept: the first lookup makes the table
+  return Ref<T>::Downcast(HandleTable::Get().Pin(reinterpret_cast<uint64_t>(handle), T::kHandleType));
+}
+
+// ACCEL_RESOLVE's path once Pin found nothing: Resolve again, for the
 // object (a handle made live meanwhile) or the message naming `argument`.
 template <typename T, typename H>
-[[gnu::cold, gnu::noinline]] Status ResolveAgain(H handle, const char* argument, std::shared_ptr<T>* out) {
+[[gnu::cold, gnu::noinline]] Status ResolveAgain(H handle, const char* argument, Ref<T>* out) {
   auto resolved = Resolve<T>(handle, argument);
   if (!resolved.ok()) return resolved.status();
-  *out = std::move(resolved.value());
+  *out = Ref<T>(std::move(resolved.value()));
   return Status::Ok();
 }
 

@@ -549,12 +549,13 @@ std::vector<std::shared_ptr<Device>> Instance::DevicesOf(const Backend* backend)
 }
 
 uint64_t Instance::Adopt(HandleType type, std::shared_ptr<Object> child) {
+  hazard::RetireList retiring;  // retired once the lock is released: no object is destroyed under it
   std::lock_guard lock(children_mutex_);
   uint64_t handle = HandleTable::Get().Insert(type, child);
   try {
     children_.emplace(handle, std::make_pair(type, std::move(child)));
   } catch (...) {  // out of host memory: the handle must not stay live without its owner
-    HandleTable::Get().Remove(handle);
+    HandleTable::Get().RemoveInto(handle, &retiring);
     throw;
   }
   return handle;
@@ -562,14 +563,16 @@ uint64_t Instance::Adopt(HandleType type, std::shared_ptr<Object> child) {
 
 std::shared_ptr<Object> Instance::Forget(uint64_t handle) {
   std::shared_ptr<Object> object;
+  hazard::RetireList retiring;  // retired once the lock is released: no object is destroyed under it
   {
     std::lock_guard lock(children_mutex_);
     auto it = children_.find(handle);
     if (it == children_.end()) return nullptr;
     object = std::move(it->second.second);
     children_.erase(it);
-    HandleTable::Get().Remove(handle);
+    HandleTable::Get().RemoveInto(handle, &retiring);
   }
+  hazard::Retire(std::move(retiring));
   return object;
 }
 
@@ -578,9 +581,12 @@ void Instance::Destroy() {
   destroyed_ = true;
   std::unordered_map<uint64_t, std::pair<HandleType, std::shared_ptr<Object>>> children;
   {
-    std::lock_guard lock(children_mutex_);
-    children.swap(children_);
-    for (const auto& [handle, entry] : children) HandleTable::Get().Remove(handle);
+    hazard::RetireList retiring;  // one barrier for them all, once the lock is released
+    {
+      std::lock_guard lock(children_mutex_);
+      children.swap(children_);
+      for (const auto& [handle, entry] : children) HandleTable::Get().RemoveInto(handle, &retiring);
+    }
   }
   // A thread may still hold one of its tenants as the last it bound (accel_thread_set_tenant's fast path): marked,
   // so that binding it again fails as a stale handle does.
@@ -600,12 +606,13 @@ void Instance::Destroy() {
     }
   }
   children.clear();
-  for (const auto& d : devices_) HandleTable::Get().Remove(d->handle());
-  for (const auto& p : physical_devices_) {
-    HandleTable::Get().Remove(p->handle());
-    p->account->DropLimitOf(this);
+  {
+    hazard::RetireList retiring;
+    for (const auto& d : devices_) HandleTable::Get().RemoveInto(d->handle(), &retiring);
+    for (const auto& p : physical_devices_) HandleTable::Get().RemoveInto(p->handle(), &retiring);
+    for (const auto& b : backends_) HandleTable::Get().RemoveInto(b->handle(), &retiring);
   }
-  for (const auto& b : backends_) HandleTable::Get().Remove(b->handle());
+  for (const auto& p : physical_devices_) p->account->DropLimitOf(this);
   for (const auto& p : physical_devices_) p->devices.clear();
   physical_devices_.clear();
   devices_.clear();

@@ -52,6 +52,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -436,23 +437,14 @@ class GpuStream {
                                                 " host-side operation(s) queued or running)");
   }
 
-  // Records the stream's first error (later ones are consequences).
-  void SetErrorLocked(accel_status_t status, const char* what, const std::string& message) noexcept {
+  // Records the stream's first error (later ones are consequences): `status`, and "<what>: <message>" (a
+  // string_view, so that a literal makes no string before the guard: failures met while out of host memory pass one).
+  void SetErrorLocked(accel_status_t status, const char* what, std::string_view message) noexcept {
     if (error_ != ACCEL_SUCCESS) return;
     error_ = status;
     try {
-      error_message_ = std::string(what) + ": " + message;
+      error_message_.assign(what).append(": ").append(message);
     } catch (...) {  // out of host memory: the status stands without its message
-      error_message_.clear();
-    }
-  }
-  // The same with a literal (no string made before the guard): for failures met while out of host memory.
-  void SetErrorLocked(accel_status_t status, const char* what, const char* message) noexcept {
-    if (error_ != ACCEL_SUCCESS) return;
-    error_ = status;
-    try {
-      error_message_ = std::string(what) + ": " + message;
-    } catch (...) {
       error_message_.clear();
     }
   }

@@ -44,14 +44,16 @@ void MemoryAccount::SetLimitOf(const void* owner, uint64_t limit) {
   } else {
     it->second = limit;
   }
-  uint64_t lowest = ACCEL_MEMORY_UNLIMITED;
-  for (const auto& o : owners_) lowest = std::min(lowest, o.second);
-  limit_.store(lowest);
+  StoreLowestLimitLocked();
 }
 
 void MemoryAccount::DropLimitOf(const void* owner) {
   std::lock_guard lock(owners_mutex_);
   std::erase_if(owners_, [&](const auto& o) { return o.first == owner; });
+  StoreLowestLimitLocked();
+}
+
+void MemoryAccount::StoreLowestLimitLocked() {
   uint64_t lowest = ACCEL_MEMORY_UNLIMITED;
   for (const auto& o : owners_) lowest = std::min(lowest, o.second);
   limit_.store(lowest);

@@ -51,6 +51,8 @@ class MemoryAccount {
   accel_memory_usage_t Usage() const;  // header left to the caller
 
  private:
+  void StoreLowestLimitLocked();  // limit_ = the lowest of owners_ (under owners_mutex_)
+
   std::atomic<uint64_t> limit_;
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> peak_{0};

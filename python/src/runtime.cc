@@ -512,12 +512,12 @@ using ActorPtr = std::shared_ptr<ActorCore>;
 // not ended: on the main thread in 100 ms slices, so that Ctrl-C interrupts the wait; elsewhere, without a deadline,
 // one call with ACCEL_TIMEOUT_INFINITE. Returns its last status, or nullopt when `timeout_s` passed first.
 template <class Wait>
-std::optional<accel_status_t> wait_in_slices(std::optional<double> timeout_s, Wait&& wait) {
+std::optional<accel_status_t> wait_in_slices(std::optional<double> timeout_s, const char* what, Wait&& wait) {
   using clock = std::chrono::steady_clock;
-  // inf, NaN or more than 30 years: no deadline (the conversion below would overflow).
-  const bool bounded = timeout_s && std::isfinite(*timeout_s) && *timeout_s < 1e9;
+  const uint64_t total = timeout_ns(timeout_s, what);  // the package's one rule for timeouts (common.h)
+  const bool bounded = total != ACCEL_TIMEOUT_INFINITE;
   const auto deadline = bounded ? clock::now() + std::chrono::duration_cast<clock::duration>(
-                                                     std::chrono::duration<double>(std::max(0.0, *timeout_s)))
+                                                     std::chrono::nanoseconds(static_cast<int64_t>(total)))
                                 : clock::time_point::max();
   const bool sliced = bounded || on_main_thread();
   for (;;) {
@@ -564,7 +564,7 @@ struct Future {
   // when no worker started it (docs/scheduler.md, "The direct path": a task that waits for another never starves
   // the workers). Returns the task's result, or nullopt when `timeout_s` passed first.
   std::optional<accel_status_t> wait(std::optional<double> timeout_s, std::string* error) {
-    auto ended = wait_in_slices(timeout_s, [&](uint64_t slice) {
+    auto ended = wait_in_slices(timeout_s, "Future.result", [&](uint64_t slice) {
       accel_status_t status = accel_future_wait(handle, slice);
       // A task may itself end with ACCEL_ERROR_TIMEOUT: the query tells.
       if (status == ACCEL_ERROR_TIMEOUT) status = accel_future_query(handle);
@@ -744,7 +744,7 @@ struct TaskGroupCore {
   bool wait(std::optional<double> timeout_s) {
     accel_task_group_t h = live();
     std::string error;
-    auto ended = wait_in_slices(timeout_s, [&](uint64_t slice) {
+    auto ended = wait_in_slices(timeout_s, "TaskGroup.wait", [&](uint64_t slice) {
       accel_status_t status = accel_task_group_wait(h, slice);
       // A task may itself fail with ACCEL_ERROR_TIMEOUT: the query tells.
       if (status == ACCEL_ERROR_TIMEOUT && accel_task_group_query(h) == ACCEL_NOT_READY) return ACCEL_NOT_READY;
@@ -1149,8 +1149,7 @@ py::object get_object(const ObjectPtr& object, py::object device, std::optional<
   accel_object_t h = object->live();
   int32_t location = ACCEL_OBJECT_LOCATION_HOST;
   if (!device.is_none()) location = device.cast<int32_t>();
-  const bool bounded = timeout && std::isfinite(*timeout) && *timeout >= 0 && *timeout < 1e9;
-  const uint64_t ns = bounded ? static_cast<uint64_t>(*timeout * 1e9) : ACCEL_TIMEOUT_INFINITE;
+  const uint64_t ns = timeout_ns(timeout, "get");
   accel_object_view_t view = nullptr;
   CallWithoutGil([&] { return accel_object_get(h, location, ns, &view); });
   auto info = sized<accel_object_view_info_t>(ACCEL_STRUCTURE_TYPE_OBJECT_VIEW_INFO);
@@ -1383,8 +1382,7 @@ void init_runtime(py::module_& m) {
       .def(
           "wait",
           [](const GroupCore& g, std::optional<double> timeout) {
-            const bool bounded = timeout && std::isfinite(*timeout) && *timeout < 1e9;
-            const uint64_t ns = bounded ? static_cast<uint64_t>(std::max(0.0, *timeout) * 1e9) : ACCEL_TIMEOUT_INFINITE;
+            const uint64_t ns = timeout_ns(timeout, "PlacementGroup.wait");
             accel_placement_group_t h = g.live();
             accel_status_t status;
             std::string error;

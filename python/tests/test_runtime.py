@@ -609,3 +609,31 @@ def test_interpreter_exit_with_work_left(run_python):
         print("submitted", len(fs))
     """)
     assert "submitted 20" in out
+
+
+def test_every_wait_takes_one_timeout_rule(rt):
+    """Future.result, TaskGroup.wait, PlacementGroup.wait and get: a negative timeout polls, infinity waits, NaN is
+    refused with ValueError naming the call (python/src/common.h, timeout_ns)."""
+    gate = threading.Event()
+    blocked = rt.submit(gate.wait)
+    with pytest.raises(accel.AccelError) as info:
+        blocked.result(timeout=-1)  # polls: not done yet
+    assert info.value.status == STATUS.ACCEL_ERROR_TIMEOUT
+    group = rt.task_group("timeouts")
+    group.submit(gate.wait)
+    assert group.wait(timeout=-5) is False
+    pg = rt.placement_group([{"devices": 1}], name="timeouts")
+    assert pg.wait(timeout=60) is True
+    assert pg.wait(timeout=-1) is True  # placed: a poll says so
+    ref = rt.put(b"ready")
+    assert ref.get(timeout=-1).tobytes() == b"ready"  # a negative timeout polls; the object is there
+    calls = {"Future.result": blocked.result, "TaskGroup.wait": group.wait, "PlacementGroup.wait": pg.wait,
+             "get": ref.get}
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=name + ": timeout is NaN"):
+            call(timeout=float("nan"))
+    gate.set()
+    assert blocked.result(timeout=float("inf")) is True
+    assert group.wait(timeout=float("inf")) is True
+    group.destroy()
+    pg.destroy()

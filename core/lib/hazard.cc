@@ -1,5 +1,6 @@
 #include "hazard.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -47,8 +48,11 @@ Retired& TheRetired() {
 void Barrier() {
   FullFence();
 #if defined(__linux__) && defined(__NR_membarrier)
-  // Registered in Enabled(), so it cannot fail with EPERM; EINTR is not among its errors.
-  syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  // Registered in Enabled(); a child of fork() whose kernel did not carry the registration over registers again.
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 && errno == EPERM &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  }
 #endif
 }
 

@@ -8,10 +8,16 @@
  * record instead and one synchronize ends them all (a framework's pattern);
  * the wall time per launch of 5 such runs is printed, their median last;
  * `timing` is the same with a timing event (ACCEL_EVENT_FLAG_TIMING).
+ * `copytime` times `copy` the same way (5 runs, ns per copy and synchronize);
+ * `churn` times `count` creations and destructions of a 4 KiB buffer while
+ * another thread that made a lookup sleeps (so each destroy issues the handle
+ * table's barrier, docs/handles.md, "Lookup"). Compare ACCEL_HANDLE_HAZARDS=0.
  *
- *   launch_cost <corpus dir> <count> [launch|copy|record|timing]
+ *   launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn]
  */
 #include <accel/accel.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,11 +79,62 @@ __attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t ker
   return launch_and_wait(stream, kernel, l, count);
 }
 
+/* Prints the median of 5 timed runs of `run` (nanoseconds per operation). */
+static int time_runs(const char* what, int count, int (*run)(void* context, int count), void* context) {
+  double per_op[5];
+  for (int r = 0; r < 5; ++r) {
+    const double start = now_us();
+    if (run(context, count) != 0) return 1;
+    per_op[r] = (now_us() - start) * 1000.0 / count;
+    printf("%s: %.1f ns\n", what, per_op[r]);
+  }
+  qsort(per_op, 5, sizeof(double), compare_doubles);
+  printf("median: %.1f ns per %s\n", per_op[2], what);
+  return 0;
+}
+
+struct CopyRun {
+  accel_stream_t stream;
+  accel_buffer_t buffer;
+  const void* host;
+};
+static int run_copies(void* context, int count) {
+  const struct CopyRun* c = context;
+  return copy_and_wait(c->stream, c->buffer, c->host, count);
+}
+
+static int run_churn(void* context, int count) {
+  accel_device_t device = context;
+  accel_buffer_desc_t bd = {ACCEL_STRUCTURE_TYPE_BUFFER_DESC, sizeof(bd), NULL};
+  bd.size = 4096;
+  for (int i = 0; i < count; ++i) {
+    accel_buffer_t b = NULL;
+    CHECK(accel_buffer_create(device, &bd, &b));
+    CHECK(accel_buffer_destroy(b));
+  }
+  return 0;
+}
+
+/* Another thread that made a lookup (so it holds a hazard record) and sleeps until told. */
+struct Bystander {
+  accel_device_t device;
+  atomic_int stop;
+};
+static void* bystand(void* context) {
+  struct Bystander* b = context;
+  uint64_t formats = 0;
+  accel_device_get_info(b->device, ACCEL_DEVICE_INFO_KERNEL_FORMATS, sizeof(formats), &formats, NULL);
+  const struct timespec pause = {0, 1000000};
+  while (!atomic_load(&b->stop)) nanosleep(&pause, NULL);
+  return NULL;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4 ||
-      (argc == 4 && strcmp(argv[3], "launch") != 0 && strcmp(argv[3], "copy") != 0 && strcmp(argv[3], "record") != 0 &&
-       strcmp(argv[3], "timing") != 0)) {
-    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing]\n");
+  static const char* const kModes[] = {"launch", "copy", "record", "timing", "copytime", "churn"};
+  int known = argc == 3;
+  for (int i = 0; argc == 4 && i < 6; ++i) known = known || strcmp(argv[3], kModes[i]) == 0;
+  if (argc < 3 || argc > 4 || !known) {
+    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn]\n");
     return 2;
   }
   const int count = atoi(argv[2]);
@@ -164,6 +221,19 @@ int main(int argc, char** argv) {
     qsort(per_launch, 5, sizeof(double), compare_doubles);
     printf("median: %.2f us per launch\n", per_launch[2]);
     accel_event_destroy(event);
+  } else if (argc == 4 && strcmp(argv[3], "copytime") == 0) {
+    struct CopyRun c = {stream, buffer, host};
+    if (time_runs("4 KiB copy + synchronize", count, run_copies, &c) != 0) return 1;
+  } else if (argc == 4 && strcmp(argv[3], "churn") == 0) {
+    struct Bystander b = {device, 0};
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, bystand, &b) != 0) return 1;
+    const struct timespec settle = {0, 20000000};
+    nanosleep(&settle, NULL);
+    const int failed = time_runs("buffer create + destroy", count, run_churn, device);
+    atomic_store(&b.stop, 1);
+    pthread_join(thread, NULL);
+    if (failed) return 1;
   } else if (measured(stream, kernel, &l, buffer, copy_from, count) != 0) {
     return 1;
   }

@@ -112,10 +112,48 @@ struct Counted : Object {
   uint64_t magic = kAlive;
 };
 
-TEST(CoreHandleTable, APinnedObjectOutlivesItsRemovalUntilItsRefGoes) {
+// Another thread that pins `handle` (the constructor returns once it has) and holds the pin until Release.
+class PinOnAnotherThread {
+ public:
+  explicit PinOnAnotherThread(uint64_t handle)
+      : thread_([this, handle, release = release_.get_future()] {
+          Ref<Counted> ref = Pin<Counted>(handle);
+          pinned_.set_value();
+          release.wait();
+          alive_ = ref != nullptr && ref->magic == Counted::kAlive;
+        }) {
+    pinned_.get_future().wait();
+  }
+  PinOnAnotherThread(const PinOnAnotherThread&) = delete;
+  PinOnAnotherThread& operator=(const PinOnAnotherThread&) = delete;
+  ~PinOnAnotherThread() {
+    if (thread_.joinable()) Release();
+  }
+  // Lets go of the pin; returns whether the object was found and alive until then.
+  bool Release() {
+    release_.set_value();
+    thread_.join();
+    return alive_;
+  }
+
+ private:
+  std::promise<void> pinned_;
+  std::promise<void> release_;
+  bool alive_ = false;
+  std::thread thread_;  // last: started once the promises exist
+};
+
+// Tests of pinned lookups: `destroyed` counts the Counted objects gone; New() registers one.
+class CoreHandleTablePins : public testing::Test {
+ protected:
+  uint64_t New() { return table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed)); }
+
   std::atomic<int> destroyed{0};
   HandleTable& table = HandleTable::Get();
-  const uint64_t h = table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed));
+};
+
+TEST_F(CoreHandleTablePins, APinnedObjectOutlivesItsRemovalUntilItsRefGoes) {
+  const uint64_t h = New();
   {
     Ref<Counted> ref = Pin<Counted>(h);
     ASSERT_NE(ref, nullptr);
@@ -133,36 +171,20 @@ TEST(CoreHandleTable, APinnedObjectOutlivesItsRemovalUntilItsRefGoes) {
   EXPECT_EQ(hazard::RetiredForTesting(), 0U);
 }
 
-TEST(CoreHandleTable, AnObjectPinnedOnAnotherThreadGoesWhenThatThreadLetsGo) {
-  std::atomic<int> destroyed{0};
-  HandleTable& table = HandleTable::Get();
-  const uint64_t h = table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed));
-  std::promise<void> pinned;
-  std::promise<void> removed;
-  std::thread reader([&, removed_future = removed.get_future()] {
-    Ref<Counted> ref = Pin<Counted>(h);
-    pinned.set_value();
-    removed_future.wait();
-    EXPECT_NE(ref, nullptr);
-    if (ref != nullptr) {
-      EXPECT_EQ(ref->magic, Counted::kAlive) << "the object went while another thread held it";
-    }
-  });
-  pinned.get_future().wait();
+TEST_F(CoreHandleTablePins, AnObjectPinnedOnAnotherThreadGoesWhenThatThreadLetsGo) {
+  const uint64_t h = New();
+  PinOnAnotherThread reader(h);
   ASSERT_NE(table.Remove(h), nullptr);
   EXPECT_EQ(destroyed.load(), 0);
-  removed.set_value();
-  reader.join();
+  EXPECT_TRUE(reader.Release()) << "the object went while another thread held it";
   EXPECT_EQ(destroyed.load(), 1) << "the object outlived the other thread's lookup";
   EXPECT_EQ(hazard::RetiredForTesting(), 0U);
 }
 
-TEST(CoreHandleTable, MorePinsThanHazardSlotsTakeCountedReferences) {
-  std::atomic<int> destroyed{0};
-  HandleTable& table = HandleTable::Get();
+TEST_F(CoreHandleTablePins, MorePinsThanHazardSlotsTakeCountedReferences) {
   std::vector<uint64_t> handles;
   for (int i = 0; i < 3 * hazard::kSlots; ++i) {
-    handles.push_back(table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed)));
+    handles.push_back(New());
   }
   std::vector<Ref<Counted>> refs;
   for (uint64_t h : handles) refs.push_back(Pin<Counted>(h));
@@ -178,27 +200,24 @@ TEST(CoreHandleTable, MorePinsThanHazardSlotsTakeCountedReferences) {
   EXPECT_EQ(hazard::RetiredForTesting(), 0U);
 }
 
-TEST(CoreHandleTable, ThreadsThatExitGiveTheirHazardRecordsBack) {
+TEST_F(CoreHandleTablePins, ThreadsThatExitGiveTheirHazardRecordsBack) {
   if (!hazard::Enabled()) {
     GTEST_SKIP() << "hazard pointers are off here (no membarrier, or ACCEL_HANDLE_HAZARDS=0): no records are made";
   }
-  std::atomic<int> destroyed{0};
-  const uint64_t h = HandleTable::Get().Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed));
+  const uint64_t h = New();
   std::thread([&] { EXPECT_NE(Pin<Counted>(h), nullptr); }).join();
   const size_t records = hazard::RecordsForTesting();
   for (int i = 0; i < 32; ++i) std::thread([&] { EXPECT_NE(Pin<Counted>(h), nullptr); }).join();
   EXPECT_EQ(hazard::RecordsForTesting(), records) << "each exiting thread's record is taken by the next";
-  HandleTable::Get().Remove(h);
+  table.Remove(h);
   EXPECT_EQ(destroyed.load(), 1);
 }
 
 // Lookups racing removals and reinsertions: every Ref names a live object of its own handle.
-TEST(CoreHandleTable, PinsRacingRemovalsNeverSeeAFreedOrForeignObject) {
+TEST_F(CoreHandleTablePins, PinsRacingRemovalsNeverSeeAFreedOrForeignObject) {
   constexpr int kHandles = 16;
-  std::atomic<int> destroyed{0};
-  HandleTable& table = HandleTable::Get();
   std::vector<std::atomic<uint64_t>> handles(kHandles);
-  for (auto& h : handles) h = table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed));
+  for (auto& h : handles) h = New();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> found{0};
   auto reader = [&] {
@@ -225,7 +244,7 @@ TEST(CoreHandleTable, PinsRacingRemovalsNeverSeeAFreedOrForeignObject) {
   for (; rounds < 4000 || (found.load() < 2000 && rounds < 4'000'000); ++rounds) {
     auto& slot = handles[rounds % kHandles];
     const uint64_t old = slot.load();
-    slot = table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed));
+    slot = New();
     table.Remove(old);
   }
   stop = true;
@@ -239,18 +258,9 @@ TEST(CoreHandleTable, PinsRacingRemovalsNeverSeeAFreedOrForeignObject) {
 
 // A child of fork() looks up and removes objects of its own while the record of a parent's thread that was inside a
 // lookup at the fork stays taken (docs/threading.md, "fork()"): the child's removals still work and free.
-TEST(CoreHandleTable, AForkedChildPinsAndRemovesItsOwnObjects) {
-  std::atomic<int> destroyed{0};
-  HandleTable& table = HandleTable::Get();
-  const uint64_t held = table.Insert(HandleType::kEvent, std::make_shared<Counted>(&destroyed));
-  std::promise<void> pinned;
-  std::promise<void> forked;
-  std::thread holder([&, forked_future = forked.get_future()] {
-    Ref<Counted> ref = Pin<Counted>(held);
-    pinned.set_value();
-    forked_future.wait();
-  });
-  pinned.get_future().wait();
+TEST_F(CoreHandleTablePins, AForkedChildPinsAndRemovesItsOwnObjects) {
+  const uint64_t held = New();
+  PinOnAnotherThread holder(held);
   const pid_t child = fork();
   if (child == 0) {
     std::atomic<int> child_destroyed{0};
@@ -265,8 +275,7 @@ TEST(CoreHandleTable, AForkedChildPinsAndRemovesItsOwnObjects) {
     failures += child_destroyed.load() != 1 ? 1 : 0;
     _exit(failures);
   }
-  forked.set_value();
-  holder.join();
+  EXPECT_TRUE(holder.Release());
   ASSERT_GT(child, 0) << "fork failed";
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);

@@ -105,10 +105,12 @@ void HandleTable::RemoveInto(uint64_t handle, hazard::RetireList* retiring) {
 }
 
 Ref<Object> HandleTable::PinSlow(uint64_t handle, HandleType type) const {
-  // The thread's first lookup takes a record; a thread without one (no membarrier, exiting, or every slot in use)
-  // takes a counted reference.
-  if (hazard::tls_record == nullptr && hazard::Acquire() != nullptr) return Pin(handle, type);
-  return Ref<Object>(TryFind(handle, type));
+  // The thread's first lookup takes a record (or learns publication is off: tls_record is then the record with no
+  // free slot, and every lookup takes a counted reference).
+  if (hazard::Acquire() == nullptr && hazard::tls_record == nullptr) {
+    return Ref<Object>(TryFind(handle, type));  // no memory for a record: a counted reference, and a new try next time
+  }
+  return Pin(handle, type);
 }
 
 std::shared_ptr<Object> HandleTable::RemoveLocked(uint64_t handle) {

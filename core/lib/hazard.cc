@@ -56,6 +56,20 @@ void Barrier() {
 #endif
 }
 
+// What tls_record points to in a thread that cannot publish (publication off, or the thread exiting): no free slot,
+// never on the list, never taken, so that its lookups go straight to counted references.
+Record* NoRecord() {
+  static Record* const none = [] {
+    auto* r = new Record();
+    r->free_mask = 0;
+    return r;
+  }();
+  return none;
+}
+
+// Whether the calling thread holds a record of the list.
+bool HoldsRecord() { return tls_record != nullptr && tls_record != NoRecord(); }
+
 // Whether a slot of `r` publishes `object`.
 bool Publishes(const Record& r, const Retirable* object) {
   for (const auto& slot : r.slots) {
@@ -83,13 +97,12 @@ struct Holder {
   ~Holder() {
     tls_exited = true;
     Record* r = tls_record;
-    if (r == nullptr) return;
     tls_record = nullptr;
+    if (r == nullptr || r == NoRecord()) return;
     for (auto& slot : r->slots) slot.store(nullptr, std::memory_order_release);
     r->free_mask = (1U << kSlots) - 1;
     r->taken.store(false, std::memory_order_release);
-    g_taken.fetch_sub(1, std::memory_order_seq_cst);
-    if (retired_pending.load(std::memory_order_relaxed)) Reclaim();
+    g_taken.fetch_sub(1, std::memory_order_seq_cst);  // its slots were empty: every Ref went before the thread ends
   }
   void Arm() {}
 };
@@ -114,7 +127,10 @@ bool Enabled() {
 }
 
 Record* Acquire() {
-  if (tls_exited || !Enabled()) return nullptr;
+  if (tls_exited || !Enabled()) {
+    tls_record = NoRecord();  // later lookups of this thread take counted references without asking again
+    return nullptr;
+  }
   Record* r = nullptr;
   for (Record* it = g_records.load(std::memory_order_acquire); it != nullptr; it = it->next) {
     bool expected = false;
@@ -152,7 +168,7 @@ void Retire(RetireList&& list) noexcept {
   FullFence();
   // Other threads hold records: make their slots visible. Alone, this thread's own slots are all there is.
   const bool enabled = Enabled();
-  if (enabled && g_taken.load(std::memory_order_seq_cst) > (tls_record != nullptr ? 1 : 0)) Barrier();
+  if (enabled && g_taken.load(std::memory_order_seq_cst) > (HoldsRecord() ? 1 : 0)) Barrier();
   Retired& retired = TheRetired();
   bool kept_for_others = false;
   while (next != nullptr) {
@@ -200,7 +216,22 @@ void Reclaim() noexcept {
   }
 }
 
-void ReclaimFromReader() noexcept { Reclaim(); }
+void ReclaimFromReader(const Retirable* object) noexcept {
+  Retired& retired = TheRetired();
+  std::shared_ptr<const Retirable> drop;  // destroyed outside the lock
+  std::lock_guard lock(retired.mutex);
+  for (const Retirable** link = &retired.head; *link != nullptr; link = &(*link)->next_) {
+    if (*link != object) continue;
+    bool by_others = false;
+    if (Published(object, &by_others)) return;  // another reader's: the last of them drops it
+    *link = object->next_;
+    object->next_ = nullptr;
+    drop = std::move(object->keep_);
+    --retired.count;
+    break;
+  }
+  if (retired.head == nullptr) retired_pending.store(false, std::memory_order_relaxed);
+}
 
 bool PublishedByOthers(const Retirable* object) {
   if (!Enabled()) return false;

@@ -11,8 +11,8 @@
 // pay the barrier. Where membarrier is not available, Enabled() is false and
 // callers keep counted references instead.
 //
-//   hazard::Record* r = hazard::Mine();     // null: use a counted reference
-//   int i = r->Take(object);                 // -1: no slot free
+//   hazard::Record* r = hazard::tls_record;  // null: hazard::Acquire() first
+//   int i = r->Take(object);                 // -1: no slot free (or publication off): a counted reference
 //   ... check the object is still current, else r->Drop(i) ...
 //   hazard::Release(r, i);                   // when done with it
 //
@@ -44,6 +44,7 @@ class Retirable {
   friend class RetireList;
   friend void Retire(RetireList&& list) noexcept;
   friend void Reclaim() noexcept;
+  friend void ReclaimFromReader(const Retirable* object) noexcept;
   friend bool IsRetired(const Retirable* object);
   mutable std::shared_ptr<const Retirable> keep_;  // set while on a RetireList or the retired list
   mutable const Retirable* next_ = nullptr;
@@ -91,8 +92,9 @@ struct Record {
   void Drop(int i) noexcept { slots[i].store(nullptr, std::memory_order_relaxed); }
 };
 
-// The calling thread's record, or null where publication is not possible (membarrier unavailable, or the thread is
-// exiting). constinit: an access is a plain thread-local load, with no initialization check.
+// The calling thread's record: null before Acquire; a record with no free slot, not on the list, where publication
+// is not possible (membarrier unavailable, or the thread is exiting). constinit: an access is a plain thread-local
+// load, with no initialization check.
 extern constinit thread_local Record* tls_record;
 // Set while the retired list holds anything: a Release then tries to reclaim.
 extern std::atomic<bool> retired_pending;
@@ -102,23 +104,22 @@ bool Enabled();
 
 // Gets the calling thread's record (taking a free one or making one); null when publication is not possible.
 Record* Acquire();
-inline Record* Mine() {
-  Record* r = tls_record;
-  return r != nullptr ? r : Acquire();
-}
 
 // Orders a reader's slot store before its next load, as far as the compiler is concerned: the remover's barrier
 // does the rest.
 inline void Fence() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
-void ReclaimFromReader() noexcept;
+// Drops `object` if it is retired and no reader publishes it any more. Only the readers of an object reclaim it,
+// so the last of them destroys it before its call returns, as the last counted reference would.
+void ReclaimFromReader(const Retirable* object) noexcept;
 
 // Ends a Take + Keep.
 inline void Release(Record* r, int i) noexcept {
+  const Retirable* object = r->slots[i].load(std::memory_order_relaxed);
   r->slots[i].store(nullptr, std::memory_order_release);
   r->free_mask |= 1U << i;
   Fence();
-  if (retired_pending.load(std::memory_order_relaxed)) ReclaimFromReader();
+  if (retired_pending.load(std::memory_order_relaxed)) ReclaimFromReader(object);
 }
 
 // Called once the objects of `list` can no longer be found by new readers (their handles cleared), outside any lock

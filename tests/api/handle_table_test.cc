@@ -256,6 +256,34 @@ TEST_F(CoreHandleTablePins, PinsRacingRemovalsNeverSeeAFreedOrForeignObject) {
   EXPECT_EQ(hazard::RetiredForTesting(), 0U);
 }
 
+// The last reader of a retired object destroys it before its Release returns, even while other threads release
+// pins of their own with the retired list non-empty (a destroy returns with its buffer's bytes given back).
+TEST_F(CoreHandleTablePins, TheLastReaderDestroysARetiredObjectBeforeItsCallReturns) {
+  const uint64_t held = New();
+  PinOnAnotherThread holder(held);  // keeps an object retired, so that every Release looks at the list
+  table.Remove(held);
+  const uint64_t busy = New();
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    while (!stop.load(std::memory_order_relaxed)) EXPECT_NE(Pin<Counted>(busy), nullptr);
+  });
+  int late = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int before = destroyed.load();
+    {
+      Ref<Counted> ref = Pin<Counted>(New());
+      table.Remove(ref->handle());
+    }
+    late += destroyed.load() == before + 1 ? 0 : 1;
+  }
+  stop = true;
+  other.join();
+  EXPECT_EQ(late, 0) << "destroyed after the last reader's Release returned, " << late << " times of 20000";
+  EXPECT_TRUE(holder.Release());
+  table.Remove(busy);
+  EXPECT_EQ(hazard::RetiredForTesting(), 0U);
+}
+
 // A child of fork() looks up and removes objects of its own while the record of a parent's thread that was inside a
 // lookup at the fork stays taken (docs/threading.md, "fork()"): the child's removals still work and free.
 TEST_F(CoreHandleTablePins, AForkedChildPinsAndRemovesItsOwnObjects) {

@@ -236,7 +236,7 @@ class Ref {
   const Entry& e = segment[slot & kSegmentMask];
   if (e.key.load(std::memory_order_acquire) != handle) return {};
   hazard::Record* record = hazard::tls_record;
-  if (record == nullptr) return PinSlow(handle, type);  // the thread's first lookup
+  if (record == nullptr) return PinSlow(handle, type);                    // the thread's first lookup
   if (record->free_mask == 0) return Ref<Object>(TryFind(handle, type));  // every slot in use, or publication off
   Object* object = e.raw.load(std::memory_order_acquire);
   const int i = record->Take(object);  // a Retirable*: the address a removal looks for

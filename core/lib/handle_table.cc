@@ -75,7 +75,7 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<Object> object) {
   const uint64_t handle = Encode(type, slot, e.generation);
   object->handle_ = handle;
   e.Lock();
-  e.raw.store(object.get(), std::memory_order_relaxed);
+  e.raw.store(object.get(), std::memory_order_release);  // a Pin that reads it sees the key cleared before it
   e.object = std::move(object);
   e.key.store(handle, std::memory_order_release);  // Pin reads raw after key
   e.Unlock();

@@ -244,7 +244,9 @@ class Ref {
   // The handle is never reused, so the same key now means the same object throughout: a removal that cleared it
   // later sees this slot after its barrier and keeps the object.
   if (object == nullptr || e.key.load(std::memory_order_acquire) != handle) {
-    record->Drop(i);
+    // Removed meanwhile: a removal may have seen this slot and retired the object for it, so give it up as a
+    // Release does (hazard::Drop).
+    hazard::Drop(record, i);
     return {};
   }
   record->Keep(i);

@@ -9,6 +9,7 @@
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -39,21 +40,37 @@ struct Retired {
   const Retirable* head = nullptr;  // linked through next_, each holding itself through keep_
   size_t count = 0;
 };
+// Never destroyed: used by threads that exit after main. A child of fork() starts a new one (AfterForkInChild).
+std::atomic<Retired*> g_retired{nullptr};
 Retired& TheRetired() {
-  static Retired* const retired = new Retired();  // never destroyed: used by threads that exit after main
-  return *retired;
+  if (Retired* r = g_retired.load(std::memory_order_acquire)) return *r;
+  static Retired* const first = [] {
+    auto* r = new Retired();
+    Retired* expected = nullptr;
+    g_retired.compare_exchange_strong(expected, r);
+    return r;
+  }();
+  (void)first;
+  return *g_retired.load(std::memory_order_acquire);
 }
+// Set once a barrier failed (a seccomp policy installed after the first lookup, say): a reader's slot store may then
+// be invisible to a scan, so from then on retired objects are never dropped (a leak, never a use after free).
+std::atomic<bool> g_broken{false};
+
 // Makes every thread's earlier stores (a reader's slot) visible to this thread's later loads, and this thread's
-// earlier stores (a cleared handle) visible to every thread's later loads.
-void Barrier() {
+// earlier stores (a cleared handle) visible to every thread's later loads. False, and g_broken set, when it could not.
+bool Barrier() {
   FullFence();
 #if defined(__linux__) && defined(__NR_membarrier)
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
   // Registered in Enabled(); a child of fork() whose kernel did not carry the registration over registers again.
-  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 && errno == EPERM &&
-      syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  if (errno == EPERM && syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    return true;
   }
 #endif
+  g_broken.store(true);
+  return false;
 }
 
 // What tls_record points to in a thread that cannot publish (publication off, or the thread exiting): no free slot,
@@ -108,6 +125,25 @@ struct Holder {
 };
 thread_local Holder tls_holder;
 
+// In a child of fork(), only the forking thread lives on: the other threads' records are given back (their slots
+// held what those threads were using), and the retired list starts empty (its mutex may have been held by a thread
+// that is gone; its objects were the parent's, left as they are).
+void AfterForkInChild() {
+  int taken = 0;
+  for (Record* r = g_records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
+    if (r == tls_record) {
+      taken += r->taken.load() ? 1 : 0;
+      continue;
+    }
+    for (auto& slot : r->slots) slot.store(nullptr, std::memory_order_relaxed);
+    r->free_mask = (1U << kSlots) - 1;
+    r->taken.store(false, std::memory_order_relaxed);
+  }
+  g_taken.store(taken);
+  if (auto* fresh = new (std::nothrow) Retired()) g_retired.store(fresh);  // out of memory: the parent's stays
+  retired_pending.store(false);
+}
+
 }  // namespace
 
 // Publication needs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14); ACCEL_HANDLE_HAZARDS=0 turns it off
@@ -118,7 +154,8 @@ bool Enabled() {
 #if defined(__linux__) && defined(__NR_membarrier)
     const long commands = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-    return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return false;
+    return pthread_atfork(nullptr, nullptr, AfterForkInChild) == 0;
 #else
     return false;
 #endif
@@ -169,12 +206,13 @@ void Retire(RetireList&& list) noexcept {
   // Other threads hold records: make their slots visible. Alone, this thread's own slots are all there is.
   const bool enabled = Enabled();
   if (enabled && g_taken.load(std::memory_order_seq_cst) > (HoldsRecord() ? 1 : 0)) Barrier();
+  const bool broken = enabled && g_broken.load();
   Retired& retired = TheRetired();
   bool kept_for_others = false;
   while (next != nullptr) {
     const Retirable* o = std::exchange(next, next->next_);
     bool by_others = false;
-    if (!enabled || !Published(o, &by_others)) {
+    if (!enabled || (!broken && !Published(o, &by_others))) {
       o->next_ = nullptr;
       std::shared_ptr<const Retirable> drop = std::move(o->keep_);  // o may go with it
       continue;
@@ -195,6 +233,7 @@ void Retire(RetireList&& list) noexcept {
 }
 
 void Reclaim() noexcept {
+  if (g_broken.load()) return;
   Retired& retired = TheRetired();
   for (;;) {
     std::shared_ptr<const Retirable> drop;  // destroyed outside the lock: an object's destructor may remove handles
@@ -217,6 +256,7 @@ void Reclaim() noexcept {
 }
 
 void ReclaimFromReader(const Retirable* object) noexcept {
+  if (g_broken.load()) return;
   Retired& retired = TheRetired();
   std::shared_ptr<const Retirable> drop;  // destroyed outside the lock
   std::lock_guard lock(retired.mutex);

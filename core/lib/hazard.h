@@ -13,7 +13,7 @@
 //
 //   hazard::Record* r = hazard::tls_record;  // null: hazard::Acquire() first
 //   int i = r->Take(object);                 // -1: no slot free (or publication off): a counted reference
-//   ... check the object is still current, else r->Drop(i) ...
+//   ... check the object is still current, else hazard::Drop(r, i) ...
 //   hazard::Release(r, i);                   // when done with it
 //
 // Thread safety: a Record belongs to one thread (Take, Drop and Release on
@@ -81,7 +81,7 @@ struct Record {
   Record* next = nullptr;  // the list of every record; set before the record is published
 
   // Publishes `object` in a free slot and returns its index, or -1 when every slot is in use. The caller then checks
-  // that `object` is still current (after Fence()) and either keeps it (Keep) or gives the slot back (Drop).
+  // that `object` is still current (after Fence()) and either keeps it (Keep) or gives the slot back (hazard::Drop).
   int Take(const Retirable* object) noexcept {
     if (free_mask == 0) return -1;
     const int i = __builtin_ctz(free_mask);
@@ -89,7 +89,6 @@ struct Record {
     return i;
   }
   void Keep(int i) noexcept { free_mask &= ~(1U << i); }
-  void Drop(int i) noexcept { slots[i].store(nullptr, std::memory_order_relaxed); }
 };
 
 // The calling thread's record: null before Acquire; a record with no free slot, not on the list, where publication
@@ -113,13 +112,19 @@ inline void Fence() noexcept { std::atomic_signal_fence(std::memory_order_seq_cs
 // so the last of them destroys it before its call returns, as the last counted reference would.
 void ReclaimFromReader(const Retirable* object) noexcept;
 
-// Ends a Take + Keep.
-inline void Release(Record* r, int i) noexcept {
+// Gives up a Take whose object turned out not current: a removal may have seen the slot and retired the object for
+// it, so the object is reclaimed as after a Release.
+inline void Drop(Record* r, int i) noexcept {
   const Retirable* object = r->slots[i].load(std::memory_order_relaxed);
   r->slots[i].store(nullptr, std::memory_order_release);
-  r->free_mask |= 1U << i;
   Fence();
   if (retired_pending.load(std::memory_order_relaxed)) ReclaimFromReader(object);
+}
+
+// Ends a Take + Keep.
+inline void Release(Record* r, int i) noexcept {
+  r->free_mask |= 1U << i;
+  Drop(r, i);
 }
 
 // Called once the objects of `list` can no longer be found by new readers (their handles cleared), outside any lock

@@ -284,16 +284,18 @@ TEST_F(CoreHandleTablePins, TheLastReaderDestroysARetiredObjectBeforeItsCallRetu
   EXPECT_EQ(hazard::RetiredForTesting(), 0U);
 }
 
-// A child of fork() looks up and removes objects of its own while the record of a parent's thread that was inside a
-// lookup at the fork stays taken (docs/threading.md, "fork()"): the child's removals still work and free.
+// A child of fork() looks up and removes objects of its own while a parent's thread was inside a lookup of a removed
+// object at the fork (docs/threading.md, "fork()"): the child starts with that thread's record given back and an
+// empty retired list, and its removals work and free.
 TEST_F(CoreHandleTablePins, AForkedChildPinsAndRemovesItsOwnObjects) {
   const uint64_t held = New();
   PinOnAnotherThread holder(held);
+  table.Remove(held);  // retired, published by the holder: the parent's retired list is not empty at the fork
   const pid_t child = fork();
   if (child == 0) {
+    int failures = hazard::RetiredForTesting() != 0 ? 1 : 0;  // the parent's list stayed with the parent
     std::atomic<int> child_destroyed{0};
     const uint64_t h = table.Insert(HandleType::kEvent, std::make_shared<Counted>(&child_destroyed));
-    int failures = 0;
     {
       Ref<Counted> ref = Pin<Counted>(h);
       failures += ref == nullptr ? 1 : 0;
@@ -308,8 +310,8 @@ TEST_F(CoreHandleTablePins, AForkedChildPinsAndRemovesItsOwnObjects) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's checks failed: status " << status;
-  table.Remove(held);
   EXPECT_EQ(destroyed.load(), 1);
+  EXPECT_EQ(hazard::RetiredForTesting(), 0U);
 }
 
 }  // namespace

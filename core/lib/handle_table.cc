@@ -83,25 +83,21 @@ uint64_t HandleTable::Insert(HandleType type, std::shared_ptr<Object> object) {
 }
 
 std::shared_ptr<Object> HandleTable::Remove(uint64_t handle) {
-  std::shared_ptr<Object> object;
   hazard::RetireList retiring;
-  {
-    std::unique_lock lock(mutex_);
-    object = RemoveLocked(handle);
-  }
+  std::shared_ptr<Object> object = RemoveInto(handle, &retiring);
   // A Pin that saw the handle live publishes the object: it stays until that call returns.
-  retiring.Add(object);
   hazard::Retire(std::move(retiring));
   return object;
 }
 
-void HandleTable::RemoveInto(uint64_t handle, hazard::RetireList* retiring) {
+std::shared_ptr<Object> HandleTable::RemoveInto(uint64_t handle, hazard::RetireList* retiring) {
   std::shared_ptr<Object> object;
   {
     std::unique_lock lock(mutex_);
     object = RemoveLocked(handle);
   }
-  retiring->Add(std::move(object));
+  retiring->Add(object);
+  return object;
 }
 
 Ref<Object> HandleTable::PinSlow(uint64_t handle, HandleType type) const {

@@ -81,9 +81,9 @@ class HandleTable {
   // Unregisters the handle; returns the object (null if it was not live). A lookup in flight on another thread
   // keeps the object alive until its call returns.
   std::shared_ptr<Object> Remove(uint64_t handle);
-  // Remove, for many handles with one barrier (an instance's children): the object goes on `retiring`, for
+  // Remove, for many handles with one barrier (an instance's children): the object also goes on `retiring`, for
   // hazard::Retire once the caller's locks are released.
-  void RemoveInto(uint64_t handle, hazard::RetireList* retiring);
+  std::shared_ptr<Object> RemoveInto(uint64_t handle, hazard::RetireList* retiring);
   // The live object of `type` that `handle` names, kept alive until the Ref goes (on this thread), or a null Ref.
   Ref<Object> Pin(uint64_t handle, HandleType type) const;
   // Finds a live object of `type`; `argument` names the parameter in the
@@ -112,7 +112,9 @@ class HandleTable {
 
   struct Entry {
     // The live handle's value, 0 while the slot is free. Written under the
-    // table's mutex and the slot's lock; read by lookups under the slot's lock.
+    // table's mutex and the slot's lock; read by lookups without a lock (Pin,
+    // before and after publishing the object) and again under the slot's lock
+    // (TryFind).
     std::atomic<uint64_t> key{0};
     // The object, for Pin: stored before `key` (release) and cleared after it.
     std::atomic<Object*> raw{nullptr};

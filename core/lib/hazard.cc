@@ -19,6 +19,21 @@ namespace accel::core::hazard {
 constinit thread_local Record* tls_record = nullptr;
 std::atomic<bool> retired_pending{false};
 
+// The retired objects (hazard.h, Retirable).
+struct RetiredList {
+  std::mutex mutex;
+  const Retirable* head = nullptr;  // linked through next_, each holding itself through keep_
+
+  // Unlinks `*link` and returns the list's reference to it, to be dropped once the mutex is released (under it).
+  std::shared_ptr<const Retirable> Unlink(const Retirable** link) {
+    const Retirable* o = *link;
+    *link = o->next_;
+    o->next_ = nullptr;
+    if (head == nullptr) retired_pending.store(false, std::memory_order_relaxed);
+    return std::move(o->keep_);
+  }
+};
+
 namespace {
 
 // A full fence. ThreadSanitizer (GCC's) does not model std::atomic_thread_fence and refuses it: a sequentially
@@ -35,23 +50,13 @@ constinit thread_local bool tls_exited = false;  // the thread's record went bac
 std::atomic<Record*> g_records{nullptr};  // every record ever made, never freed
 std::atomic<int> g_taken{0};              // records held by threads
 
-struct Retired {
-  std::mutex mutex;
-  const Retirable* head = nullptr;  // linked through next_, each holding itself through keep_
-  size_t count = 0;
-};
-// Never destroyed: used by threads that exit after main. A child of fork() starts a new one (AfterForkInChild).
-std::atomic<Retired*> g_retired{nullptr};
-Retired& TheRetired() {
-  if (Retired* r = g_retired.load(std::memory_order_acquire)) return *r;
-  static Retired* const first = [] {
-    auto* r = new Retired();
-    Retired* expected = nullptr;
-    g_retired.compare_exchange_strong(expected, r);
-    return r;
-  }();
-  (void)first;
-  return *g_retired.load(std::memory_order_acquire);
+// A child of fork() starts a new list (AfterForkInChild); until then, the first one. Never destroyed: used by
+// threads that exit after main.
+std::atomic<RetiredList*> g_retired{nullptr};
+RetiredList& TheRetired() {
+  static RetiredList* const first = new RetiredList();
+  RetiredList* forked = g_retired.load(std::memory_order_acquire);
+  return forked != nullptr ? *forked : *first;
 }
 // Set once a barrier failed (a seccomp policy installed after the first lookup, say): a reader's slot store may then
 // be invisible to a scan, so from then on retired objects are never dropped (a leak, never a use after free).
@@ -106,6 +111,13 @@ bool Published(const Retirable* object, bool* by_others) {
   return found;
 }
 
+// Gives `r` back for another thread to take: its slots empty, all free.
+void GiveBack(Record* r) {
+  for (auto& slot : r->slots) slot.store(nullptr, std::memory_order_release);
+  r->free_mask = (1U << kSlots) - 1;
+  r->taken.store(false, std::memory_order_release);
+}
+
 // Gives the thread's record back when the thread exits.
 struct Holder {
   Holder() = default;
@@ -116,9 +128,7 @@ struct Holder {
     Record* r = tls_record;
     tls_record = nullptr;
     if (r == nullptr || r == NoRecord()) return;
-    for (auto& slot : r->slots) slot.store(nullptr, std::memory_order_release);
-    r->free_mask = (1U << kSlots) - 1;
-    r->taken.store(false, std::memory_order_release);
+    GiveBack(r);
     g_taken.fetch_sub(1, std::memory_order_seq_cst);  // its slots were empty: every Ref went before the thread ends
   }
   void Arm() {}
@@ -133,14 +143,12 @@ void AfterForkInChild() {
   for (Record* r = g_records.load(std::memory_order_acquire); r != nullptr; r = r->next) {
     if (r == tls_record) {
       taken += r->taken.load() ? 1 : 0;
-      continue;
+    } else {
+      GiveBack(r);
     }
-    for (auto& slot : r->slots) slot.store(nullptr, std::memory_order_relaxed);
-    r->free_mask = (1U << kSlots) - 1;
-    r->taken.store(false, std::memory_order_relaxed);
   }
   g_taken.store(taken);
-  if (auto* fresh = new (std::nothrow) Retired()) g_retired.store(fresh);  // out of memory: the parent's stays
+  if (auto* fresh = new (std::nothrow) RetiredList()) g_retired.store(fresh);  // out of memory: the parent's stays
   retired_pending.store(false);
 }
 
@@ -207,7 +215,7 @@ void Retire(RetireList&& list) noexcept {
   const bool enabled = Enabled();
   if (enabled && g_taken.load(std::memory_order_seq_cst) > (HoldsRecord() ? 1 : 0)) Barrier();
   const bool broken = enabled && g_broken.load();
-  Retired& retired = TheRetired();
+  RetiredList& retired = TheRetired();
   bool kept_for_others = false;
   while (next != nullptr) {
     const Retirable* o = std::exchange(next, next->next_);
@@ -220,7 +228,6 @@ void Retire(RetireList&& list) noexcept {
     std::lock_guard lock(retired.mutex);
     o->next_ = retired.head;
     retired.head = o;
-    ++retired.count;
     retired_pending.store(true, std::memory_order_seq_cst);
     kept_for_others = kept_for_others || by_others;
   }
@@ -234,7 +241,7 @@ void Retire(RetireList&& list) noexcept {
 
 void Reclaim() noexcept {
   if (g_broken.load()) return;
-  Retired& retired = TheRetired();
+  RetiredList& retired = TheRetired();
   for (;;) {
     std::shared_ptr<const Retirable> drop;  // destroyed outside the lock: an object's destructor may remove handles
     {
@@ -242,14 +249,9 @@ void Reclaim() noexcept {
       for (const Retirable** link = &retired.head; *link != nullptr; link = &(*link)->next_) {
         bool by_others = false;
         if (Published(*link, &by_others)) continue;
-        const Retirable* o = *link;
-        *link = o->next_;
-        o->next_ = nullptr;
-        drop = std::move(o->keep_);
-        --retired.count;
+        drop = retired.Unlink(link);
         break;
       }
-      if (retired.head == nullptr) retired_pending.store(false, std::memory_order_relaxed);
       if (drop == nullptr) return;
     }
   }
@@ -257,20 +259,15 @@ void Reclaim() noexcept {
 
 void ReclaimFromReader(const Retirable* object) noexcept {
   if (g_broken.load()) return;
-  Retired& retired = TheRetired();
+  RetiredList& retired = TheRetired();
   std::shared_ptr<const Retirable> drop;  // destroyed outside the lock
   std::lock_guard lock(retired.mutex);
   for (const Retirable** link = &retired.head; *link != nullptr; link = &(*link)->next_) {
     if (*link != object) continue;
     bool by_others = false;
-    if (Published(object, &by_others)) return;  // another reader's: the last of them drops it
-    *link = object->next_;
-    object->next_ = nullptr;
-    drop = std::move(object->keep_);
-    --retired.count;
-    break;
+    if (!Published(object, &by_others)) drop = retired.Unlink(link);  // else another reader's: the last drops it
+    return;
   }
-  if (retired.head == nullptr) retired_pending.store(false, std::memory_order_relaxed);
 }
 
 bool PublishedByOthers(const Retirable* object) {
@@ -292,9 +289,11 @@ size_t RecordsForTesting() {
 }
 
 size_t RetiredForTesting() {
-  Retired& retired = TheRetired();
+  RetiredList& retired = TheRetired();
   std::lock_guard lock(retired.mutex);
-  return retired.count;
+  size_t n = 0;
+  for (const Retirable* o = retired.head; o != nullptr; o = o->next_) ++n;
+  return n;
 }
 
 }  // namespace accel::core::hazard

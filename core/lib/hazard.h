@@ -31,6 +31,7 @@ namespace accel::core::hazard {
 inline constexpr int kSlots = 8;  // objects one thread may hold at once; more take counted references
 
 class RetireList;
+struct RetiredList;
 void Retire(RetireList&& list) noexcept;
 void Reclaim() noexcept;
 
@@ -42,10 +43,12 @@ class Retirable {
 
  private:
   friend class RetireList;
+  friend struct RetiredList;
   friend void Retire(RetireList&& list) noexcept;
   friend void Reclaim() noexcept;
   friend void ReclaimFromReader(const Retirable* object) noexcept;
   friend bool IsRetired(const Retirable* object);
+  friend size_t RetiredForTesting();
   mutable std::shared_ptr<const Retirable> keep_;  // set while on a RetireList or the retired list
   mutable const Retirable* next_ = nullptr;
 };

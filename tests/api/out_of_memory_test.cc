@@ -9,6 +9,7 @@
 
 #include <accel/runtime.h>
 
+#include "../runtime/runtime_fixture.h"  // CreateRuntime
 #include "gate.h"
 #include "test_util.h"
 
@@ -112,6 +113,31 @@ accel_memory_usage_t Usage(accel_device_t device) {
   return u;
 }
 
+// Fails each allocation `call` makes in turn (the first, then the second, ...) until a call makes fewer than that
+// and succeeds. Every failure must be RESOURCE_EXHAUSTED and have hit a failed allocation; `after_failure(n)` checks
+// what it left. With `success_untouched`, the call that succeeds must not have met a failed allocation. Expects at
+// least one failure (otherwise the test proved nothing).
+template <typename Call, typename AfterFailure>
+void FailEachAllocationInTurn(const char* what, bool success_untouched, Call call, AfterFailure after_failure) {
+  int failed = 0;
+  for (long n = 1; n <= 1000; ++n) {
+    g_countdown.store(n);
+    const accel_status_t s = call();
+    const bool hit = g_countdown.exchange(0) <= 0;
+    if (s == ACCEL_SUCCESS) {
+      if (success_untouched) {
+        EXPECT_FALSE(hit) << "allocation " << n << " failed, yet the create succeeded";
+      }
+      break;
+    }
+    ++failed;
+    EXPECT_TRUE(hit) << "allocation " << n << " was not failed, yet: " << accel_last_error();
+    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
+    after_failure(n);
+  }
+  EXPECT_GT(failed, 0) << "no allocation of " << what << " was failed: the test proved nothing";
+}
+
 // Each allocation accel_buffer_create makes fails in turn (the first, then the second, ...), until one call makes
 // fewer than that and succeeds: every failure says RESOURCE_EXHAUSTED and leaves the process's memory accounts, and
 // the handles, as they were (a charge kept, or a handle left live, would show as a counted buffer), and the
@@ -126,24 +152,14 @@ TEST(OutOfMemory, EveryAllocationOfABufferCreateMayFailAndNothingIsKept) {
   desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
   desc.struct_size = sizeof(desc);
   desc.size = 4096;
-  int failed = 0;
   accel_buffer_t buffer = nullptr;
-  for (long n = 1; n <= 1000; ++n) {
-    g_countdown.store(n);
-    const accel_status_t s = accel_buffer_create(device, &desc, &buffer);
-    const bool hit = g_countdown.exchange(0) <= 0;
-    if (s == ACCEL_SUCCESS) {
-      EXPECT_FALSE(hit) << "allocation " << n << " failed, yet the create succeeded";
-      break;
-    }
-    ++failed;
-    EXPECT_TRUE(hit) << "allocation " << n << ": " << accel_last_error();
-    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
-    const accel_memory_usage_t now = Usage(device);
-    EXPECT_EQ(now.used, before.used) << "allocation " << n << " failed and left its bytes charged";
-    EXPECT_EQ(now.buffers, before.buffers) << "allocation " << n << " failed and left a buffer counted";
-  }
-  EXPECT_GT(failed, 0) << "no allocation of accel_buffer_create was failed: the test proved nothing";
+  FailEachAllocationInTurn(
+      "accel_buffer_create", true, [&] { return accel_buffer_create(device, &desc, &buffer); },
+      [&](long n) {
+        const accel_memory_usage_t now = Usage(device);
+        EXPECT_EQ(now.used, before.used) << "allocation " << n << " failed and left its bytes charged";
+        EXPECT_EQ(now.buffers, before.buffers) << "allocation " << n << " failed and left a buffer counted";
+      });
   ASSERT_NE(buffer, nullptr);
   EXPECT_EQ(Usage(device).buffers, before.buffers + 1);
   accel_stream_t stream = nullptr;
@@ -176,19 +192,12 @@ TEST(OutOfMemory, EveryAllocationOfAnImportMayFailAndReleaseRunsOnlyForASuccess)
   desc.handle = reinterpret_cast<uint64_t>(memory.data());
   desc.size = memory.size();
   desc.release = [](void*) { released.fetch_add(1); };
-  int failed = 0;
   accel_buffer_t buffer = nullptr;
-  for (long n = 1; n <= 1000; ++n) {
-    g_countdown.store(n);
-    const accel_status_t s = accel_buffer_import(devices[0], &desc, &buffer);
-    const bool hit = g_countdown.exchange(0) <= 0;
-    if (s == ACCEL_SUCCESS) break;
-    ++failed;
-    EXPECT_TRUE(hit) << "allocation " << n << ": " << accel_last_error();
-    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
-    EXPECT_EQ(released.load(), 0) << "allocation " << n << " failed the import, and release ran for it";
-  }
-  EXPECT_GT(failed, 0) << "no allocation of accel_buffer_import was failed: the test proved nothing";
+  FailEachAllocationInTurn(
+      "accel_buffer_import", false, [&] { return accel_buffer_import(devices[0], &desc, &buffer); },
+      [&](long n) {
+        EXPECT_EQ(released.load(), 0) << "allocation " << n << " failed the import, and release ran for it";
+      });
   ASSERT_NE(buffer, nullptr);
   EXPECT_EQ(released.load(), 0);
   EXPECT_EQ(accel_buffer_destroy(buffer), ACCEL_SUCCESS);
@@ -201,12 +210,8 @@ TEST(OutOfMemory, EveryAllocationOfAnImportMayFailAndReleaseRunsOnlyForASuccess)
 // every slot taken, now gives the reservation back too: no allocation this test can fail reaches it.)
 TEST(OutOfMemory, EveryAllocationOfAPlacementGroupMayFailAndNothingStaysReserved) {
   ScopedInstance instance(nullptr);
-  accel_runtime_desc_t rd{};
-  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-  rd.struct_size = sizeof(rd);
-  rd.worker_threads = 1;
   accel_runtime_t runtime = nullptr;
-  ASSERT_EQ(accel_runtime_create(instance.get(), &rd, &runtime), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_runtime_test::CreateRuntime(instance.get(), 1, &runtime), ACCEL_SUCCESS) << accel_last_error();
   accel_resource_request_t bundle{};
   bundle.stype = ACCEL_STRUCTURE_TYPE_RESOURCE_REQUEST;
   bundle.struct_size = sizeof(bundle);
@@ -219,18 +224,10 @@ TEST(OutOfMemory, EveryAllocationOfAPlacementGroupMayFailAndNothingStaysReserved
   gd.bundle_count = 1;
   gd.strategy = ACCEL_PLACEMENT_STRATEGY_PACK;
   gd.level = ACCEL_TOPOLOGY_LEVEL_NODE;
-  int failed = 0;
   accel_placement_group_t group = nullptr;
-  for (long n = 1; n <= 1000; ++n) {
-    g_countdown.store(n);
-    const accel_status_t s = accel_placement_group_create(runtime, &gd, &group);
-    const bool hit = g_countdown.exchange(0) <= 0;
-    if (s == ACCEL_SUCCESS) break;
-    ++failed;
-    EXPECT_TRUE(hit) << "allocation " << n << " was not failed, yet: " << accel_last_error();
-    EXPECT_EQ(s, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "allocation " << n << ": " << accel_last_error();
-  }
-  EXPECT_GT(failed, 0) << "no allocation of accel_placement_group_create was failed: the test proved nothing";
+  FailEachAllocationInTurn(
+      "accel_placement_group_create", false, [&] { return accel_placement_group_create(runtime, &gd, &group); },
+      [](long) {});
   ASSERT_NE(group, nullptr);
   EXPECT_EQ(accel_placement_group_destroy(group), ACCEL_SUCCESS) << accel_last_error();
   EXPECT_EQ(accel_runtime_destroy(runtime), ACCEL_SUCCESS) << accel_last_error();

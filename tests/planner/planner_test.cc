@@ -461,10 +461,14 @@ TEST(ClusterFile, DomainsOfDifferentNodesNeverMergeByTheirIds) {
                               device("c") + R"(]},
       {"format_version": "1.0", "node": {"id": "a"}, "devices": [)" +
                               device("b/c") + R"(]}]})";
-  auto c = ParseCluster(cliques, "c.json");
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_NE(c->devices()[0].domain[At(Level::kClique)], c->devices()[1].domain[At(Level::kClique)]);
-  EXPECT_FALSE(Planner(c.value()).Place(Devices(2, Strategy::kStrictPack, Level::kClique)).ok());
+  // The two devices are in different domains at `level`, and a STRICT_PACK gang of both is refused there.
+  auto expect_apart = [](const std::string& json, Level level) {
+    auto cluster = ParseCluster(json, "c.json");
+    ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+    EXPECT_NE(cluster->devices()[0].domain[At(level)], cluster->devices()[1].domain[At(level)]);
+    EXPECT_FALSE(Planner(cluster.value()).Place(Devices(2, Strategy::kStrictPack, level)).ok());
+  };
+  expect_apart(cliques, Level::kClique);
 
   const std::string racks = R"({"format_version": "1.0", "nodes": [
       {"format_version": "1.0", "node": {"id": "n0"}, "domains": [{"level": "rack", "id": "~node:n1"}],
@@ -472,10 +476,7 @@ TEST(ClusterFile, DomainsOfDifferentNodesNeverMergeByTheirIds) {
                             R"(]},
       {"format_version": "1.0", "node": {"id": "n1"}, "devices": [)" +
                             device("x") + R"(]}]})";
-  auto r = ParseCluster(racks, "c.json");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_NE(r->devices()[0].domain[At(Level::kRack)], r->devices()[1].domain[At(Level::kRack)]);
-  EXPECT_FALSE(Planner(r.value()).Place(Devices(2, Strategy::kStrictPack, Level::kRack)).ok());
+  expect_apart(racks, Level::kRack);
 }
 
 TEST(ClusterFile, MalformedInputNamesTheField) {

@@ -65,15 +65,20 @@ inline accel_task_desc_t BodyDesc(Body* owned, const accel_resource_request_t* r
   return d;
 }
 
+// A runtime over `instance` with `workers` worker threads, for tests that destroy it themselves.
+inline accel_status_t CreateRuntime(accel_instance_t instance, uint32_t workers, accel_runtime_t* out) {
+  accel_runtime_desc_t rd{};
+  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
+  rd.struct_size = sizeof(rd);
+  rd.worker_threads = workers;
+  return accel_runtime_create(instance, &rd, out);
+}
+
 // A runtime over a fresh instance, destroyed in order.
 class RuntimeFixture {
  public:
   explicit RuntimeFixture(const accel_instance_desc_t* desc = nullptr, uint32_t workers = 8) : instance_(desc) {
-    accel_runtime_desc_t d{};
-    d.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-    d.struct_size = sizeof(d);
-    d.worker_threads = workers;
-    EXPECT_EQ(accel_runtime_create(instance_.get(), &d, &runtime_), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(CreateRuntime(instance_.get(), workers, &runtime_), ACCEL_SUCCESS) << accel_last_error();
   }
   ~RuntimeFixture() {
     for (accel_future_t f : futures_) EXPECT_EQ(accel_future_release(f), ACCEL_SUCCESS) << accel_last_error();
@@ -248,15 +253,6 @@ inline accel_task_group_t NewTaskGroup(accel_runtime_t rt, const char* name = nu
   accel_task_group_t g = nullptr;
   EXPECT_EQ(accel_task_group_create(rt, name != nullptr ? &d : nullptr, &g), ACCEL_SUCCESS) << accel_last_error();
   return g;
-}
-
-// A runtime over `instance` with `workers` worker threads, for tests that destroy it themselves.
-inline accel_status_t CreateRuntime(accel_instance_t instance, uint32_t workers, accel_runtime_t* out) {
-  accel_runtime_desc_t rd{};
-  rd.stype = ACCEL_STRUCTURE_TYPE_RUNTIME_DESC;
-  rd.struct_size = sizeof(rd);
-  rd.worker_threads = workers;
-  return accel_runtime_create(instance, &rd, out);
 }
 
 // Waits until `predicate` holds (the runtime's work is asynchronous); fails after 30 s.

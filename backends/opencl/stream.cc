@@ -439,7 +439,7 @@ class Stream {
   }
 
  private:
-  static constexpr size_t kSpareLaunches = 64;  // completed launches kept for reuse; more are freed
+  static constexpr size_t kSpareLaunches = 256;  // completed launches kept for reuse; more are freed
   // A device operation taken in order, with its status so far: ACCEL_SUCCESS while its commands may still run, or
   // why it failed or was skipped (then `message` is the stream's error).
   struct Pending {

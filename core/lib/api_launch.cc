@@ -125,7 +125,7 @@ class Checked {
   accel_bk_kernel_arg_t& At(uint32_t i) { return args_[i]; }
   void Done(uint32_t i) { count_ = i + 1; }
   // Keeps a buffer alive for the call.
-  void Hold(std::shared_ptr<Buffer> buffer) {
+  void Hold(Ref<Buffer> buffer) {
     if (inline_) {
       std::construct_at(&inline_buffers_[held_++], std::move(buffer));
     } else {
@@ -141,11 +141,11 @@ class Checked {
   const bool inline_;
   std::array<accel_bk_kernel_arg_t, kInlineArgs> inline_args_;  // written as checked
   union {
-    std::shared_ptr<Buffer> inline_buffers_[kInlineArgs];  // the first `held_` constructed (no cost for the rest)
+    Ref<Buffer> inline_buffers_[kInlineArgs];  // the first `held_` constructed (no cost for the rest)
   };
   uint32_t held_ = 0;
   std::vector<accel_bk_kernel_arg_t> more_args_;
-  std::vector<std::shared_ptr<Buffer>> more_buffers_;
+  std::vector<Ref<Buffer>> more_buffers_;
   accel_bk_kernel_arg_t* args_ = inline_args_.data();
   uint32_t count_ = 0;
 };
@@ -170,11 +170,11 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
   b.access = ACCEL_ACCESS_READ;
   switch (a.kind) {
     case ACCEL_KERNEL_ARG_KIND_BUFFER: {
-      std::shared_ptr<Buffer> buffer = TryResolve<Buffer>(a.buffer);
+      Ref<Buffer> buffer = Pin<Buffer>(a.buffer);  // a hazard slot, no reference count (docs/handles.md)
       if (buffer == nullptr) {
         auto resolved = ResolveNamed<Buffer>(a.buffer, buffer_arg);  // the message (or a handle made live meanwhile)
         if (!resolved.ok()) return resolved.status();
-        buffer = std::move(resolved.value());
+        buffer = Ref<Buffer>(std::move(resolved.value()));
       }
       if (buffer->device.get() != &dev) {
         return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the stream's {}", buffer_arg,

@@ -266,13 +266,6 @@ Expected<std::shared_ptr<T>> Resolve(H handle, const char* argument) {
   return std::static_pointer_cast<T>(std::move(found.value()));
 }
 
-// The live object of type T that `handle` names, or null: the lookup every
-// entry point makes first (ACCEL_RESOLVE), with no message and no Expected.
-template <typename T, typename H>
-std::shared_ptr<T> TryResolve(H handle) {  // not noexcept: the first lookup makes the table
-  return std::static_pointer_cast<T>(HandleTable::Get().TryFind(reinterpret_cast<uint64_t>(handle), T::kHandleType));
-}
-
 // The live object of type T that `handle` names, as a Ref, or a null Ref:
 // the lookup every entry point makes first (ACCEL_RESOLVE).
 template <typename T, typename H>

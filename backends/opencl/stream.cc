@@ -460,6 +460,7 @@ class Stream {
   std::string SetErrorLocked(accel_status_t status, const Operation& op, const std::string& message) {
     if (error_ == ACCEL_SUCCESS) {
       error_ = status;
+      error_number_ = op.number;
       error_message_ = "operation #" + std::to_string(op.number) + " (" + op.what + ") " + message;
     }
     return error_message_;
@@ -514,14 +515,25 @@ class Stream {
     std::vector<Pending>& batch = batch_;  // empty; both vectors keep their memory, so a drain allocates nothing
     batch.swap(submitted_);
     const uint64_t count = batch.size();
+    // The stream's error as the batch starts: an operation after the one that made it was submitted before it was
+    // known (a completion that failed in an earlier drain, while this batch was submitted) and reports it.
+    const accel_status_t prior = error_;
+    const uint64_t prior_number = error_number_;
     lock.unlock();
     const cl_int err = device_->runtime->cl.Finish(queue_.get());
     // clFinish failing means a command failed (or the queue is lost): the first operation that was still running
-    // takes the error; those after it report it.
+    // takes the error; those after it report it. So does an operation's completion that fails (a wait for an event
+    // whose work failed): the operations after it report the stream's error.
     accel_status_t failure = ACCEL_SUCCESS;
     std::string failure_message;
     accel_copy_statistics_t copies{};  // of the operations that completed successfully
     for (Pending& entry : batch) {
+      if (entry.status == ACCEL_SUCCESS && failure == ACCEL_SUCCESS && prior != ACCEL_SUCCESS &&
+          entry.op.number > prior_number) {
+        failure = prior;
+        std::lock_guard state(mutex_);
+        failure_message = error_message_;
+      }
       if (entry.status == ACCEL_SUCCESS && err != CL_SUCCESS && failure == ACCEL_SUCCESS) {
         failure = ACCEL_ERROR_INTERNAL;
         std::lock_guard state(mutex_);
@@ -533,7 +545,14 @@ class Stream {
         entry.message = failure_message;
         entry.skipped = true;
       }
-      if (Finish(entry)) backend::AddCopyStatistics(entry.op.copies, &copies);
+      const accel_status_t finished = Finish(entry);
+      if (finished == ACCEL_SUCCESS && !entry.skipped) {
+        backend::AddCopyStatistics(entry.op.copies, &copies);
+      } else if (finished != ACCEL_SUCCESS && failure == ACCEL_SUCCESS) {
+        failure = finished;  // its completion failed: the stream's error now
+        std::lock_guard state(mutex_);
+        failure_message = error_message_;
+      }
       if (entry.op.launch && recycled_.size() < kSpareLaunches) recycled_.push_back(std::move(entry.op.launch));
     }
     batch.clear();  // releases temporaries and captures before the stream can report idle
@@ -556,8 +575,8 @@ class Stream {
   }
 
   // Runs the operation's completion and releases what its launch held (the launch itself stays, for reuse); returns
-  // whether its copies count (it completed successfully). Not under the stream's mutex.
-  bool Finish(Pending& entry) {
+  // its final status (a failed completion has made it the stream's error). Not under the stream's mutex.
+  accel_status_t Finish(Pending& entry) {
     accel_status_t status = entry.status;
     if (entry.op.complete) {
       std::string message;
@@ -570,7 +589,7 @@ class Stream {
       }
     }
     if (entry.op.launch) entry.op.launch->Release();  // here, not under the mutex: a Storage may go
-    return status == ACCEL_SUCCESS && !entry.skipped;
+    return status;
   }
 
   // The worker: takes each queued operation in order; drains when asked, and before host work and blocking waits.
@@ -661,6 +680,7 @@ class Stream {
   uint64_t enqueued_ = 0;
   uint64_t outstanding_ = 0;  // submitted_ plus the batch being drained
   accel_status_t error_ = ACCEL_SUCCESS;
+  uint64_t error_number_ = 0;  // the operation that made error_
   std::string error_message_;
   accel_copy_statistics_t copies_{};
   std::thread worker_;  // last: started once everything above is constructed

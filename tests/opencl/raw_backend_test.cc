@@ -9,10 +9,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <latch>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opencl_backend.h"
@@ -311,6 +313,103 @@ TEST(OpenclRaw, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
   api->buffer_destroy(buffer);
   api->kernel_destroy(kernel);
   api->module_destroy(module);
+  api->context_destroy(context);
+}
+
+
+// The clFinish of the next drain swapped for one that fails after waiting (a command that failed on the device), or
+// that first runs `before` (work enqueued while a drain waits): for one call, restored however the test ends.
+struct SwappedFinish {
+  static inline std::function<void()> before;
+  static inline bool fail = false;
+  ClApi& cl;
+  decltype(ClApi::Finish) real = cl.Finish;
+  static inline decltype(ClApi::Finish) saved = nullptr;
+  SwappedFinish(ClApi& api, bool fail_it, std::function<void()> run_before) : cl(api) {
+    fail = fail_it;
+    before = std::move(run_before);
+    saved = real;
+    cl.Finish = [](cl_command_queue queue) -> cl_int {
+      if (before) std::exchange(before, nullptr)();
+      const cl_int err = saved(queue);
+      return std::exchange(fail, false) ? CL_OUT_OF_RESOURCES : err;
+    };
+  }
+  SwappedFinish(const SwappedFinish&) = delete;
+  SwappedFinish& operator=(const SwappedFinish&) = delete;
+  ~SwappedFinish() {
+    cl.Finish = real;
+    before = nullptr;
+    fail = false;
+  }
+};
+
+// A stream waits on the device (a barrier on the marker) for an event whose recording stream then fails: the barrier
+// passes, and the wait fails only when the waiting stream's drain completes it. What the waiting stream did after
+// the wait reports that error: a record in the same drain, and one enqueued while that drain waited (submitted before
+// the failure was known, completed by a later drain).
+TEST(OpenclRaw, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
+  RawHost host;
+  const accel_backend_api_t* api = Api(host);
+  ASSERT_NE(api, nullptr);
+  accel_bk_context_t context = NewContext(api, host);
+  ASSERT_NE(context, nullptr);
+  accel_bk_device_t device = FirstDevice(api, context);
+  ASSERT_NE(device, nullptr);
+  accel_buffer_desc_t bd{};
+  bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+  bd.struct_size = sizeof(bd);
+  bd.size = 4096;
+  accel_bk_buffer_t buffer = nullptr;
+  ASSERT_EQ(api->buffer_create(device, &bd, &buffer), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_stream_t recording = nullptr;
+  accel_bk_stream_t waiting = nullptr;
+  ASSERT_EQ(api->stream_create(device, nullptr, &recording), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_create(device, nullptr, &waiting), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_event_t recorded = nullptr;  // on `recording`, behind the work that fails
+  accel_bk_event_t after = nullptr;     // on `waiting`, after the wait, in the same drain
+  accel_bk_event_t later = nullptr;     // on `waiting`, enqueued while that drain waits
+  for (accel_bk_event_t* e : {&recorded, &after, &later}) {
+    ASSERT_EQ(api->event_create(device, nullptr, e), ACCEL_SUCCESS) << host.last_error();
+  }
+  const uint32_t pattern = 7;
+  ASSERT_EQ(api->stream_fill_buffer(recording, buffer, 0, 4096, &pattern, sizeof(pattern)), ACCEL_SUCCESS)
+      << host.last_error();
+  ASSERT_EQ(api->stream_record_event(recording, recorded), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_wait_event(waiting, recorded), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_record_event(waiting, after), ACCEL_SUCCESS) << host.last_error();
+  ClApi& cl = Unwrap(device)->runtime->cl;
+  {
+    SwappedFinish failing(cl, true, nullptr);
+    EXPECT_EQ(api->stream_synchronize(recording, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL) << "no failure seen";
+  }
+  EXPECT_EQ(api->event_synchronize(recorded, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL) << host.last_error();
+  accel_status_t later_enqueued = ACCEL_ERROR_INTERNAL;  // until the swapped clFinish enqueues it
+  {
+    SwappedFinish enqueue_meanwhile(cl, false, [&] { later_enqueued = api->stream_record_event(waiting, later); });
+    EXPECT_EQ(api->stream_synchronize(waiting, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL)
+        << "the wait for a failed record succeeded";
+  }
+  EXPECT_NE(host.last_error().find("waited for an event"), std::string::npos) << host.last_error();
+  ASSERT_EQ(later_enqueued, ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(api->event_synchronize(after, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL)
+      << "a record after the failed wait, in its drain, completed without the error";
+  EXPECT_NE(host.last_error().find("waited for an event"), std::string::npos) << host.last_error();
+  EXPECT_EQ(api->event_synchronize(later, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL)
+      << "a record enqueued while the failed wait's drain ran completed without the error";
+  // Cleared, both streams work again.
+  EXPECT_EQ(api->stream_clear_error(recording), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(api->stream_clear_error(waiting), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_record_event(recording, recorded), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_wait_event(waiting, recorded), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_record_event(waiting, after), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(api->stream_synchronize(recording, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(api->stream_synchronize(waiting, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(api->event_synchronize(after, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+  for (accel_bk_event_t e : {recorded, after, later}) api->event_destroy(e);
+  api->stream_destroy(waiting);
+  api->stream_destroy(recording);
+  api->buffer_destroy(buffer);
   api->context_destroy(context);
 }
 

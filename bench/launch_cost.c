@@ -12,8 +12,11 @@
  * `churn` times `count` creations and destructions of a 4 KiB buffer while
  * another thread that made a lookup sleeps (so each destroy issues the handle
  * table's barrier, docs/handles.md, "Lookup"). Compare ACCEL_HANDLE_HAZARDS=0.
+ * `batch` times `count` launches back to back, a synchronize after every 100
+ * (5 runs, ns per launch): accel-bench's back-to-back row alone, in a process
+ * of its own, for perf stat; bench/opencl_back_to_back is its native side.
  *
- *   launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn]
+ *   launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn|batch]
  */
 #include <accel/accel.h>
 #include <pthread.h>
@@ -103,6 +106,21 @@ static int run_copies(void* context, int count) {
   return copy_and_wait(c->stream, c->buffer, c->host, count);
 }
 
+struct BatchRun {
+  accel_stream_t stream;
+  accel_kernel_t kernel;
+  const accel_launch_desc_t* launch;
+};
+static int run_batches(void* context, int count) {
+  const struct BatchRun* b = context;
+  for (int done = 0; done < count;) {
+    for (int i = 0; i < 100 && done < count; ++i, ++done)
+      CHECK(accel_stream_launch_kernel(b->stream, b->kernel, b->launch));
+    CHECK(accel_stream_synchronize(b->stream, ACCEL_TIMEOUT_INFINITE));
+  }
+  return 0;
+}
+
 static int run_churn(void* context, int count) {
   accel_device_t device = context;
   accel_buffer_desc_t bd = {ACCEL_STRUCTURE_TYPE_BUFFER_DESC, sizeof(bd), NULL};
@@ -130,11 +148,11 @@ static void* bystand(void* context) {
 }
 
 int main(int argc, char** argv) {
-  static const char* const kModes[] = {"launch", "copy", "record", "timing", "copytime", "churn"};
+  static const char* const kModes[] = {"launch", "copy", "record", "timing", "copytime", "churn", "batch"};
   int known = argc == 3;
-  for (int i = 0; argc == 4 && i < 6; ++i) known = known || strcmp(argv[3], kModes[i]) == 0;
+  for (int i = 0; argc == 4 && i < 7; ++i) known = known || strcmp(argv[3], kModes[i]) == 0;
   if (argc < 3 || argc > 4 || !known) {
-    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn]\n");
+    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn|batch]\n");
     return 2;
   }
   const int count = atoi(argv[2]);
@@ -224,6 +242,9 @@ int main(int argc, char** argv) {
   } else if (argc == 4 && strcmp(argv[3], "copytime") == 0) {
     struct CopyRun c = {stream, buffer, host};
     if (time_runs("4 KiB copy + synchronize", count, run_copies, &c) != 0) return 1;
+  } else if (argc == 4 && strcmp(argv[3], "batch") == 0) {
+    struct BatchRun b = {stream, kernel, &l};
+    if (time_runs("back-to-back launch", count, run_batches, &b) != 0) return 1;
   } else if (argc == 4 && strcmp(argv[3], "churn") == 0) {
     struct Bystander b = {device, 0};
     pthread_t thread;

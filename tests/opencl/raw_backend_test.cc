@@ -146,6 +146,28 @@ accel_bk_device_t FirstDevice(const accel_backend_api_t* api, accel_bk_context_t
   return device;
 }
 
+// The backend's table, a context over `host`'s services and the context's first device; `device` null (the failure
+// recorded) when one is missing, and the context destroyed then. The caller destroys the context otherwise.
+struct OneDevice {
+  const accel_backend_api_t* api = nullptr;
+  accel_bk_context_t context = nullptr;
+  accel_bk_device_t device = nullptr;
+};
+OneDevice OpenFirstDevice(RawHost& host) {
+  OneDevice opened;
+  opened.api = Api(host);
+  if (opened.api == nullptr) return opened;
+  opened.context = NewContext(opened.api, host);
+  if (opened.context == nullptr) return opened;
+  opened.device = FirstDevice(opened.api, opened.context);
+  if (opened.device == nullptr) {
+    ADD_FAILURE() << "the context has no device";
+    opened.api->context_destroy(opened.context);
+    opened.context = nullptr;
+  }
+  return opened;
+}
+
 struct CrossContextSteps {
   std::latch gate{1};
   std::atomic<bool> first_ran{false};
@@ -229,12 +251,11 @@ TEST(OpenclRaw, AWaitOnAnEventOfAnotherContextCompletesWithoutAnyoneAskingTheEve
 // fails, for this test only; the marker is kept running by a kernel that spins for a while.
 TEST(OpenclRaw, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
   RawHost host;
-  const accel_backend_api_t* api = Api(host);
-  ASSERT_NE(api, nullptr);
-  accel_bk_context_t context = NewContext(api, host);
-  ASSERT_NE(context, nullptr);
-  accel_bk_device_t device = FirstDevice(api, context);
-  ASSERT_NE(device, nullptr);
+  const OneDevice opened = OpenFirstDevice(host);
+  ASSERT_NE(opened.device, nullptr) << host.last_error();
+  const accel_backend_api_t* api = opened.api;
+  accel_bk_context_t context = opened.context;
+  accel_bk_device_t device = opened.device;
   const char source_text[] =
       "__kernel void spin(__global uint* out, uint n) {\n"
       "  uint x = out[0];\n"
@@ -350,12 +371,11 @@ struct SwappedFinish {
 // the failure was known, completed by a later drain).
 TEST(OpenclRaw, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
   RawHost host;
-  const accel_backend_api_t* api = Api(host);
-  ASSERT_NE(api, nullptr);
-  accel_bk_context_t context = NewContext(api, host);
-  ASSERT_NE(context, nullptr);
-  accel_bk_device_t device = FirstDevice(api, context);
-  ASSERT_NE(device, nullptr);
+  const OneDevice opened = OpenFirstDevice(host);
+  ASSERT_NE(opened.device, nullptr) << host.last_error();
+  const accel_backend_api_t* api = opened.api;
+  accel_bk_context_t context = opened.context;
+  accel_bk_device_t device = opened.device;
   accel_buffer_desc_t bd{};
   bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
   bd.struct_size = sizeof(bd);

@@ -146,27 +146,37 @@ accel_bk_device_t FirstDevice(const accel_backend_api_t* api, accel_bk_context_t
   return device;
 }
 
-// The backend's table, a context over `host`'s services and the context's first device; `device` null (the failure
-// recorded) when one is missing, and the context destroyed then. The caller destroys the context otherwise.
-struct OneDevice {
+// The backend's table, a context over the test's host services and the context's first device (destroyed with the
+// fixture), and a buffer of the device on request.
+class OpenclRawDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    api = Api(host);
+    ASSERT_NE(api, nullptr);
+    context = NewContext(api, host);
+    ASSERT_NE(context, nullptr);
+    device = FirstDevice(api, context);
+    ASSERT_NE(device, nullptr) << "the context has no device";
+  }
+  void TearDown() override {
+    if (context != nullptr) api->context_destroy(context);
+  }
+  // A buffer of `size` bytes, or null (the failure recorded).
+  accel_bk_buffer_t NewBuffer(uint64_t size) {
+    accel_buffer_desc_t desc{};
+    desc.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
+    desc.struct_size = sizeof(desc);
+    desc.size = size;
+    accel_bk_buffer_t buffer = nullptr;
+    EXPECT_EQ(api->buffer_create(device, &desc, &buffer), ACCEL_SUCCESS) << host.last_error();
+    return buffer;
+  }
+
+  RawHost host;
   const accel_backend_api_t* api = nullptr;
   accel_bk_context_t context = nullptr;
   accel_bk_device_t device = nullptr;
 };
-OneDevice OpenFirstDevice(RawHost& host) {
-  OneDevice opened;
-  opened.api = Api(host);
-  if (opened.api == nullptr) return opened;
-  opened.context = NewContext(opened.api, host);
-  if (opened.context == nullptr) return opened;
-  opened.device = FirstDevice(opened.api, opened.context);
-  if (opened.device == nullptr) {
-    ADD_FAILURE() << "the context has no device";
-    opened.api->context_destroy(opened.context);
-    opened.context = nullptr;
-  }
-  return opened;
-}
 
 struct CrossContextSteps {
   std::latch gate{1};
@@ -249,13 +259,7 @@ TEST(OpenclRaw, AWaitOnAnEventOfAnotherContextCompletesWithoutAnyoneAskingTheEve
 // (clSetEventCallback fails: out of host memory), the wait polls the marker instead: it must neither report a record
 // complete while the work before it still runs nor miss its completion. The entry point is swapped for one that
 // fails, for this test only; the marker is kept running by a kernel that spins for a while.
-TEST(OpenclRaw, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
-  RawHost host;
-  const OneDevice opened = OpenFirstDevice(host);
-  ASSERT_NE(opened.device, nullptr) << host.last_error();
-  const accel_backend_api_t* api = opened.api;
-  accel_bk_context_t context = opened.context;
-  accel_bk_device_t device = opened.device;
+TEST_F(OpenclRawDevice, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
   const char source_text[] =
       "__kernel void spin(__global uint* out, uint n) {\n"
       "  uint x = out[0];\n"
@@ -272,12 +276,8 @@ TEST(OpenclRaw, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
   ASSERT_EQ(api->module_create(device, &source, &module), ACCEL_SUCCESS) << host.last_error();
   accel_bk_kernel_t kernel = nullptr;
   ASSERT_EQ(api->module_get_kernel(module, "spin", &kernel), ACCEL_SUCCESS) << host.last_error();
-  accel_buffer_desc_t bd{};
-  bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
-  bd.struct_size = sizeof(bd);
-  bd.size = 4;
-  accel_bk_buffer_t buffer = nullptr;
-  ASSERT_EQ(api->buffer_create(device, &bd, &buffer), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_buffer_t buffer = NewBuffer(4);
+  ASSERT_NE(buffer, nullptr);
   accel_bk_stream_t stream = nullptr;
   ASSERT_EQ(api->stream_create(device, nullptr, &stream), ACCEL_SUCCESS) << host.last_error();
   accel_bk_event_t event = nullptr;
@@ -334,9 +334,7 @@ TEST(OpenclRaw, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
   api->buffer_destroy(buffer);
   api->kernel_destroy(kernel);
   api->module_destroy(module);
-  api->context_destroy(context);
 }
-
 
 // The clFinish of the next drain swapped for one that fails after waiting (a command that failed on the device), or
 // that first runs `before` (work enqueued while a drain waits): for one call, restored however the test ends.
@@ -369,19 +367,9 @@ struct SwappedFinish {
 // passes, and the wait fails only when the waiting stream's drain completes it. What the waiting stream did after
 // the wait reports that error: a record in the same drain, and one enqueued while that drain waited (submitted before
 // the failure was known, completed by a later drain).
-TEST(OpenclRaw, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
-  RawHost host;
-  const OneDevice opened = OpenFirstDevice(host);
-  ASSERT_NE(opened.device, nullptr) << host.last_error();
-  const accel_backend_api_t* api = opened.api;
-  accel_bk_context_t context = opened.context;
-  accel_bk_device_t device = opened.device;
-  accel_buffer_desc_t bd{};
-  bd.stype = ACCEL_STRUCTURE_TYPE_BUFFER_DESC;
-  bd.struct_size = sizeof(bd);
-  bd.size = 4096;
-  accel_bk_buffer_t buffer = nullptr;
-  ASSERT_EQ(api->buffer_create(device, &bd, &buffer), ACCEL_SUCCESS) << host.last_error();
+TEST_F(OpenclRawDevice, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
+  accel_bk_buffer_t buffer = NewBuffer(4096);
+  ASSERT_NE(buffer, nullptr);
   accel_bk_stream_t recording = nullptr;
   accel_bk_stream_t waiting = nullptr;
   ASSERT_EQ(api->stream_create(device, nullptr, &recording), ACCEL_SUCCESS) << host.last_error();
@@ -430,7 +418,6 @@ TEST(OpenclRaw, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
   api->stream_destroy(waiting);
   api->stream_destroy(recording);
   api->buffer_destroy(buffer);
-  api->context_destroy(context);
 }
 
 }  // namespace

@@ -302,6 +302,8 @@ class Stream {
   Stream(Device* device, ClQueue queue)
       : device_(device),
         queue_(std::move(queue)),
+        submitted_(ReservedPending()),
+        batch_(ReservedPending()),
         spare_launches_(Reserved(kSpareLaunches)),
         recycled_(Reserved(kSpareLaunches)),
         worker_([this] { Run(); }) {}
@@ -361,9 +363,9 @@ class Stream {
     }
     // The worker is idle and nothing is queued ahead: enqueue here, in order, under the stream's mutex, straight into
     // the submitted operations (no copy of the operation on the way).
-    const auto [prior, prior_message] = ErrorLocked();
+    auto [prior, prior_message] = ErrorLocked();
     Pending& entry = submitted_.emplace_back(std::move(op));
-    Prepare(prior, prior_message, &entry);
+    Prepare(prior, std::move(prior_message), &entry);
     const bool wake = SubmittedLocked(entry);
     lock.unlock();
     if (wake) work_.notify_one();
@@ -466,19 +468,27 @@ class Stream {
     return error_message_;
   }
 
-  std::pair<accel_status_t, std::string> ErrorLocked() const {
-    return {error_, error_ != ACCEL_SUCCESS ? error_message_ : std::string()};
+  // The stream's error and its message (the status alone when there is no memory to copy the message).
+  std::pair<accel_status_t, std::string> ErrorLocked() const noexcept {
+    std::pair<accel_status_t, std::string> error{error_, std::string()};
+    if (error_ != ACCEL_SUCCESS) {
+      try {
+        error.second = error_message_;
+      } catch (...) {
+      }
+    }
+    return error;
   }
 
   // Submits the device operation of `*entry` (a new Pending) (enqueues its commands), or skips it when the stream
   // held `prior`. Runs on the one thread allowed to submit; does not touch the stream's state.
-  void Prepare(accel_status_t prior, const std::string& prior_message, Pending* entry) {
+  void Prepare(accel_status_t prior, std::string&& prior_message, Pending* entry) {
     entry->submission.runtime = device_->runtime;
     entry->submission.device = device_;
     entry->submission.queue = queue_.get();
     if (prior != ACCEL_SUCCESS) {
       entry->status = prior;
-      entry->message = prior_message;
+      entry->message = std::move(prior_message);
       entry->skipped = true;
       return;
     }
@@ -568,6 +578,13 @@ class Stream {
     changed_.notify_all();
   }
 
+  // Room for one pending operation, so that a vector of them never has none (Run).
+  static std::vector<Pending> ReservedPending() {
+    std::vector<Pending> pending;
+    pending.reserve(1);
+    return pending;
+  }
+
   static std::vector<std::unique_ptr<Launch>> Reserved(size_t capacity) {
     std::vector<std::unique_ptr<Launch>> launches;
     launches.reserve(capacity);
@@ -606,10 +623,20 @@ class Stream {
           lock.lock();
           continue;
         }
-        const auto [prior, prior_message] = ErrorLocked();
+        // Room for the entry first, so that recording it after Prepare cannot throw on the worker (nothing else
+        // touches submitted_ while busy_: drains and direct submissions wait for it). Without the memory to grow,
+        // what is submitted completes first: submitted_ is then empty, and holds one at least (ReservedPending).
+        if (submitted_.size() == submitted_.capacity()) {
+          try {
+            submitted_.reserve(2 * submitted_.size());
+          } catch (const std::bad_alloc&) {
+            DrainLocked(lock);
+          }
+        }
+        auto [prior, prior_message] = ErrorLocked();
         lock.unlock();
         Pending entry(std::move(op));
-        Prepare(prior, prior_message, &entry);  // may block: a wait on another stream
+        Prepare(prior, std::move(prior_message), &entry);  // may block: a wait on another stream
         lock.lock();
         submitted_.push_back(std::move(entry));
         SubmittedLocked(submitted_.back());

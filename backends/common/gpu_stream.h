@@ -522,7 +522,19 @@ class GpuStream {
       }
       lock.lock();
     }
-    if (r != T::kSuccess) SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kEventSynchronize, r));
+    if (r != T::kSuccess) {
+      SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kEventSynchronize, r));
+      // The work may still run (the record failed, e.g. out of memory): wait for the stream itself before its
+      // entries let go of what they hold (a buffer's last reference frees its memory). Should that fail too, the
+      // context is lost (CUDA's errors past this point are sticky) and runs nothing more.
+      lock.unlock();
+      try {
+        typename T::Scope scope(device_);
+        if (scope.result() == T::kSuccess) static_cast<void>(T::StreamSynchronize(device_, stream_));
+      } catch (...) {  // Level Zero's may allocate (a marker)
+      }
+      lock.lock();
+    }
     std::vector<Inflight> done = TakeCompletedLocked(target);
     lock.unlock();
     Release(std::move(done));

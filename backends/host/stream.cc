@@ -340,7 +340,7 @@ void Stream::Run() {
       // first: on an oversubscribed machine a spinning thread keeps the one it waits for off its core
       // (docs/overhead.md, "Spinning").
       worker_sleeping_ = true;
-      work_available_.wait(lock, [this] { return WorkReadyLocked() || stopping_; });
+      work_available_.wait(lock, [this] { return WorkReadyLocked() || (stopping_ && queue_.empty()); });
       worker_sleeping_ = false;
       continue;
     }
@@ -363,12 +363,13 @@ Failure Stream::Execute(Operation& op, accel_status_t prior) noexcept {
       return {};
     }
     return std::visit(
+        // memmove: on this device a buffer's host address (buffer_get_host_address) may be the other side.
         Overloaded{[](CopyHostToBufferOp& copy) -> Failure {
-                     std::memcpy(copy.dst->data() + copy.dst_offset, copy.src, copy.size);
+                     std::memmove(copy.dst->data() + copy.dst_offset, copy.src, copy.size);
                      return {};
                    },
                    [](CopyBufferToHostOp& copy) -> Failure {
-                     std::memcpy(copy.dst, copy.src->data() + copy.src_offset, copy.size);
+                     std::memmove(copy.dst, copy.src->data() + copy.src_offset, copy.size);
                      return {};
                    },
                    [](CopyBufferOp& copy) -> Failure {

@@ -146,6 +146,22 @@ accel_bk_device_t FirstDevice(const accel_backend_api_t* api, accel_bk_context_t
   return device;
 }
 
+// One entry point of the runtime's table (`*entry`) replaced by `stand_in` until the scope ends: for one test only
+// (the runtime may be the process's), restored however the test ends.
+template <typename F>
+class SwappedEntry {
+ public:
+  SwappedEntry(F* entry, F stand_in) : entry_(entry), saved_(*entry) { *entry_ = stand_in; }
+  SwappedEntry(const SwappedEntry&) = delete;
+  SwappedEntry& operator=(const SwappedEntry&) = delete;
+  ~SwappedEntry() { *entry_ = saved_; }
+  F saved() const { return saved_; }
+
+ private:
+  F* entry_;
+  F saved_;
+};
+
 // The backend's table, a context over the test's host services and the context's first device (destroyed with the
 // fixture), and a buffer of the device on request.
 class OpenclRawDevice : public ::testing::Test {
@@ -283,18 +299,11 @@ TEST_F(OpenclRawDevice, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
   accel_bk_event_t event = nullptr;
   ASSERT_EQ(api->event_create(device, nullptr, &event), ACCEL_SUCCESS) << host.last_error();
 
-  // Swapped for this test only (the runtime may be the process's): restored however the test ends.
-  struct FailingSetEventCallback {
-    ClApi& cl;
-    decltype(ClApi::SetEventCallback) real = cl.SetEventCallback;
-    explicit FailingSetEventCallback(ClApi& api) : cl(api) {
-      cl.SetEventCallback = [](cl_event, cl_int, void(CL_CALLBACK*)(cl_event, cl_int, void*), void*) -> cl_int {
+  std::optional<SwappedEntry<decltype(ClApi::SetEventCallback)>> failing(
+      std::in_place, &Unwrap(device)->runtime->cl.SetEventCallback,
+      [](cl_event, cl_int, void(CL_CALLBACK*)(cl_event, cl_int, void*), void*) -> cl_int {
         return CL_OUT_OF_HOST_MEMORY;
-      };
-    }
-    ~FailingSetEventCallback() { cl.SetEventCallback = real; }
-  };
-  std::optional<FailingSetEventCallback> failing(std::in_place, Unwrap(device)->runtime->cl);
+      });
   const uint32_t iterations = 400'000'000;  // a second or so on one core: far longer than the waits below
   accel_bk_kernel_arg_t args[2]{};
   for (accel_bk_kernel_arg_t& a : args) {
@@ -338,29 +347,28 @@ TEST_F(OpenclRawDevice, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
 
 // The clFinish of the next drain swapped for one that fails after waiting (a command that failed on the device), or
 // that first runs `before` (work enqueued while a drain waits): for one call, restored however the test ends.
-struct SwappedFinish {
-  static inline std::function<void()> before;
-  static inline bool fail = false;
-  ClApi& cl;
-  decltype(ClApi::Finish) real = cl.Finish;
-  static inline decltype(ClApi::Finish) saved = nullptr;
-  SwappedFinish(ClApi& api, bool fail_it, std::function<void()> run_before) : cl(api) {
+class SwappedFinish {
+ public:
+  SwappedFinish(ClApi& cl, bool fail_it, std::function<void()> run_before)
+      : swapped_(&cl.Finish, [](cl_command_queue queue) -> cl_int {
+          if (before) std::exchange(before, nullptr)();
+          const cl_int err = real(queue);
+          return std::exchange(fail, false) ? CL_OUT_OF_RESOURCES : err;
+        }) {
+    real = swapped_.saved();
     fail = fail_it;
     before = std::move(run_before);
-    saved = real;
-    cl.Finish = [](cl_command_queue queue) -> cl_int {
-      if (before) std::exchange(before, nullptr)();
-      const cl_int err = saved(queue);
-      return std::exchange(fail, false) ? CL_OUT_OF_RESOURCES : err;
-    };
   }
-  SwappedFinish(const SwappedFinish&) = delete;
-  SwappedFinish& operator=(const SwappedFinish&) = delete;
   ~SwappedFinish() {
-    cl.Finish = real;
     before = nullptr;
     fail = false;
   }
+
+ private:
+  static inline std::function<void()> before;
+  static inline bool fail = false;
+  static inline decltype(ClApi::Finish) real = nullptr;  // what swapped_ keeps, for the stand-in (no captures)
+  SwappedEntry<decltype(ClApi::Finish)> swapped_;
 };
 
 // A stream waits on the device (a barrier on the marker) for an event whose recording stream then fails: the barrier

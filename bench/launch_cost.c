@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "time_runs.h"
+
 #define CHECK(call)                                                                              \
   do {                                                                                           \
     accel_status_t s_ = (call);                                                                  \
@@ -64,36 +66,11 @@ static int launch_and_record(accel_stream_t stream, accel_kernel_t kernel, const
   return 0;
 }
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
 /* The measured region, for callgrind's --toggle-collect=measured. */
 __attribute__((noinline)) int measured(accel_stream_t stream, accel_kernel_t kernel, const accel_launch_desc_t* l,
                                        accel_buffer_t buffer, const void* host, int count) {
   if (host != NULL) return copy_and_wait(stream, buffer, host, count);
   return launch_and_wait(stream, kernel, l, count);
-}
-
-/* Prints the median of 5 timed runs of `run` (nanoseconds per operation). */
-static int time_runs(const char* what, int count, int (*run)(void* context, int count), void* context) {
-  double per_op[5];
-  for (int r = 0; r < 5; ++r) {
-    const double start = now_us();
-    if (run(context, count) != 0) return 1;
-    per_op[r] = (now_us() - start) * 1000.0 / count;
-    printf("%s: %.1f ns\n", what, per_op[r]);
-  }
-  qsort(per_op, 5, sizeof(double), compare_doubles);
-  printf("median: %.1f ns per %s\n", per_op[2], what);
-  return 0;
 }
 
 struct CopyRun {

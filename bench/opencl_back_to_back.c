@@ -10,15 +10,10 @@
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "time_runs.h"
 
 enum { kBatch = 100 };
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
 
 #define CHECK_CL(call)                                            \
   do {                                                            \
@@ -49,9 +44,21 @@ static char* read_file(const char* path) {
   return bytes;
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
+struct Batches {
+  cl_command_queue queue;
+  cl_kernel kernel;
+};
+/* `count` launches, a clFinish after every kBatch; 0, or -1 on failure. */
+static int run_batches(void* context, int count) {
+  const struct Batches* b = context;
+  const size_t global = 1, local = 1;
+  for (int done = 0; done < count;) {
+    for (int i = 0; i < kBatch && done < count; ++i, ++done) {
+      CHECK_CL(clEnqueueNDRangeKernel(b->queue, b->kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+    }
+    CHECK_CL(clFinish(b->queue));
+  }
+  return 0;
 }
 
 /* Times `count` launches 5 times (a clFinish after every 100) and prints ns per launch; 0, or -1 on failure. */
@@ -83,23 +90,9 @@ static int run(const char* source_path, int count) {
   CHECK_CL(clSetKernelArg(kernel, 0, sizeof(buffer), &buffer));
   CHECK_CL(clSetKernelArg(kernel, 1, sizeof(value), &value));
   CHECK_CL(clSetKernelArg(kernel, 2, sizeof(n), &n));
-  const size_t global = 1, local = 1;
-  for (int i = 0; i < 3; ++i) CHECK_CL(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
-  CHECK_CL(clFinish(queue)); /* warm-up: the kernel compiled for this geometry */
-  double per_launch[5];
-  for (int r = 0; r < 5; ++r) {
-    const double start = now_us();
-    for (int done = 0; done < count;) {
-      for (int i = 0; i < kBatch && done < count; ++i, ++done) {
-        CHECK_CL(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
-      }
-      CHECK_CL(clFinish(queue));
-    }
-    per_launch[r] = (now_us() - start) * 1000.0 / count;
-    printf("back-to-back launch: %.1f ns\n", per_launch[r]);
-  }
-  qsort(per_launch, 5, sizeof(double), compare_doubles);
-  printf("median: %.1f ns per back-to-back launch\n", per_launch[2]);
+  struct Batches batches = {queue, kernel};
+  if (run_batches(&batches, 3) != 0) return -1; /* warm-up: the kernel compiled for this geometry */
+  if (time_runs("back-to-back launch", count, run_batches, &batches) != 0) return -1;
   clReleaseMemObject(buffer);
   clReleaseKernel(kernel);
   clReleaseProgram(program);

@@ -15,8 +15,11 @@
  * `batch` times `count` launches back to back, a synchronize after every 100
  * (5 runs, ns per launch): accel-bench's back-to-back row alone, in a process
  * of its own, for perf stat; bench/opencl_back_to_back is its native side.
+ * `prepared` is `batch` with the launch prepared once
+ * (accel_kernel_prepare_launch) and each enqueued by
+ * accel_stream_launch_prepared.
  *
- *   launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn|batch]
+ *   launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn|batch|prepared]
  */
 #include <accel/accel.h>
 #include <pthread.h>
@@ -87,12 +90,18 @@ struct BatchRun {
   accel_stream_t stream;
   accel_kernel_t kernel;
   const accel_launch_desc_t* launch;
+  accel_prepared_launch_t prepared; /* enqueued instead of `launch` when set */
 };
 static int run_batches(void* context, int count) {
   const struct BatchRun* b = context;
   for (int done = 0; done < count;) {
-    for (int i = 0; i < 100 && done < count; ++i, ++done)
-      CHECK(accel_stream_launch_kernel(b->stream, b->kernel, b->launch));
+    for (int i = 0; i < 100 && done < count; ++i, ++done) {
+      if (b->prepared != NULL) {
+        CHECK(accel_stream_launch_prepared(b->stream, b->prepared));
+      } else {
+        CHECK(accel_stream_launch_kernel(b->stream, b->kernel, b->launch));
+      }
+    }
     CHECK(accel_stream_synchronize(b->stream, ACCEL_TIMEOUT_INFINITE));
   }
   return 0;
@@ -125,11 +134,12 @@ static void* bystand(void* context) {
 }
 
 int main(int argc, char** argv) {
-  static const char* const kModes[] = {"launch", "copy", "record", "timing", "copytime", "churn", "batch"};
+  static const char* const kModes[] = {"launch", "copy", "record", "timing", "copytime", "churn", "batch", "prepared"};
   int known = argc == 3;
-  for (int i = 0; argc == 4 && i < 7; ++i) known = known || strcmp(argv[3], kModes[i]) == 0;
+  for (int i = 0; argc == 4 && i < 8; ++i) known = known || strcmp(argv[3], kModes[i]) == 0;
   if (argc < 3 || argc > 4 || !known) {
-    fprintf(stderr, "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn|batch]\n");
+    fprintf(stderr,
+            "usage: launch_cost <corpus dir> <count> [launch|copy|record|timing|copytime|churn|batch|prepared]\n");
     return 2;
   }
   const int count = atoi(argv[2]);
@@ -220,8 +230,13 @@ int main(int argc, char** argv) {
     struct CopyRun c = {stream, buffer, host};
     if (time_runs("4 KiB copy + synchronize", count, run_copies, &c) != 0) return 1;
   } else if (argc == 4 && strcmp(argv[3], "batch") == 0) {
-    struct BatchRun b = {stream, kernel, &l};
+    struct BatchRun b = {stream, kernel, &l, NULL};
     if (time_runs("back-to-back launch", count, run_batches, &b) != 0) return 1;
+  } else if (argc == 4 && strcmp(argv[3], "prepared") == 0) {
+    struct BatchRun b = {stream, kernel, &l, NULL};
+    CHECK(accel_kernel_prepare_launch(kernel, &l, &b.prepared));
+    if (time_runs("back-to-back prepared launch", count, run_batches, &b) != 0) return 1;
+    CHECK(accel_prepared_launch_destroy(b.prepared));
   } else if (argc == 4 && strcmp(argv[3], "churn") == 0) {
     struct Bystander b = {device, 0};
     pthread_t thread;

@@ -546,6 +546,10 @@ const accel_backend_api_t kApi = {
     .device_get_domains = nullptr,
     // stream.cc
     .stream_get_copy_statistics = StreamGetCopyStatistics,
+    // module.cc: 1.1 prepared launches
+    .kernel_prepare_launch = KernelPrepareLaunch,
+    .prepared_launch_destroy = PreparedLaunchDestroy,
+    .stream_launch_prepared = StreamLaunchPrepared,
 };
 
 }  // namespace

@@ -13,7 +13,9 @@
 // cl_kernel is not set again (SetArgument). A buffer bound at a non-zero offset becomes a sub-buffer
 // when the offset meets CL_DEVICE_MEM_BASE_ADDR_ALIGN, else a bounce buffer:
 // the range is copied in before the kernel and, when the kernel may write it,
-// back after it, all on the stream's queue.
+// back after it, all on the stream's queue. A prepared launch
+// (kernel_prepare_launch) has a cl_kernel of its own, its arguments set once:
+// each of its launches is one clEnqueueNDRangeKernel (PreparedLaunch).
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -209,6 +211,24 @@ struct Kernel {
   std::shared_ptr<KernelState> state;
 };
 
+// A launch prepared once (kernel_prepare_launch): a cl_kernel of its own whose arguments are set when it is prepared
+// and never again, so that any stream enqueues it without the kernel's mutex (only clSetKernelArg on one cl_kernel
+// is not thread-safe) and without setting an argument. It keeps the buffers' storage and the sub-buffers of
+// arguments at an offset; launches enqueued from it keep it. Immutable once made.
+struct PreparedLaunch {
+  std::shared_ptr<KernelState> state;  // the program the cl_kernel comes from; the kernel's name for messages
+  std::array<size_t, 3> global{};
+  std::array<size_t, 3> local{};
+  std::vector<std::shared_ptr<Storage>> storage;
+  std::vector<ClMem> sub_buffers;
+  ClKernel kernel;  // last: released first
+};
+
+// A prepared launch handle.
+struct Prepared {
+  std::shared_ptr<const PreparedLaunch> launch;
+};
+
 namespace {
 
 const char* FormatName(accel_kernel_formats_t format) {
@@ -337,10 +357,31 @@ std::string BuildLog(const Device& device, cl_program program) {
 
 }  // namespace
 
+namespace {
+
+// clEnqueueNDRangeKernel's failure, with the kernel and the sizes.
+accel_status_t EnqueueFailed(cl_int err, const KernelState& state, const size_t* global, const size_t* local,
+                             std::string* message) {
+  *message = ClFailure("clEnqueueNDRangeKernel", err) + " for kernel '" + state.info.name + "' (global " +
+             std::to_string(global[0]) + "x" + std::to_string(global[1]) + "x" + std::to_string(global[2]) +
+             ", local " + std::to_string(local[0]) + "x" + std::to_string(local[1]) + "x" + std::to_string(local[2]) +
+             ")";
+  return StatusFromCl(err);
+}
+
+}  // namespace
+
 // Enqueues the launch on the stream's queue (the file comment says how buffers at offsets are bound). Allocates
-// nothing unless an argument needs a sub-buffer or a bounce buffer, or a scalar outgrows what was set before.
+// nothing unless an argument needs a sub-buffer or a bounce buffer, or a scalar outgrows what was set before. A
+// prepared launch's arguments are set already: it is one clEnqueueNDRangeKernel.
 accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message) {
   const ClApi& cl = s.runtime->cl;
+  if (launch.prepared != nullptr) {
+    const PreparedLaunch& p = *launch.prepared;
+    const cl_int err = cl.EnqueueNDRangeKernel(s.queue, p.kernel.get(), 3, nullptr, p.global.data(), p.local.data(), 0,
+                                               nullptr, nullptr);
+    return err == CL_SUCCESS ? ACCEL_SUCCESS : EnqueueFailed(err, *p.state, p.global.data(), p.local.data(), message);
+  }
   Device* device = s.device;
   KernelState& state = *launch.kernel;
   std::vector<BoundArgument>& args = launch.args;
@@ -450,13 +491,7 @@ accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message)
       }
     }
     const cl_int err = cl.EnqueueNDRangeKernel(s.queue, kernel, 3, nullptr, global, local, 0, nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-      *message = ClFailure("clEnqueueNDRangeKernel", err) + " for kernel '" + state.info.name + "' (global " +
-                 std::to_string(global[0]) + "x" + std::to_string(global[1]) + "x" + std::to_string(global[2]) +
-                 ", local " + std::to_string(local[0]) + "x" + std::to_string(local[1]) + "x" +
-                 std::to_string(local[2]) + ")";
-      return StatusFromCl(err);
-    }
+    if (err != CL_SUCCESS) return EnqueueFailed(err, state, global, local, message);
   }
   if (!copy_back) return ACCEL_SUCCESS;
   for (const BoundArgument& a : args) {
@@ -652,6 +687,16 @@ accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t handle, uint32_t index,
 
 namespace {
 
+// The stride of the launch's arguments, checked to reach ABI 1.0's last field.
+accel_status_t ArgumentStride(const Host& host, const accel_bk_launch_t& launch, size_t* stride) {
+  *stride = launch.arg_count > 0 ? launch.args[0].struct_size : 0;
+  if (launch.arg_count > 0 && *stride < offsetof(accel_bk_kernel_arg_t, value) + sizeof(void*)) {
+    return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
+                     "kernel arguments of " + std::to_string(*stride) + " bytes are too small for ABI 1.0");
+  }
+  return ACCEL_SUCCESS;
+}
+
 // What StreamLaunchKernel hands to EnqueueLaunch to copy.
 struct LaunchToCopy {
   const Host* host;
@@ -706,13 +751,103 @@ accel_status_t StreamLaunchKernel(accel_bk_stream_t stream_handle, accel_bk_kern
   const Host& host = *kernel->device->host;
   return Guard(host, "stream_launch_kernel", [&] {
     // Everything is copied now, into a launch the stream recycles (nothing is allocated once its vectors have grown).
-    const size_t stride = launch->arg_count > 0 ? launch->args[0].struct_size : 0;
-    if (launch->arg_count > 0 && stride < offsetof(accel_bk_kernel_arg_t, value) + sizeof(void*)) {
-      return host.Fail(ACCEL_ERROR_INVALID_ARGUMENT,
-                       "kernel arguments of " + std::to_string(stride) + " bytes are too small for ABI 1.0");
-    }
+    size_t stride = 0;
+    if (const accel_status_t s = ArgumentStride(host, *launch, &stride); s != ACCEL_SUCCESS) return s;
     LaunchToCopy context{&host, kernel, launch, stride};
     return EnqueueLaunch(stream, CopyLaunch, &context);
+  });
+}
+
+accel_status_t KernelPrepareLaunch(accel_bk_kernel_t kernel_handle, const accel_bk_launch_t* launch,
+                                   accel_bk_prepared_launch_t* out_prepared) noexcept {
+  Kernel* kernel = Unwrap(kernel_handle);
+  Device* device = kernel->device;
+  const Host& host = *device->host;
+  return Guard(host, "kernel_prepare_launch", [&]() -> accel_status_t {
+    size_t stride = 0;
+    if (const accel_status_t s = ArgumentStride(host, *launch, &stride); s != ACCEL_SUCCESS) return s;
+    const auto arg = [&](uint32_t i) {
+      return reinterpret_cast<const accel_bk_kernel_arg_t*>(reinterpret_cast<const char*>(launch->args) + i * stride);
+    };
+    // A buffer at an offset the device cannot make a sub-buffer at needs a bounce buffer per launch: not prepared
+    // (the core then enqueues the checked launch each time).
+    for (uint32_t i = 0; i < launch->arg_count; ++i) {
+      const accel_bk_kernel_arg_t* a = arg(i);
+      if (a->kind == ACCEL_KERNEL_ARG_KIND_DEVICE_ADDRESS ||
+          (a->kind == ACCEL_KERNEL_ARG_KIND_BUFFER && a->offset % device->base_alignment != 0)) {
+        return ACCEL_ERROR_UNSUPPORTED;
+      }
+    }
+    const ClApi& cl = device->runtime->cl;
+    const KernelState& state = *kernel->state;
+    auto prepared = std::make_shared<PreparedLaunch>();
+    prepared->state = kernel->state;
+    cl_int err = CL_SUCCESS;
+    prepared->kernel =
+        ClKernel(device->runtime, cl.CreateKernel(state.program->program.get(), state.info.name.c_str(), &err));
+    if (!prepared->kernel) {
+      return host.Fail(StatusFromCl(err), "kernel '" + state.info.name + "': " + ClFailure("clCreateKernel", err));
+    }
+    for (uint32_t i = 0; i < launch->arg_count; ++i) {
+      const accel_bk_kernel_arg_t* a = arg(i);
+      switch (a->kind) {
+        case ACCEL_KERNEL_ARG_KIND_BUFFER: {
+          const std::shared_ptr<Storage>& storage = Unwrap(a->buffer)->storage;
+          prepared->storage.push_back(storage);
+          cl_mem mem = storage->mem();
+          if (a->offset != 0) {
+            const cl_buffer_region region{static_cast<size_t>(a->offset), static_cast<size_t>(a->size)};
+            mem = cl.CreateSubBuffer(storage->mem(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+            if (mem == nullptr) {
+              return host.Fail(StatusFromCl(err), ClFailure("clCreateSubBuffer", err) + " for argument " +
+                                                      std::to_string(i) + " at offset " + std::to_string(a->offset));
+            }
+            prepared->sub_buffers.emplace_back(device->runtime, mem);
+          }
+          err = cl.SetKernelArg(prepared->kernel.get(), i, sizeof(cl_mem), &mem);
+          break;
+        }
+        case ACCEL_KERNEL_ARG_KIND_LOCAL_MEMORY:
+          err = cl.SetKernelArg(prepared->kernel.get(), i, static_cast<size_t>(a->size), nullptr);
+          break;
+        default: err = cl.SetKernelArg(prepared->kernel.get(), i, static_cast<size_t>(a->size), a->value); break;
+      }
+      if (err != CL_SUCCESS) {
+        const std::string& name = state.info.arguments[i].name;
+        return host.Fail(StatusFromCl(err), ClFailure("clSetKernelArg", err) + " for argument " + std::to_string(i) +
+                                                (name.empty() ? std::string() : " ('" + name + "')") + " of kernel '" +
+                                                state.info.name + "'");
+      }
+    }
+    for (int d = 0; d < 3; ++d) {
+      prepared->global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
+      prepared->local[d] = launch->block[d];
+    }
+    *out_prepared = Wrap(std::make_unique<Prepared>(Prepared{std::move(prepared)}).release());
+    return ACCEL_SUCCESS;
+  });
+}
+
+void PreparedLaunchDestroy(accel_bk_prepared_launch_t prepared) noexcept {
+  // Queued launches hold the prepared launch themselves.
+  std::unique_ptr<Prepared> owned(Unwrap(prepared));
+}
+
+namespace {
+
+// EnqueueLaunch's fill for a prepared launch: one reference, no copy.
+accel_status_t FillPrepared(void* context, Launch& launch) {
+  launch.prepared = *static_cast<const std::shared_ptr<const PreparedLaunch>*>(context);
+  return ACCEL_SUCCESS;
+}
+
+}  // namespace
+
+accel_status_t StreamLaunchPrepared(accel_bk_stream_t stream, accel_bk_prepared_launch_t prepared) noexcept {
+  const std::shared_ptr<const PreparedLaunch>& launch = Unwrap(prepared)->launch;
+  const Host& host = *launch->state->program->device->host;
+  return Guard(host, "stream_launch_prepared", [&] {
+    return EnqueueLaunch(Unwrap(stream), FillPrepared, const_cast<void*>(static_cast<const void*>(&launch)));
   });
 }
 

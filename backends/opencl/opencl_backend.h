@@ -283,7 +283,8 @@ struct Submission {
   std::vector<ClMem> temporaries;  // sub-buffers and bounce buffers the commands use, released once they completed
 };
 
-struct KernelState;  // a kernel handle's cl_kernel and what was last set on it (module.cc)
+struct KernelState;     // a kernel handle's cl_kernel and what was last set on it (module.cc)
+struct PreparedLaunch;  // a cl_kernel of its own with its arguments set once (module.cc)
 
 // One argument of a launch, copied at enqueue. A scalar's bytes are in its Launch's `values`.
 struct BoundArgument {
@@ -300,6 +301,7 @@ struct BoundArgument {
 // its launches (EnqueueLaunch; Release once the launch completed), so that a launch allocates nothing once the
 // vectors have grown to the kernel's arguments. Owned by one operation at a time.
 struct Launch {
+  std::shared_ptr<const PreparedLaunch> prepared;  // set for stream_launch_prepared: the rest is unused
   std::shared_ptr<KernelState> kernel;
   std::array<size_t, 3> global{};
   std::array<size_t, 3> local{};
@@ -309,6 +311,7 @@ struct Launch {
   // Drops the references to the kernel and the buffers' storage, keeping the vectors' memory (and `args`' size, so
   // that the next launch of as many arguments constructs none) for the next launch.
   void Release() {
+    prepared.reset();
     kernel.reset();
     for (BoundArgument& a : args) a.storage.reset();
     values.clear();
@@ -378,8 +381,10 @@ struct Context;
 class Event;
 struct Module;
 struct Kernel;
+struct Prepared;
 
 ACCEL_BACKEND_HANDLES(Context, Device, Buffer, Stream, Event, Module, Kernel)
+ACCEL_BACKEND_HANDLE(accel_bk_prepared_launch_t, Prepared)
 
 // --- Slots (abi/accel_backend.h documents each) ------------------------------------------------------------------
 
@@ -435,6 +440,10 @@ accel_status_t KernelGetArgumentInfo(accel_bk_kernel_t kernel, uint32_t index,
                                      accel_kernel_argument_info_t* out_info) noexcept;
 accel_status_t StreamLaunchKernel(accel_bk_stream_t stream, accel_bk_kernel_t kernel,
                                   const accel_bk_launch_t* launch) noexcept;
+accel_status_t KernelPrepareLaunch(accel_bk_kernel_t kernel, const accel_bk_launch_t* launch,
+                                   accel_bk_prepared_launch_t* out_prepared) noexcept;
+void PreparedLaunchDestroy(accel_bk_prepared_launch_t prepared) noexcept;
+accel_status_t StreamLaunchPrepared(accel_bk_stream_t stream, accel_bk_prepared_launch_t prepared) noexcept;
 
 // topology.cc
 accel_status_t DeviceGetTopology(accel_bk_device_t device, accel_device_topology_t* out_topology) noexcept;

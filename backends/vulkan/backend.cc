@@ -697,6 +697,10 @@ const accel_backend_api_t kApi = {
     .device_get_domains = nullptr,
     // stream.cc
     .stream_get_copy_statistics = StreamGetCopyStatistics,
+    // 1.1 prepared launches: the core keeps each checked launch and enqueues it through stream_launch_kernel
+    .kernel_prepare_launch = nullptr,
+    .prepared_launch_destroy = nullptr,
+    .stream_launch_prepared = nullptr,
 };
 
 }  // namespace

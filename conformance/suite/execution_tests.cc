@@ -158,6 +158,19 @@ accel_status_t Launch(const Stream& stream, const CorpusKernel& k, const Shape& 
   return accel_stream_launch_kernel(stream.get(), k.get(), &desc);
 }
 
+// accel_kernel_prepare_launch of what Launch would enqueue; the prepared launch or NULL, and the status.
+accel_status_t Prepare(const CorpusKernel& k, const Shape& shape, const std::vector<accel_kernel_arg_t>& args,
+                       accel_prepared_launch_t* out) {
+  accel_launch_desc_t desc{};
+  desc.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
+  desc.struct_size = sizeof(desc);
+  std::memcpy(desc.grid, shape.grid, sizeof(desc.grid));
+  std::memcpy(desc.block, shape.block, sizeof(desc.block));
+  desc.args = args.data();
+  desc.arg_count = static_cast<uint32_t>(args.size());
+  return accel_kernel_prepare_launch(k.get(), &desc, out);
+}
+
 std::string ShapeText(const Shape& s) {
   return "grid " + std::to_string(s.grid[0]) + "x" + std::to_string(s.grid[1]) + "x" + std::to_string(s.grid[2]) +
          ", block " + std::to_string(s.block[0]) + "x" + std::to_string(s.block[1]) + "x" + std::to_string(s.block[2]);
@@ -385,6 +398,86 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, launch, bad_launches_refused) {
   ACCEL_ASSERT_OK(stream.Sync());
   EXPECT_EQ(As<uint32_t>(Download(stream, out.get(), 0, 64)), std::vector<uint32_t>(16, kSentinel))
       << "a refused launch ran";
+}
+
+// Prepared launches (docs/kernels.md, "Prepared launches"): each enqueue runs the launch once, in stream order with
+// plain launches and copies; scalars are copied when it is prepared; a buffer whose handle was destroyed and a
+// prepared launch destroyed after its enqueues still serve the launches; buffers bound at an offset or for part of
+// their size bind that range. What is refused is what accel_stream_launch_kernel refuses.
+ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, launch, prepared_launches) {
+  ACCEL_LOAD_KERNEL(add, dut, "atomic_add_u32");
+  ACCEL_LOAD_KERNEL(fill, dut, "fill_u32");
+  Stream stream(dut);
+  constexpr uint32_t kItems = 64;
+  constexpr uint32_t kBins = 4;
+  constexpr uint64_t kSumsAt = 256;  // bytes: the bins' range in `sums`, at an offset every device binds at
+  std::vector<uint32_t> values(kItems);
+  for (uint32_t i = 0; i < kItems; ++i) values[i] = i + 1;
+  Buffer source(dut, kItems * 4);
+  Put(stream, source.get(), values);
+  Buffer sums(dut, kSumsAt + kBins * 4);
+  Put(stream, sums.get(), std::vector<uint32_t>((kSumsAt + kBins * 4) / 4, kSentinel));
+  const Shape shape{{kItems, 1, 1}, {1, 1, 1}};
+
+  uint32_t n = kItems;
+  uint32_t bins = kBins;
+  const std::vector<accel_kernel_arg_t> add_args = {BufferArg(source.get()), BufferArg(sums.get(), kSumsAt, kBins * 4),
+                                                    ScalarArg(&n), ScalarArg(&bins)};
+  accel_prepared_launch_t add_prepared = nullptr;
+  ACCEL_ASSERT_OK(Prepare(add, shape, add_args, &add_prepared));
+  ASSERT_NE(add_prepared, nullptr);
+  const uint32_t zero = 0;
+  const uint32_t four = kBins;
+  accel_prepared_launch_t zero_bins = nullptr;
+  ACCEL_ASSERT_OK(Prepare(fill, Shape{{kBins, 1, 1}, {1, 1, 1}},
+                          {BufferArg(sums.get(), kSumsAt, kBins * 4), ScalarArg(&zero), ScalarArg(&four)}, &zero_bins));
+  const uint32_t marker = 0x600DF00D;
+  const uint32_t two = 2;
+  accel_prepared_launch_t mark = nullptr;  // elements 0 and 1: a range at offset 0, shorter than the buffer
+  ACCEL_ASSERT_OK(Prepare(fill, Shape{{2, 1, 1}, {1, 1, 1}},
+                          {BufferArg(sums.get(), 0, 8), ScalarArg(&marker), ScalarArg(&two)}, &mark));
+  // Copied when prepared: what the variables hold later does not matter, nor the source's handle.
+  n = 1;
+  bins = 0;
+  const accel_buffer_t source_handle = source.release();
+  ACCEL_ASSERT_OK(accel_buffer_destroy(source_handle));
+
+  constexpr int kRepeats = 5;
+  ACCEL_ASSERT_OK(accel_stream_launch_prepared(stream.get(), zero_bins));
+  for (int r = 0; r < kRepeats; ++r) ACCEL_ASSERT_OK(accel_stream_launch_prepared(stream.get(), add_prepared));
+  ACCEL_ASSERT_OK(accel_prepared_launch_destroy(add_prepared));  // its launches are enqueued: they still run
+  ACCEL_ASSERT_OK(accel_stream_launch_prepared(stream.get(), mark));
+  ACCEL_ASSERT_OK(stream.Sync());
+  auto got = As<uint32_t>(Download(stream, sums.get(), 0, kSumsAt + kBins * 4));
+  std::vector<uint32_t> want((kSumsAt + kBins * 4) / 4, kSentinel);
+  want[0] = marker;
+  want[1] = marker;
+  for (uint32_t b = 0; b < kBins; ++b) want[kSumsAt / 4 + b] = 0;
+  for (uint32_t i = 0; i < kItems; ++i) want[kSumsAt / 4 + i % kBins] += kRepeats * values[i];
+  EXPECT_EQ(got, want) << "zero the bins, add " << kRepeats << " times, mark elements 0 and 1";
+
+  // In order with a plain launch and a copy on the same stream: the copy's zeros, then the prepared fill.
+  Upload(stream, sums.get(), kSumsAt, std::vector<uint32_t>(kBins, 7).data(), kBins * 4);
+  ACCEL_ASSERT_OK(accel_stream_launch_prepared(stream.get(), zero_bins));
+  const uint32_t nine = 9;
+  const uint32_t one = 1;
+  ACCEL_ASSERT_OK(Launch(stream, fill, Shape{{1, 1, 1}, {1, 1, 1}},
+                         {BufferArg(sums.get(), kSumsAt, 4), ScalarArg(&nine), ScalarArg(&one)}));
+  ACCEL_ASSERT_OK(stream.Sync());
+  got = As<uint32_t>(Download(stream, sums.get(), kSumsAt, kBins * 4));
+  EXPECT_EQ(got, (std::vector<uint32_t>{nine, 0, 0, 0})) << "a copy, a prepared fill, a plain fill of the first bin";
+
+  // Refused as a plain launch would be, with nothing made; stale handles are refused.
+  accel_prepared_launch_t refused = nullptr;
+  EXPECT_EQ(Prepare(fill, Shape{{1, 1, 1}, {1, 1, 1}}, {BufferArg(sums.get()), ScalarArg(&zero)}, &refused),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(refused, nullptr);
+  EXPECT_EQ(accel_stream_launch_prepared(stream.get(), add_prepared), ACCEL_ERROR_INVALID_HANDLE)
+      << "a destroyed prepared launch";
+  EXPECT_EQ(accel_prepared_launch_destroy(add_prepared), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(accel_stream_launch_prepared(stream.get(), nullptr), ACCEL_ERROR_INVALID_HANDLE);
+  ACCEL_EXPECT_OK(accel_prepared_launch_destroy(zero_bins));
+  ACCEL_EXPECT_OK(accel_prepared_launch_destroy(mark));
 }
 
 }  // namespace accel::conformance

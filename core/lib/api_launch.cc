@@ -1,7 +1,9 @@
 // C entry point: kernel launches, with every argument checked against the
 // kernel's declaration before the backend sees it (docs/kernels.md).
 #include <array>
+#include <cstring>
 #include <memory>
+#include <vector>
 
 #include "api_common.h"
 
@@ -135,6 +137,17 @@ class Checked {
 
   const accel_bk_kernel_arg_t* args() const { return args_; }
   uint32_t count() const { return count_; }
+  // Counted references to the buffers held, to keep them beyond the call.
+  std::vector<std::shared_ptr<Buffer>> SharedBuffers() const {
+    std::vector<std::shared_ptr<Buffer>> out;
+    out.reserve(inline_ ? held_ : more_buffers_.size());
+    if (inline_) {
+      for (uint32_t i = 0; i < held_; ++i) out.push_back(inline_buffers_[i].shared());
+    } else {
+      for (const Ref<Buffer>& b : more_buffers_) out.push_back(b.shared());
+    }
+    return out;
+  }
   uint64_t dynamic_local = 0;
 
  private:
@@ -247,6 +260,68 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
   return Status::Ok();
 }
 
+// Reads `desc` into `*d` and checks all but the arguments, for a launch of `k` on `dev`.
+Status CheckDesc(const Device& dev, const Kernel& k, const accel_launch_desc_t* desc, accel_launch_desc_t* d) {
+  ACCEL_TRY(ReadInStruct(desc, ACCEL_STRUCTURE_TYPE_LAUNCH_DESC, "desc", d));
+  ACCEL_REQUIRE(d->flags == 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->flags' 0x{:x} must be 0", d->flags);
+  ACCEL_TRY(CheckGeometry(dev, k, *d));
+  const auto expected = static_cast<uint32_t>(k.arguments.size());
+  if (d->arg_count != expected) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->arg_count' is {}, but kernel '{}' takes {} argument(s) {}",
+                 d->arg_count, k.name, expected, Signature(k));
+  }
+  ACCEL_REQUIRE(d->arg_count == 0 || d->args != nullptr, ACCEL_ERROR_INVALID_ARGUMENT,
+                "'desc->args' is NULL with 'desc->arg_count' {}", d->arg_count);
+  return Status::Ok();
+}
+
+// Checks the arguments of `d` (CheckDesc passed) into `*checked`, and the local memory they add up to.
+Status CheckArgs(const Device& dev, const Kernel& k, const accel_launch_desc_t& d, Checked* checked) {
+  for (uint32_t i = 0; i < d.arg_count; ++i) {
+    const accel_kernel_arg_t* element = nullptr;
+    ACCEL_TRY(ArrayElement(d.args, d.arg_count, i, "desc->args", &element));
+    accel_kernel_arg_t a{};
+    ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName{i, ""}, &a));
+    ACCEL_TRY(CheckArgument(dev, k, a, i, checked));
+  }
+  const uint64_t local = SaturatingAdd(k.properties.local_memory_size, checked->dynamic_local);
+  if (local > dev.caps.local_memory_size) {
+    return Error(ACCEL_ERROR_INVALID_ARGUMENT,
+                 "kernel '{}' needs {} of local memory ({} static + {} from LOCAL_MEMORY arguments); {} has {}", k.name,
+                 FormatBytes(local), FormatBytes(k.properties.local_memory_size), FormatBytes(checked->dynamic_local),
+                 dev.label, FormatBytes(dev.caps.local_memory_size));
+  }
+  return Status::Ok();
+}
+
+// The launch as the backend receives it; its args are `checked`'s.
+accel_bk_launch_t BackendLaunch(const accel_launch_desc_t& d, const Checked& checked) {
+  accel_bk_launch_t launch{};
+  launch.stype = ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH;
+  launch.struct_size = sizeof(launch);
+  for (int i = 0; i < 3; ++i) {
+    launch.grid[i] = d.grid[i];
+    launch.block[i] = d.block[i];
+  }
+  launch.args = checked.args();
+  launch.arg_count = checked.count();
+  launch.dynamic_local_memory_size = checked.dynamic_local;
+  return launch;
+}
+
+// A backend's failure to enqueue, named as the launch's.
+Status OnLaunch(const Device& dev, const Kernel& k, Status s) {
+  if (s.ok()) return s;
+  return Status(s.code(), fmt::format("'stream' on {}: kernel '{}': {}", dev.label, k.name, s.message()));
+}
+
+// Whether the backend prepares launches itself (all three 1.1 slots set).
+bool BackendPrepares(const Device& dev) {
+  const accel_backend_api_t& api = dev.backend->api();
+  return api.kernel_prepare_launch != nullptr && api.prepared_launch_destroy != nullptr &&
+         api.stream_launch_prepared != nullptr;
+}
+
 }  // namespace
 
 extern "C" {
@@ -263,45 +338,83 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
                    k->device->label, dev.label);
     }
     accel_launch_desc_t d{};
-    ACCEL_TRY(ReadInStruct(desc, ACCEL_STRUCTURE_TYPE_LAUNCH_DESC, "desc", &d));
-    ACCEL_REQUIRE(d.flags == 0, ACCEL_ERROR_INVALID_ARGUMENT, "'desc->flags' 0x{:x} must be 0", d.flags);
-    ACCEL_TRY(CheckGeometry(dev, *k, d));
-    const auto expected = static_cast<uint32_t>(k->arguments.size());
-    if (d.arg_count != expected) {
-      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'desc->arg_count' is {}, but kernel '{}' takes {} argument(s) {}",
-                   d.arg_count, k->name, expected, Signature(*k));
-    }
-    ACCEL_REQUIRE(d.arg_count == 0 || d.args != nullptr, ACCEL_ERROR_INVALID_ARGUMENT,
-                  "'desc->args' is NULL with 'desc->arg_count' {}", d.arg_count);
+    ACCEL_TRY(CheckDesc(dev, *k, desc, &d));
     Checked checked(d.arg_count);
-    for (uint32_t i = 0; i < d.arg_count; ++i) {
-      const accel_kernel_arg_t* element = nullptr;
-      ACCEL_TRY(ArrayElement(d.args, d.arg_count, i, "desc->args", &element));
-      accel_kernel_arg_t a{};
-      ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName{i, ""}, &a));
-      ACCEL_TRY(CheckArgument(dev, *k, a, i, &checked));
+    ACCEL_TRY(CheckArgs(dev, *k, d, &checked));
+    const accel_bk_launch_t launch = BackendLaunch(d, checked);
+    return OnLaunch(dev, *k, ACCEL_SLOT(*dev.backend, stream_launch_kernel, self->bk, k->bk, &launch));
+  });
+}
+
+ACCEL_API accel_status_t accel_kernel_prepare_launch(accel_kernel_t kernel, const accel_launch_desc_t* desc,
+                                                     accel_prepared_launch_t* out_prepared) {
+  return GuardedOutput(__func__, out_prepared, [&]() -> Status {
+    ACCEL_RESOLVE(k, Kernel, kernel);
+    ACCEL_NOT_NULL(desc);
+    ACCEL_NOT_NULL(out_prepared);
+    const Device& dev = *k->device;
+    accel_launch_desc_t d{};
+    ACCEL_TRY(CheckDesc(dev, *k, desc, &d));
+    Checked checked(d.arg_count);
+    ACCEL_TRY(CheckArgs(dev, *k, d, &checked));
+    auto prepared = std::make_shared<PreparedLaunch>();
+    prepared->device = k->device;
+    prepared->kernel = k.shared();
+    prepared->buffers = checked.SharedBuffers();
+    prepared->args.assign(checked.args(), checked.args() + checked.count());
+    size_t bytes = 0;
+    for (const accel_bk_kernel_arg_t& a : prepared->args) {
+      if (a.kind == ACCEL_KERNEL_ARG_KIND_SCALAR) bytes += static_cast<size_t>(a.size);
     }
-    const uint64_t local = SaturatingAdd(k->properties.local_memory_size, checked.dynamic_local);
-    if (local > dev.caps.local_memory_size) {
-      return Error(ACCEL_ERROR_INVALID_ARGUMENT,
-                   "kernel '{}' needs {} of local memory ({} static + {} from LOCAL_MEMORY arguments); {} has {}",
-                   k->name, FormatBytes(local), FormatBytes(k->properties.local_memory_size),
-                   FormatBytes(checked.dynamic_local), dev.label, FormatBytes(dev.caps.local_memory_size));
+    prepared->values.resize(bytes);
+    bytes = 0;
+    for (accel_bk_kernel_arg_t& a : prepared->args) {
+      if (a.kind != ACCEL_KERNEL_ARG_KIND_SCALAR) continue;
+      std::memcpy(prepared->values.data() + bytes, a.value, static_cast<size_t>(a.size));
+      a.value = prepared->values.data() + bytes;
+      bytes += static_cast<size_t>(a.size);
     }
-    accel_bk_launch_t launch{};
-    launch.stype = ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH;
-    launch.struct_size = sizeof(launch);
-    for (int i = 0; i < 3; ++i) {
-      launch.grid[i] = d.grid[i];
-      launch.block[i] = d.block[i];
+    prepared->launch = BackendLaunch(d, checked);
+    prepared->launch.args = prepared->args.data();
+    if (BackendPrepares(dev)) {
+      Status s = ACCEL_SLOT(*dev.backend, kernel_prepare_launch, k->bk, &prepared->launch, &prepared->bk);
+      if (s.code() == ACCEL_ERROR_UNSUPPORTED) {
+        prepared->bk = nullptr;  // not this launch: the core enqueues its checked copy each time
+      } else if (!s.ok()) {
+        return Status(s.code(), fmt::format("{}: kernel '{}': {}", dev.label, k->name, s.message()));
+      }
     }
-    launch.args = checked.args();
-    launch.arg_count = checked.count();
-    launch.dynamic_local_memory_size = checked.dynamic_local;
-    Status s = ACCEL_SLOT(*dev.backend, stream_launch_kernel, self->bk, k->bk, &launch);
-    if (!s.ok())
-      return Status(s.code(), fmt::format("'stream' on {}: kernel '{}': {}", dev.label, k->name, s.message()));
+    *out_prepared = ToHandle<accel_prepared_launch_t>(InstanceOf(dev).Adopt(HandleType::kPreparedLaunch, prepared));
     return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_prepared_launch_destroy(accel_prepared_launch_t prepared) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, PreparedLaunch, prepared);
+    std::shared_ptr<Object> owned = InstanceOf(*self->device).Forget(self->handle());
+    ACCEL_REQUIRE(owned != nullptr, ACCEL_ERROR_INVALID_HANDLE,
+                  "'prepared' is a stale prepared launch handle (already destroyed)");
+    // The backend's prepared launch goes when the last reference does: an enqueue in flight on another thread
+    // keeps it until it returns.
+    return Status::Ok();
+  });
+}
+
+ACCEL_API accel_status_t accel_stream_launch_prepared(accel_stream_t stream, accel_prepared_launch_t prepared) {
+  return Guarded(__func__, [&]() -> Status {
+    ACCEL_RESOLVE(self, Stream, stream);
+    ACCEL_RESOLVE(p, PreparedLaunch, prepared);
+    const Device& dev = *self->device;
+    if (p->device != self->device) {
+      return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'prepared' launches kernel '{}' on {}, not on the stream's {}",
+                   p->kernel->name, p->device->label, dev.label);
+    }
+    if (p->bk != nullptr) {
+      return OnLaunch(dev, *p->kernel, ACCEL_SLOT(*dev.backend, stream_launch_prepared, self->bk, p->bk));
+    }
+    return OnLaunch(dev, *p->kernel,
+                    ACCEL_SLOT(*dev.backend, stream_launch_kernel, self->bk, p->kernel->bk, &p->launch));
   });
 }
 

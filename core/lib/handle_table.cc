@@ -10,7 +10,7 @@ uint64_t Encode(HandleType type, uint32_t slot, uint32_t generation) {
 }
 
 bool IsKnownTag(uint8_t tag) {
-  return tag >= static_cast<uint8_t>(HandleType::kInstance) && tag <= static_cast<uint8_t>(HandleType::kTenant);
+  return tag >= static_cast<uint8_t>(HandleType::kInstance) && tag <= static_cast<uint8_t>(HandleType::kPreparedLaunch);
 }
 
 }  // namespace
@@ -27,6 +27,7 @@ const char* HandleTypeName(HandleType type) {
     case HandleType::kModule: return "module";
     case HandleType::kKernel: return "kernel";
     case HandleType::kTenant: return "tenant";
+    case HandleType::kPreparedLaunch: return "prepared launch";
   }
   return "unknown";
 }

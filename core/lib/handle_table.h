@@ -30,6 +30,7 @@ enum class HandleType : uint8_t {
   kModule = 0xA8,
   kKernel = 0xA9,
   kTenant = 0xAA,
+  kPreparedLaunch = 0xAB,
 };
 
 const char* HandleTypeName(HandleType type);

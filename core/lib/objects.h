@@ -4,6 +4,7 @@
 #define ACCEL_CORE_OBJECTS_H_
 
 #include <atomic>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,6 +117,24 @@ class Kernel : public DeviceObject<accel_bk_kernel_t, &accel_backend_api_t::kern
   accel_kernel_properties_t properties{};  // full size; name and module filled
   std::vector<accel_kernel_argument_info_t> arguments;
   std::vector<std::string> argument_names;
+};
+
+// A launch checked once (accel_kernel_prepare_launch): the backend's prepared
+// launch where the backend prepares it (`bk`), else the checked launch itself
+// (`launch`, with its arguments and scalars' bytes), which each enqueue passes
+// to stream_launch_kernel. Keeps the kernel and the bound buffers alive.
+// Immutable after creation, so thread-safe.
+class PreparedLaunch : public DeviceObject<accel_bk_prepared_launch_t, &accel_backend_api_t::prepared_launch_destroy> {
+ public:
+  static constexpr HandleType kHandleType = HandleType::kPreparedLaunch;
+
+  ~PreparedLaunch() override { Release(); }  // before the kernel and buffers go
+
+  std::shared_ptr<Kernel> kernel;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  accel_bk_launch_t launch{};               // when `bk` is null; `args` points into `args`
+  std::vector<accel_bk_kernel_arg_t> args;  // scalar values point into `values`
+  std::vector<std::byte> values;
 };
 
 }  // namespace accel::core

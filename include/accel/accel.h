@@ -47,7 +47,7 @@ extern "C" {
 
 /* The ABI this header describes. */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 2
+#define ACCEL_ABI_VERSION_MINOR 3
 #define ACCEL_ABI_VERSION ACCEL_MAKE_VERSION(ACCEL_ABI_VERSION_MAJOR, ACCEL_ABI_VERSION_MINOR, 0)
 
 /* Waits with this timeout never time out. */
@@ -185,7 +185,8 @@ typedef struct accel_stream_s* accel_stream_t;
 typedef struct accel_event_s* accel_event_t;
 typedef struct accel_module_s* accel_module_t;
 typedef struct accel_kernel_s* accel_kernel_t;
-typedef struct accel_tenant_s* accel_tenant_t; /* 1.2 */
+typedef struct accel_tenant_s* accel_tenant_t;                   /* 1.2 */
+typedef struct accel_prepared_launch_s* accel_prepared_launch_t; /* 1.3 */
 
 /*===----------------------------------------------------------------------===*/
 /* Library version                                                            */
@@ -1211,6 +1212,26 @@ typedef struct accel_launch_desc_t {
  * Errors while the kernel runs land on the stream. */
 ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel_kernel_t kernel,
                                                     const accel_launch_desc_t* desc); /* [in] */
+
+/* 1.3: a launch checked once and enqueued many times (docs/kernels.md,
+ * "Prepared launches"). `desc` is checked as accel_stream_launch_kernel
+ * checks it, against the kernel's device; scalars are copied now; the kernel
+ * and the bound buffers stay alive while the prepared launch does, even if
+ * their handles are destroyed meanwhile. Immutable, so thread-safe.
+ * Returns what accel_stream_launch_kernel returns for `kernel` and `desc`. */
+ACCEL_API accel_status_t accel_kernel_prepare_launch(accel_kernel_t kernel, const accel_launch_desc_t* desc, /* [in] */
+                                                     accel_prepared_launch_t* out_prepared);                 /* [out] */
+
+/* 1.3: launches already enqueued still run. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE. */
+ACCEL_API accel_status_t accel_prepared_launch_destroy(accel_prepared_launch_t prepared);
+
+/* 1.3: enqueues the prepared launch once, as accel_stream_launch_kernel would
+ * with the kernel and desc it was prepared from. Thread-safe.
+ * Returns ACCEL_ERROR_INVALID_HANDLE for a stale stream or prepared launch,
+ *         ACCEL_ERROR_INVALID_ARGUMENT for a stream of another device than
+ *         the kernel's. Errors while the kernel runs land on the stream. */
+ACCEL_API accel_status_t accel_stream_launch_prepared(accel_stream_t stream, accel_prepared_launch_t prepared);
 
 /*===----------------------------------------------------------------------===*/
 /* native-host kernels (docs/kernels.md)                                      */

@@ -1065,6 +1065,53 @@ accel_status_t host_callback_trampoline(void* user_data, accel_status_t status) 
 
 }  // namespace detail
 
+namespace detail {
+
+// The launch descriptor of `grid`, `block` and `c_args` (which it points into).
+inline accel_launch_desc_t launch_desc(Dim3 grid, Dim3 block, const std::vector<accel_kernel_arg_t>& c_args) {
+  auto desc = sized<accel_launch_desc_t>(ACCEL_STRUCTURE_TYPE_LAUNCH_DESC);
+  desc.grid[0] = grid.x;
+  desc.grid[1] = grid.y;
+  desc.grid[2] = grid.z;
+  desc.block[0] = block.x;
+  desc.block[1] = block.y;
+  desc.block[2] = block.z;
+  desc.args = c_args.empty() ? nullptr : c_args.data();
+  desc.arg_count = static_cast<uint32_t>(c_args.size());
+  return desc;
+}
+
+inline std::vector<accel_kernel_arg_t> c_args(const Arg* args, std::size_t count) {
+  std::vector<accel_kernel_arg_t> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) out.push_back(args[i].c_arg());
+  return out;
+}
+
+}  // namespace detail
+
+// Owns a launch checked once and enqueued any number of times with
+// Stream::launch (docs/kernels.md, "Prepared launches"): the arguments are
+// checked and copied when it is made; it keeps the kernel and the buffers
+// alive. Immutable, so every call is thread-safe; destroying (or moving) it
+// must not race other calls on it. Launches already enqueued still run.
+//
+//   accel::PreparedLaunch step(kernel, blocks, 256, {accel::Arg::buffer(state), accel::Arg::scalar(n)});
+//   for (int i = 0; i < steps; ++i) stream.launch(step);
+class PreparedLaunch : public detail::Owner<accel_prepared_launch_t, accel_prepared_launch_destroy> {
+ public:
+  PreparedLaunch() noexcept = default;
+  PreparedLaunch(const Kernel& kernel, Dim3 grid, Dim3 block, std::initializer_list<Arg> args)
+      : PreparedLaunch(kernel, grid, block, args.begin(), args.size()) {}
+  PreparedLaunch(const Kernel& kernel, Dim3 grid, Dim3 block, const std::vector<Arg>& args)
+      : PreparedLaunch(kernel, grid, block, args.data(), args.size()) {}
+  PreparedLaunch(const Kernel& kernel, Dim3 grid, Dim3 block, const Arg* args, std::size_t count) {
+    const std::vector<accel_kernel_arg_t> c_args = detail::c_args(args, count);
+    const accel_launch_desc_t desc = detail::launch_desc(grid, block, c_args);
+    check(accel_kernel_prepare_launch(kernel.handle(), &desc, out()));
+  }
+};
+
 // Owns an in-order stream of work on one device. Enqueueing is thread-safe;
 // destroying (or moving) it must not race other calls on it, and the
 // destructor waits for the enqueued work.
@@ -1145,20 +1192,12 @@ class Stream : public detail::Owner<accel_stream_t, accel_stream_destroy> {
     launch(kernel, grid, block, args.data(), args.size());
   }
   void launch(const Kernel& kernel, Dim3 grid, Dim3 block, const Arg* args, std::size_t count) {
-    std::vector<accel_kernel_arg_t> c_args;
-    c_args.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) c_args.push_back(args[i].c_arg());
-    auto desc = detail::sized<accel_launch_desc_t>(ACCEL_STRUCTURE_TYPE_LAUNCH_DESC);
-    desc.grid[0] = grid.x;
-    desc.grid[1] = grid.y;
-    desc.grid[2] = grid.z;
-    desc.block[0] = block.x;
-    desc.block[1] = block.y;
-    desc.block[2] = block.z;
-    desc.args = c_args.empty() ? nullptr : c_args.data();
-    desc.arg_count = static_cast<uint32_t>(c_args.size());
+    const std::vector<accel_kernel_arg_t> c_args = detail::c_args(args, count);
+    const accel_launch_desc_t desc = detail::launch_desc(grid, block, c_args);
     check(accel_stream_launch_kernel(handle(), kernel.handle(), &desc));
   }
+  // Enqueues `prepared` once, as the launch it was made from.
+  void launch(const PreparedLaunch& prepared) { check(accel_stream_launch_prepared(handle(), prepared.handle())); }
 
   void record(Event& event) { check(accel_stream_record_event(handle(), event.handle())); }
   // Later work on this stream waits for `event` as last recorded.

@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   args.stype = ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS;
   args.struct_size = (uint32_t)sizeof args;
   args.core_abi_version_min = ACCEL_MAKE_VERSION(1, 0, 0);
-  args.core_abi_version_max = ACCEL_ABI_VERSION;
-  if (entry(&args) != ACCEL_SUCCESS || args.out_api == NULL || args.out_api->struct_size != 408 ||
+  args.core_abi_version_max = ACCEL_BACKEND_ABI_VERSION;
+  if (entry(&args) != ACCEL_SUCCESS || args.out_api == NULL || args.out_api->struct_size != 432 ||
       ACCEL_VERSION_MINOR(ACCEL_MAKE_VERSION(1, 7, 3)) != 7 || ACCEL_VERSION_PATCH(ACCEL_MAKE_VERSION(1, 7, 3)) != 3) {
     printf("FAIL negotiation through the header's types\n");
     ++failures;

@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
   args.stype = ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS;
   args.struct_size = sizeof args;
   args.core_abi_version_min = ACCEL_MAKE_VERSION(1, 0, 0);
-  args.core_abi_version_max = ACCEL_ABI_VERSION;
-  if (entry(&args) != ACCEL_SUCCESS || args.out_api == nullptr || args.out_api->struct_size != 408 ||
+  args.core_abi_version_max = ACCEL_BACKEND_ABI_VERSION;
+  if (entry(&args) != ACCEL_SUCCESS || args.out_api == nullptr || args.out_api->struct_size != 432 ||
       args.out_api->context_destroy == nullptr) {
     std::printf("FAIL negotiation through the header's types\n");
     ++failures;

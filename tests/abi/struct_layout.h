@@ -1,5 +1,5 @@
 /*
- * ABI layout pins for include/accel/accel.h and abi/accel_backend.h, 1.0.
+ * ABI layout pins for include/accel/accel.h (1.3) and abi/accel_backend.h (1.1).
  *
  * Every struct's size and every field's offset, every enum's size, _FORCE32
  * value and enumerator values, and the ABI constants, as the x86_64 / LP64
@@ -494,7 +494,7 @@ ACCEL_PIN_OFFSET(accel_bk_context_desc_t, host, 16)
 ACCEL_PIN_OFFSET(accel_bk_context_desc_t, abi_version, 24)
 ACCEL_PIN_OFFSET(accel_bk_context_desc_t, reserved0, 28)
 
-ACCEL_PIN_SIZE(accel_backend_api_t, 408)
+ACCEL_PIN_SIZE(accel_backend_api_t, 432)
 ACCEL_PIN_OFFSET(accel_backend_api_t, stype, 0)
 ACCEL_PIN_OFFSET(accel_backend_api_t, struct_size, 4)
 ACCEL_PIN_OFFSET(accel_backend_api_t, next, 8)
@@ -548,6 +548,9 @@ ACCEL_PIN_OFFSET(accel_backend_api_t, context_get_nics, 376)
 ACCEL_PIN_OFFSET(accel_backend_api_t, device_get_nic_link, 384)
 ACCEL_PIN_OFFSET(accel_backend_api_t, device_get_domains, 392)
 ACCEL_PIN_OFFSET(accel_backend_api_t, stream_get_copy_statistics, 400)
+ACCEL_PIN_OFFSET(accel_backend_api_t, kernel_prepare_launch, 408)
+ACCEL_PIN_OFFSET(accel_backend_api_t, prepared_launch_destroy, 416)
+ACCEL_PIN_OFFSET(accel_backend_api_t, stream_launch_prepared, 424)
 
 ACCEL_PIN_SIZE(accel_backend_get_api_args_t, 48)
 ACCEL_PIN_OFFSET(accel_backend_get_api_args_t, stype, 0)
@@ -724,11 +727,11 @@ ACCEL_PIN_VALUE(ACCEL_DOMAIN_LEVEL_ZONE, 6)
 /*===--- constants --------------------------------------------------------===*/
 
 ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MAJOR, 1)
-ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MINOR, 2)
-ACCEL_PIN_VALUE(ACCEL_ABI_VERSION, 0x00402000u)
+ACCEL_PIN_VALUE(ACCEL_ABI_VERSION_MINOR, 3)
+ACCEL_PIN_VALUE(ACCEL_ABI_VERSION, 0x00403000u)
 ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MAJOR, 1)
-ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MINOR, 0)
-ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION, 0x00400000u)
+ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION_MINOR, 1)
+ACCEL_PIN_VALUE(ACCEL_BACKEND_ABI_VERSION, 0x00401000u)
 ACCEL_PIN_VALUE(ACCEL_TIMEOUT_INFINITE, 0xFFFFFFFFFFFFFFFFull)
 ACCEL_PIN_VALUE(ACCEL_NAME_SIZE, 256)
 ACCEL_PIN_VALUE(ACCEL_SHORT_STRING_SIZE, 64)

@@ -42,12 +42,13 @@ struct Fixture {
   accel_physical_device_t physical = nullptr;
   accel_buffer_t buffer = nullptr;
   accel_stream_t stream = nullptr;
-  accel_event_t event = nullptr;         // created without ACCEL_EVENT_FLAG_TIMING
-  accel_event_t timing_start = nullptr;  // timing, never recorded
-  accel_event_t timing_end = nullptr;    // timing, never recorded
-  accel_module_t module = nullptr;       // accel_test::TestModule()
-  accel_kernel_t kernel = nullptr;       // its "vadd"
-  accel_tenant_t tenant = nullptr;       // no limits
+  accel_event_t event = nullptr;               // created without ACCEL_EVENT_FLAG_TIMING
+  accel_event_t timing_start = nullptr;        // timing, never recorded
+  accel_event_t timing_end = nullptr;          // timing, never recorded
+  accel_module_t module = nullptr;             // accel_test::TestModule()
+  accel_kernel_t kernel = nullptr;             // its "vadd"
+  accel_tenant_t tenant = nullptr;             // no limits
+  accel_prepared_launch_t prepared = nullptr;  // vadd over `buffer`'s first 16 floats
 
   // Stale handles: objects created and destroyed (the first four with their instance).
   accel_instance_t stale_instance = nullptr;
@@ -60,6 +61,7 @@ struct Fixture {
   accel_module_t stale_module = nullptr;
   accel_kernel_t stale_kernel = nullptr;  // a kernel of stale_module
   accel_tenant_t stale_tenant = nullptr;
+  accel_prepared_launch_t stale_prepared = nullptr;
 
   std::atomic<bool> release_callback{false};
 };
@@ -126,6 +128,15 @@ void Build(Fixture& f) {
   ASSERT_EQ(accel_tenant_create(f.instance, &td, &f.tenant), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_tenant_create(f.instance, &td, &f.stale_tenant), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_tenant_destroy(f.stale_tenant), ACCEL_SUCCESS) << accel_last_error();
+
+  // A live prepared launch of vadd and a stale one.
+  static const uint32_t n = 16;
+  const accel_kernel_arg_t args[] = {accel_test::BufferArg(f.buffer, 0, 64), accel_test::BufferArg(f.buffer, 0, 64),
+                                     accel_test::BufferArg(f.buffer, 64, 64), accel_test::ScalarArg(&n)};
+  const accel_launch_desc_t launch = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
+  ASSERT_EQ(accel_kernel_prepare_launch(f.kernel, &launch, &f.prepared), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_kernel_prepare_launch(f.kernel, &launch, &f.stale_prepared), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_prepared_launch_destroy(f.stale_prepared), ACCEL_SUCCESS) << accel_last_error();
 }
 
 template <typename T>
@@ -304,6 +315,15 @@ struct HandleTraits<accel_tenant_t> {
   static constexpr const char* kForeignName = "buffer";
   static accel_tenant_t Stale(const Fixture& f) { return f.stale_tenant; }
   static accel_tenant_t Foreign(const Fixture& f) { return reinterpret_cast<accel_tenant_t>(f.buffer); }
+};
+template <>
+struct HandleTraits<accel_prepared_launch_t> {
+  static constexpr const char* kName = "prepared launch";
+  static constexpr const char* kForeignName = "kernel";
+  static accel_prepared_launch_t Stale(const Fixture& f) { return f.stale_prepared; }
+  static accel_prepared_launch_t Foreign(const Fixture& f) {
+    return reinterpret_cast<accel_prepared_launch_t>(f.kernel);
+  }
 };
 
 // --- The table -------------------------------------------------------------------------------------------------------
@@ -1752,6 +1772,71 @@ std::vector<Row> MakeTable() {
              }));
     rows.push_back(b.Build());
   }
+
+  {
+    using accel_test::BufferArg;
+    using accel_test::ScalarArg;
+    RowBuilder b("accel_kernel_prepare_launch");
+    // vadd over the fixture buffer's first 16 floats, after `edit` changes the description; what it makes is
+    // destroyed.
+    using EditLaunch = void (*)(Fixture&, accel_kernel_arg_t*, accel_launch_desc_t&);
+    auto prepare = [](EditLaunch edit) {
+      return [edit](Fixture& f) {
+        static const uint32_t n = 16;
+        accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
+                                     BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
+        accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
+        edit(f, args, d);
+        accel_prepared_launch_t out = nullptr;
+        return Cleanup(accel_kernel_prepare_launch(f.kernel, &d, &out), out, accel_prepared_launch_destroy);
+      };
+    };
+    b.Handle<accel_kernel_t>("kernel", [](Fixture& f, accel_kernel_t h) {
+      static const uint32_t n = 16;
+      const accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
+                                         BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
+      const accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
+      accel_prepared_launch_t out = nullptr;
+      return Cleanup(accel_kernel_prepare_launch(h, &d, &out), out, accel_prepared_launch_destroy);
+    });
+    b.Expect(Kind::kNull, "NULL 'desc'", ACCEL_ERROR_INVALID_ARGUMENT, "desc", [](Fixture& f) {
+      accel_prepared_launch_t out = nullptr;
+      return Cleanup(accel_kernel_prepare_launch(f.kernel, nullptr, &out), out, accel_prepared_launch_destroy);
+    });
+    b.Expect(Kind::kNull, "NULL 'out_prepared'", ACCEL_ERROR_INVALID_ARGUMENT, "out_prepared", [](Fixture& f) {
+      static const uint32_t n = 16;
+      const accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
+                                         BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
+      const accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
+      return accel_kernel_prepare_launch(f.kernel, &d, nullptr);
+    });
+    b.Expect(Kind::kStale, "a stale buffer in 'desc->args[2]'", ACCEL_ERROR_INVALID_HANDLE, "desc->args[2].buffer",
+             prepare([](Fixture& f, accel_kernel_arg_t* a, accel_launch_desc_t&) { a[2].buffer = f.stale_buffer; }),
+             "is a stale buffer handle");
+    b.Expect(Kind::kOutOfRange, "'desc->arg_count' 3 for a 4-argument kernel", ACCEL_ERROR_INVALID_ARGUMENT,
+             "desc->arg_count", prepare([](Fixture&, accel_kernel_arg_t*, accel_launch_desc_t& d) { d.arg_count = 3; }),
+             "kernel 'vadd' takes 4 argument(s)");
+    b.Expect(Kind::kOutOfRange, "a binding past the buffer's end", ACCEL_ERROR_INVALID_ARGUMENT, "desc->args[0]",
+             prepare([](Fixture&, accel_kernel_arg_t* a, accel_launch_desc_t&) { a[0].offset = kBufferSize - 32; }),
+             "of a 4096-byte buffer");
+    rows.push_back(b.Build());
+  }
+  rows.push_back(
+      RowBuilder("accel_prepared_launch_destroy")
+          .Handle<accel_prepared_launch_t>(
+              "prepared", [](Fixture&, accel_prepared_launch_t p) { return accel_prepared_launch_destroy(p); })
+          .NotApplicable(Kind::kOutOfRange, "has no value parameter, only the handle")
+          .Build());
+  rows.push_back(
+      RowBuilder("accel_stream_launch_prepared")
+          .Handle<accel_stream_t>(
+              "stream", [](Fixture& f, accel_stream_t s) { return accel_stream_launch_prepared(s, f.prepared); })
+          .Handle<accel_prepared_launch_t>(
+              "prepared",
+              [](Fixture& f, accel_prepared_launch_t p) { return accel_stream_launch_prepared(f.stream, p); })
+          .NotApplicable(Kind::kOutOfRange,
+                         "has no value parameter; a stream of another device is in tests/api/kernel_test.cc")
+          .Build());
 
   // ---- Memory interop ----
   {

@@ -244,6 +244,31 @@ TEST(Hpp, LaunchRunsVectorAddWithCorrectResults) {
   for (uint32_t i = half; i < n; ++i) ASSERT_EQ(c[i], 0.0f) << "element " << i << " is past the bound range";
 }
 
+TEST(Hpp, PreparedLaunchRunsOnEachEnqueueAndRefusesWhatALaunchRefuses) {
+  accel::Instance instance;
+  accel::Device device = instance.devices().at(0);
+  accel::Module module = TestModule(device);
+  accel::Kernel vadd = module.kernel("vadd");
+  const uint32_t n = 256;
+  const uint64_t bytes = n * sizeof(float);
+  std::vector<float> ones(n, 1.0f), c(n, -1.0f);
+  accel::Buffer da(device, bytes), dc(device, bytes);
+  accel::Stream stream(device);
+  stream.copy_from_host(ones.data(), da, bytes);
+  stream.fill(dc, 0.0f);
+  // c = a + c, five times.
+  accel::PreparedLaunch step(
+      vadd, n / 64, 64,
+      {accel::Arg::buffer(da), accel::Arg::buffer(dc), accel::Arg::buffer(dc), accel::Arg::scalar(n)});
+  for (int i = 0; i < 5; ++i) stream.launch(step);
+  stream.copy_to_host(dc, c.data(), bytes);
+  ASSERT_TRUE(stream.synchronize());
+  EXPECT_EQ(c, std::vector<float>(n, 5.0f));
+  accel::Error count = Thrown([&] { accel::PreparedLaunch bad(vadd, 1, 16, {accel::Arg::buffer(da)}); });
+  EXPECT_EQ(count.status(), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(count.what(), "accel_kernel_prepare_launch: 'desc->arg_count' is 1")) << count.what();
+}
+
 TEST(Hpp, LaunchPassesLocalMemoryForTheReduction) {
   accel::Instance instance;
   accel::Device device = instance.devices().at(0);

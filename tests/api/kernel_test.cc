@@ -6,6 +6,7 @@
 #include <iterator>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gate.h"
@@ -377,6 +378,148 @@ TEST_F(KernelTest, ScalarsAreCopiedAtEnqueueAndBuffersOutliveTheirHandles) {
   // The module's kernels went with it.
   accel_kernel_t k = nullptr;
   EXPECT_EQ(accel_module_get_kernel(destroyed, "vadd", &k), ACCEL_ERROR_INVALID_HANDLE);
+}
+
+// accel_kernel_prepare_launch with the same arguments as Launch; the status, *out NULL on failure.
+accel_status_t Prepare(accel_kernel_t kernel, const uint32_t (&grid)[3], const uint32_t (&block)[3],
+                       const accel_kernel_arg_t* args, uint32_t count, accel_prepared_launch_t* out) {
+  accel_launch_desc_t launch = Launch(grid, block, args, count);
+  return accel_kernel_prepare_launch(kernel, &launch, out);
+}
+
+TEST_F(KernelTest, PreparedLaunchesRunInOrderAndKeepTheirKernelAndBuffers) {
+  // The host backend prepares nothing itself: the core keeps the checked launch and enqueues it each time.
+  uint32_t n = 256;
+  std::vector<float> a(n, 1.5f), c(n, 0.0f);
+  accel_buffer_t ba = Buffer(n * 4), bc = Buffer(n * 4);
+  Upload(ba, a.data(), n * 4);
+  accel_kernel_arg_t args[] = {BufferArg(ba), BufferArg(bc), BufferArg(bc), ScalarArg(&n)};  // c = a + c
+  accel_prepared_launch_t accumulate = nullptr;
+  ASSERT_EQ(Prepare(Kernel("vadd"), {4, 1, 1}, {64, 1, 1}, args, 4, &accumulate), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_NE(accumulate, nullptr);
+  n = 0;  // copied when prepared
+  // The handles go; the prepared launch keeps the kernel (and its module) and the buffer.
+  ASSERT_EQ(accel_buffer_destroy(ba), ACCEL_SUCCESS);
+  std::erase(buffers_, ba);
+  ASSERT_EQ(accel_module_destroy(module_), ACCEL_SUCCESS) << accel_last_error();
+  module_ = nullptr;
+  accel_test::Gate gate;  // everything below is enqueued before any of it runs
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, accel_test::Gate::Wait, &gate), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_copy_host_to_buffer(stream_, c.data(), bc, 0, 256 * 4), ACCEL_SUCCESS);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(accel_stream_launch_prepared(stream_, accumulate), ACCEL_SUCCESS) << accel_last_error();
+  }
+  std::vector<float> after_three(256, -1.0f);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, bc, 0, after_three.data(), 256 * 4), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, accumulate), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_prepared_launch_destroy(accumulate), ACCEL_SUCCESS) << accel_last_error();  // enqueued: still runs
+  std::vector<float> after_four(256, -1.0f);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, bc, 0, after_four.data(), 256 * 4), ACCEL_SUCCESS);
+  gate.Open();
+  Sync();
+  EXPECT_EQ(after_three, std::vector<float>(256, 4.5f));
+  EXPECT_EQ(after_four, std::vector<float>(256, 6.0f));
+  EXPECT_EQ(accel_stream_launch_prepared(stream_, accumulate), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(Contains(accel_last_error(), "stale prepared launch handle")) << accel_last_error();
+}
+
+TEST_F(KernelTest, PreparingChecksAsALaunchDoesAndAStreamMustBeOnTheKernelsDevice) {
+  uint32_t n = 64;
+  accel_buffer_t b = Buffer(n * 4);
+  accel_kernel_t vadd = Kernel("vadd");
+  // The same refusals and messages as accel_stream_launch_kernel, with nothing made.
+  accel_kernel_arg_t three[] = {BufferArg(b), BufferArg(b), BufferArg(b)};
+  accel_prepared_launch_t p = reinterpret_cast<accel_prepared_launch_t>(uintptr_t{1});
+  EXPECT_EQ(Prepare(vadd, {1, 1, 1}, {64, 1, 1}, three, 3, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(p, nullptr);
+  const std::string prepare_message = accel_last_error();
+  EXPECT_EQ(LaunchVadd(three, 3), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(prepare_message, "'desc->arg_count' is 3, but kernel 'vadd' takes 4")) << prepare_message;
+  accel_kernel_arg_t wide[] = {BufferArg(b), BufferArg(b), BufferArg(b, 8, n * 4), ScalarArg(&n)};
+  EXPECT_EQ(Prepare(vadd, {1, 1, 1}, {64, 1, 1}, wide, 4, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(accel_last_error(), "'desc->args[2]' binds [8, 264) of a 256-byte buffer"))
+      << accel_last_error();
+  EXPECT_EQ(accel_kernel_prepare_launch(vadd, nullptr, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+  accel_kernel_arg_t ok[] = {BufferArg(b), BufferArg(b), BufferArg(b), ScalarArg(&n)};
+  accel_launch_desc_t launch = Launch({1, 1, 1}, {64, 1, 1}, ok, 4);
+  EXPECT_EQ(accel_kernel_prepare_launch(vadd, &launch, nullptr), ACCEL_ERROR_INVALID_ARGUMENT);
+
+  // A stream of another device (here: the host device of another instance) is refused.
+  ASSERT_EQ(Prepare(vadd, {1, 1, 1}, {64, 1, 1}, ok, 4, &p), ACCEL_SUCCESS) << accel_last_error();
+  {
+    ScopedInstance other(nullptr);
+    accel_device_t device = other.DeviceOf("host");
+    ASSERT_NE(device, nullptr);
+    accel_stream_t s = nullptr;
+    ASSERT_EQ(accel_stream_create(device, nullptr, &s), ACCEL_SUCCESS) << accel_last_error();
+    EXPECT_EQ(accel_stream_launch_prepared(s, p), ACCEL_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Contains(accel_last_error(), "'prepared' launches kernel 'vadd' on")) << accel_last_error();
+    EXPECT_EQ(accel_stream_destroy(s), ACCEL_SUCCESS);
+  }
+  EXPECT_EQ(accel_stream_launch_prepared(nullptr, p), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(accel_stream_launch_prepared(stream_, reinterpret_cast<accel_prepared_launch_t>(b)),
+            ACCEL_ERROR_INVALID_HANDLE)
+      << "a buffer handle is not a prepared launch";
+  EXPECT_EQ(accel_prepared_launch_destroy(p), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_prepared_launch_destroy(p), ACCEL_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(Contains(accel_last_error(), "already destroyed")) << accel_last_error();
+}
+
+TEST_F(KernelTest, PreparedLaunchesLeftAtInstanceDestroyGoWithIt) {
+  // Under ASan, a leak or a use after free of the kernel or buffers it kept fails the run.
+  ScopedInstance other(nullptr);
+  accel_device_t device = other.DeviceOf("host");
+  ASSERT_NE(device, nullptr);
+  accel_module_source_t source = NativeSource(accel_test::TestModule());
+  accel_module_desc_t desc = ModuleDesc(&source, 1, "test kernels");
+  accel_module_t module = nullptr;
+  ASSERT_EQ(accel_module_create(device, &desc, &module), ACCEL_SUCCESS) << accel_last_error();
+  accel_kernel_t vadd = nullptr;
+  ASSERT_EQ(accel_module_get_kernel(module, "vadd", &vadd), ACCEL_SUCCESS);
+  accel_buffer_desc_t bd = BufferDesc(256);
+  accel_buffer_t b = nullptr;
+  ASSERT_EQ(accel_buffer_create(device, &bd, &b), ACCEL_SUCCESS);
+  uint32_t n = 64;
+  accel_kernel_arg_t args[] = {BufferArg(b), BufferArg(b), BufferArg(b), ScalarArg(&n)};
+  accel_prepared_launch_t p = nullptr;
+  ASSERT_EQ(Prepare(vadd, {1, 1, 1}, {64, 1, 1}, args, 4, &p), ACCEL_SUCCESS) << accel_last_error();
+  accel_stream_t s = nullptr;
+  ASSERT_EQ(accel_stream_create(device, nullptr, &s), ACCEL_SUCCESS);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(accel_stream_launch_prepared(s, p), ACCEL_SUCCESS) << accel_last_error();
+  // `other` goes with its stream, prepared launch, module and buffer still live.
+}
+
+TEST_F(KernelTest, OnePreparedLaunchFromManyThreads) {
+  constexpr int kThreads = 4;
+  constexpr uint32_t kN = 512;
+  std::vector<float> in(kN, 2.0f);
+  accel_buffer_t a = Buffer(kN * 4), c = Buffer(kN * 4);
+  Upload(a, in.data(), kN * 4);
+  Sync();
+  uint32_t n = kN;
+  accel_kernel_arg_t args[] = {BufferArg(a), BufferArg(a), BufferArg(c), ScalarArg(&n)};
+  accel_prepared_launch_t p = nullptr;
+  ASSERT_EQ(Prepare(Kernel("vadd"), {8, 1, 1}, {64, 1, 1}, args, 4, &p), ACCEL_SUCCESS) << accel_last_error();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      accel_stream_t s = nullptr;
+      if (accel_stream_create(device_, nullptr, &s) != ACCEL_SUCCESS) return void(++failures);
+      for (int i = 0; i < 20; ++i) {
+        if (accel_stream_launch_prepared(s, p) != ACCEL_SUCCESS) ++failures;
+      }
+      if (accel_stream_synchronize(s, ACCEL_TIMEOUT_INFINITE) != ACCEL_SUCCESS) ++failures;
+      accel_stream_destroy(s);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::vector<float> out(kN, -1.0f);
+  ASSERT_EQ(accel_stream_copy_buffer_to_host(stream_, c, 0, out.data(), kN * 4), ACCEL_SUCCESS);
+  Sync();
+  EXPECT_EQ(out, std::vector<float>(kN, 4.0f));
+  EXPECT_EQ(accel_prepared_launch_destroy(p), ACCEL_SUCCESS);
 }
 
 TEST_F(KernelTest, DestroyingAModuleMakesItsKernelsStale) {

@@ -4,7 +4,7 @@
 //   FAKE_MODE_MAJOR2     declares and answers ABI 2.0
 //   FAKE_MODE_INIT_FAIL  context_create fails with a message
 //   FAKE_MODE_NULL_REQUIRED  device_get_capabilities is NULL
-//   FAKE_MODE_FUTURE     built against tests/skew/future (ABI 1.1: one more
+//   FAKE_MODE_FUTURE     built against tests/skew/future (ABI 1.2: one more
 //                        table slot, one more host-services field)
 //   FAKE_MODE_MISBEHAVE  one device, modules, NICs and domains, broken at run time the way the environment variable
 //                        ACCEL_TEST_MISBEHAVE says: tiny_table (an 8-byte function table), devices_huge,
@@ -38,7 +38,7 @@ uint32_t SecondCount(const char* /*grow*/, uint32_t real) { return real; }
 #endif
 
 #if defined(FAKE_MODE_FUTURE)
-// What the core said in the 1.1 field of the negotiation args; 0 when the
+// What the core said in the 1.2 field of the negotiation args; 0 when the
 // core's (older) struct did not have the field.
 std::atomic<uint64_t> g_core_features{0};
 #endif

@@ -78,7 +78,7 @@ TEST_F(LoaderTest, FindsHostRelativeToLibaccel) {
   }
   ASSERT_NE(host, nullptr);
   EXPECT_EQ(fs::weakly_canonical(host->manifest_path), fs::weakly_canonical(ACCEL_TEST_HOST_MANIFEST));
-  EXPECT_EQ(host->negotiated_abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  EXPECT_EQ(host->negotiated_abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
   EXPECT_GE(host->device_count, 1u);
   ExpectHostWorks(instance);
 }
@@ -357,12 +357,12 @@ TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
   std::optional<accel_loader_entry_t> e = Find(instance.Report(), manifest);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->state, ACCEL_LOADER_STATE_LOADED) << e->reason;
-  EXPECT_EQ(e->backend_abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
-  EXPECT_EQ(e->negotiated_abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  EXPECT_EQ(e->backend_abi_version, ACCEL_MAKE_VERSION(1, 2, 0));
+  EXPECT_EQ(e->negotiated_abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
   accel_device_t device = instance.DeviceOf("fake_future");
   ASSERT_NE(device, nullptr);
-  // The 1.1 backend saw the core's smaller (1.0) negotiation struct and did
-  // not read the 1.1 field past its end.
+  // The 1.2 backend saw the core's smaller (1.1) negotiation struct and did
+  // not read the 1.2 field past its end.
   EXPECT_NE(std::string(ScopedInstance::Capabilities(device).name).find("(core features: none)"), std::string::npos);
   accel_backend_t backend = nullptr;
   ASSERT_EQ(accel_device_get_backend(device, &backend), ACCEL_SUCCESS);
@@ -370,7 +370,7 @@ TEST_F(LoaderTest, FutureMinorBackendLoadsAtTheCoresVersion) {
   props.stype = ACCEL_STRUCTURE_TYPE_BACKEND_PROPERTIES;
   props.struct_size = sizeof(props);
   ASSERT_EQ(accel_backend_get_properties(backend, &props), ACCEL_SUCCESS);
-  EXPECT_EQ(props.abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  EXPECT_EQ(props.abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
   EXPECT_STREQ(props.name, "fake_future");
   ExpectHostWorks(instance);
 }

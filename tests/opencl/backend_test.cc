@@ -395,6 +395,101 @@ TEST_F(OpenclTest, BuffersAtAnyOffsetBindTheirRange) {
   }
 }
 
+// accel_kernel_prepare_launch of `k` over `groups` x `block`; the prepared launch, or NULL with the failure reported.
+accel_prepared_launch_t Prepare(accel_kernel_t k, uint32_t groups, uint32_t block,
+                                const std::vector<accel_kernel_arg_t>& args) {
+  accel_launch_desc_t d{};
+  d.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
+  d.struct_size = sizeof(d);
+  d.grid[0] = groups;
+  d.grid[1] = d.grid[2] = 1;
+  d.block[0] = block;
+  d.block[1] = d.block[2] = 1;
+  d.args = args.data();
+  d.arg_count = static_cast<uint32_t>(args.size());
+  accel_prepared_launch_t p = nullptr;
+  EXPECT_EQ(accel_kernel_prepare_launch(k, &d, &p), ACCEL_SUCCESS) << accel_last_error();
+  return p;
+}
+
+TEST_F(OpenclTest, PreparedLaunchesKeepTheirOwnArgumentsBesidePlainLaunchesOfTheKernel) {
+  // A prepared launch has a cl_kernel of its own, its arguments set once: plain launches of the same kernel between
+  // its launches (setting the kernel's shared arguments to others) change nothing of it. dst at offset 0 is the whole
+  // buffer, at 128 a sub-buffer, at 4 a bounce buffer per launch (not prepared by the backend: the core enqueues the
+  // checked launch each time). P: dst = src + 1; Q: src = dst + 1; P Q P Q P leaves dst = src0 + 5, src = src0 + 4.
+  accel_kernel_t k = Kernel(kAddOne, "add_one");
+  ASSERT_NE(k, nullptr);
+  constexpr uint32_t kCount = 256;
+  constexpr uint32_t kN = 64;
+  for (const uint64_t dst_offset : {uint64_t{0}, uint64_t{128}, uint64_t{4}}) {
+    accel_buffer_t dst = NewBuffer(kCount * 4);
+    accel_buffer_t src = NewBuffer(kN * 4);
+    std::vector<uint32_t> src_values(kN);
+    for (uint32_t i = 0; i < kN; ++i) src_values[i] = 100 * i;
+    Upload(dst, std::vector<uint32_t>(kCount, 0xDEADBEEF));
+    Upload(src, src_values);
+    uint32_t n = kN;
+    accel_prepared_launch_t p =
+        Prepare(k, kN / 16, 16, {BufferArg(dst, dst_offset, kN * 4), BufferArg(src), ScalarArg(&n, 4)});
+    ASSERT_NE(p, nullptr);
+    n = 1;  // copied when prepared
+    for (int round = 0; round < 3; ++round) {
+      ASSERT_EQ(accel_stream_launch_prepared(stream_, p), ACCEL_SUCCESS) << accel_last_error();
+      if (round == 2) break;
+      const uint32_t all = kN;
+      ASSERT_EQ(
+          Launch(stream_, k, kN / 16, 16, {BufferArg(src), BufferArg(dst, dst_offset, kN * 4), ScalarArg(&all, 4)}),
+          ACCEL_SUCCESS)
+          << accel_last_error();
+    }
+    const std::vector<uint32_t> got = Download(dst, kCount);
+    const std::vector<uint32_t> got_src = Download(src, kN);
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const uint64_t first = dst_offset / 4;
+      const uint32_t want = (i >= first && i < first + kN) ? src_values[i - first] + 5 : 0xDEADBEEF;
+      ASSERT_EQ(got[i], want) << "dst offset " << dst_offset << ", element " << i;
+    }
+    for (uint32_t i = 0; i < kN; ++i) ASSERT_EQ(got_src[i], src_values[i] + 4) << "dst offset " << dst_offset;
+    EXPECT_EQ(accel_prepared_launch_destroy(p), ACCEL_SUCCESS) << accel_last_error();
+  }
+}
+
+TEST_F(OpenclTest, OnePreparedLaunchEnqueuedFromManyThreads) {
+  // Its cl_kernel's arguments never change after it is prepared: streams on several threads enqueue it at once.
+  accel_kernel_t k = Kernel(kAddOne, "add_one");
+  ASSERT_NE(k, nullptr);
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 50;
+  constexpr uint32_t kN = 256;
+  accel_buffer_t dst = NewBuffer(kN * 4);
+  accel_buffer_t src = NewBuffer(kN * 4);
+  std::vector<uint32_t> src_values(kN);
+  for (uint32_t i = 0; i < kN; ++i) src_values[i] = 7 * i;
+  Upload(src, src_values);
+  const uint32_t n = kN;
+  accel_prepared_launch_t p = Prepare(k, kN / 64, 64, {BufferArg(dst), BufferArg(src), ScalarArg(&n, 4)});
+  ASSERT_NE(p, nullptr);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      accel_stream_t s = nullptr;
+      if (accel_stream_create(device_, nullptr, &s) != ACCEL_SUCCESS) return void(++failures);
+      for (int r = 0; r < kRounds; ++r) {
+        if (accel_stream_launch_prepared(s, p) != ACCEL_SUCCESS) ++failures;
+      }
+      if (accel_stream_synchronize(s, ACCEL_TIMEOUT_INFINITE) != ACCEL_SUCCESS) ++failures;
+      accel_stream_destroy(s);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::vector<uint32_t> want(kN);
+  for (uint32_t i = 0; i < kN; ++i) want[i] = src_values[i] + 1;
+  EXPECT_EQ(Download(dst, kN), want);
+  EXPECT_EQ(accel_prepared_launch_destroy(p), ACCEL_SUCCESS) << accel_last_error();
+}
+
 TEST_F(OpenclTest, OneKernelLaunchesFromManyThreads) {
   // A cl_kernel's arguments are shared state: the backend sets them and enqueues under the kernel's lock.
   accel_kernel_t k = Kernel(kFill, "fill");

@@ -1,7 +1,7 @@
-// Skew, the other way round: this test plays a "future 1.1" core (built
-// against tests/skew/future/accel_backend.h) and loads today's 1.0 backends
-// directly. They must answer 1.0, hand back a 1.0-sized table (so the 1.1
-// slot reads as absent) and ignore the 1.1 field they do not know.
+// Skew, the other way round: this test plays a "future 1.2" core (built
+// against tests/skew/future/accel_backend.h) and loads today's 1.1 backends
+// directly. They must answer 1.1, hand back a 1.1-sized table (so the 1.2
+// slot reads as absent) and ignore the 1.2 field they do not know.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 namespace {
 
-static_assert(ACCEL_BACKEND_ABI_VERSION == ACCEL_MAKE_VERSION(1, 1, 0), "this test must see the future header");
+static_assert(ACCEL_BACKEND_ABI_VERSION == ACCEL_MAKE_VERSION(1, 2, 0), "this test must see the future header");
 
 struct FakeCore {
   static void Log(void*, accel_log_level_t, const char*) {}
@@ -47,17 +47,17 @@ TEST_P(NewerCore, OlderMinorBackendNegotiatesItsOwnVersion) {
   FakeCore core;
   accel_backend_get_api_args_t args{};
   args.stype = ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS;
-  args.struct_size = sizeof(args);  // larger than any 1.0 backend knows
+  args.struct_size = sizeof(args);  // larger than any 1.1 backend knows
   args.core_abi_version_min = ACCEL_MAKE_VERSION(1, 0, 0);
-  args.core_abi_version_max = ACCEL_MAKE_VERSION(1, 1, 0);
+  args.core_abi_version_max = ACCEL_MAKE_VERSION(1, 2, 0);
   args.host = &core.services;
   args.core_features = 0x5;
   ASSERT_EQ(get_api(&args), ACCEL_SUCCESS) << core.last_error;
-  EXPECT_EQ(args.out_abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
+  EXPECT_EQ(args.out_abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
   const accel_backend_api_t* table = args.out_api;
   ASSERT_NE(table, nullptr);
-  EXPECT_EQ(table->abi_version, ACCEL_MAKE_VERSION(1, 0, 0));
-  // A 1.0 table ends before the 1.1 slot: a 1.1 core treats it as NULL.
+  EXPECT_EQ(table->abi_version, ACCEL_MAKE_VERSION(1, 1, 0));
+  // A 1.1 table ends before the 1.2 slot: a 1.2 core treats it as NULL.
   EXPECT_LE(table->struct_size, offsetof(accel_backend_api_t, device_get_future_value));
   EXPECT_EQ(args.core_features, 0x5u) << "a backend must not write fields it does not know";
 
@@ -93,7 +93,7 @@ TEST(NewerCore, SmallerCapabilitiesStructIsFilledOnlyUpToItsSize) {
   args.stype = ACCEL_STRUCTURE_TYPE_BACKEND_GET_API_ARGS;
   args.struct_size = sizeof(args);
   args.core_abi_version_min = ACCEL_MAKE_VERSION(1, 0, 0);
-  args.core_abi_version_max = ACCEL_MAKE_VERSION(1, 1, 0);
+  args.core_abi_version_max = ACCEL_MAKE_VERSION(1, 2, 0);
   args.host = &core.services;
   ASSERT_EQ(get_api(&args), ACCEL_SUCCESS);
   accel_bk_context_desc_t desc{};

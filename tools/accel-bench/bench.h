@@ -41,6 +41,9 @@ class Path {
   virtual bool TinyLaunchAndWait() = 0;
   // `count` tiny kernels back to back, then one wait.
   virtual bool LaunchBatch(int count) = 0;
+  // The same, the launch checked once and enqueued `count` times (Accel's prepared launch, docs/kernels.md). The
+  // native paths set the kernel's arguments once already: their LaunchBatch.
+  virtual bool PreparedLaunchBatch(int count) { return LaunchBatch(count); }
   // One copy of `size` bytes, waited for.
   virtual bool HostToDevice(uint64_t size) = 0;
   virtual bool DeviceToHost(uint64_t size) = 0;

@@ -308,6 +308,19 @@ int Run(const Options& o) {
       dj["back-to-back launch (each)"] = {{"failed", err}};
       ++failures;
     }
+    auto prepared = RunAB(
+        accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10,
+        [&](Path* p) { return p->PreparedLaunchBatch(batch); }, &err);
+    if (prepared) {
+      for (auto* s : {&prepared->accel, &prepared->native, &prepared->handoff}) {
+        for (double& v : s->seconds) v /= batch;  // per launch
+      }
+      line("back-to-back prepared (each)", *prepared, false, 0, 0);
+    } else {
+      std::printf("  back-to-back prepared launch failed: %s\n", err.c_str());
+      dj["back-to-back prepared (each)"] = {{"failed", err}};
+      ++failures;
+    }
     std::vector<uint8_t> src(max_size, 3);
     std::vector<uint8_t> dst(max_size, 0);
     for (uint64_t size : sizes) {

@@ -1,10 +1,10 @@
 /*
- * SYNTHETIC "future 1.1" copy of abi/accel_backend.h, kept for the skew tests
- * (tests/skew): ABI 1.1 adds one table slot and one field of
+ * SYNTHETIC "future 1.2" copy of abi/accel_backend.h, kept for the skew tests
+ * (tests/skew): ABI 1.2 adds one table slot and one field of
  * accel_backend_get_api_args_t. Never installed, never used outside tests.
  * Regenerate with tests/skew/future/regenerate.py.
  *
- * Accel backend plugin ABI, 1.1. For backend authors; applications use
+ * Accel backend plugin ABI, 1.2. For backend authors; applications use
  * include/accel/accel.h, which this header includes for shared types.
  *
  * A backend is a shared object exporting exactly one symbol,
@@ -44,11 +44,12 @@
  *     ACCEL_ERROR_DEVICE_LOST (docs/errors.md).
  *   - Enqueue slots (stream_copy_*, stream_fill_buffer,
  *     stream_enqueue_host_callback, stream_free_buffer, stream_record_event,
- *     stream_wait_event, stream_launch_kernel) queue the work in stream order
- *     and return; they fail only when it cannot be queued. A failure of the
- *     work itself becomes the stream's asynchronous error. Queued work keeps
- *     alive what it uses: the core may destroy a buffer, event, kernel or
- *     module right after the enqueue returns.
+ *     stream_wait_event, stream_launch_kernel, stream_launch_prepared) queue
+ *     the work in stream order and return; they fail only when it cannot be
+ *     queued. A failure of the work itself becomes the stream's asynchronous
+ *     error. Queued work keeps alive what it uses: the core may destroy a
+ *     buffer, event, kernel, module or prepared launch right after the
+ *     enqueue returns.
  *   - Ownership: objects a slot creates belong to the backend and are
  *     released by the matching destroy slot. buffer_destroy may be called
  *     while enqueued work still uses the buffer: the backend releases the
@@ -76,7 +77,7 @@ extern "C" {
 #endif
 
 #define ACCEL_BACKEND_ABI_VERSION_MAJOR 1
-#define ACCEL_BACKEND_ABI_VERSION_MINOR 1
+#define ACCEL_BACKEND_ABI_VERSION_MINOR 2
 #define ACCEL_BACKEND_ABI_VERSION \
   ACCEL_MAKE_VERSION(ACCEL_BACKEND_ABI_VERSION_MAJOR, ACCEL_BACKEND_ABI_VERSION_MINOR, 0)
 
@@ -107,6 +108,7 @@ typedef struct accel_bk_stream_s* accel_bk_stream_t;
 typedef struct accel_bk_event_s* accel_bk_event_t;
 typedef struct accel_bk_module_s* accel_bk_module_t;
 typedef struct accel_bk_kernel_s* accel_bk_kernel_t;
+typedef struct accel_bk_prepared_launch_s* accel_bk_prepared_launch_t; /* 1.1 */
 
 /*===----------------------------------------------------------------------===*/
 /* Host services: what the core offers a backend                              */
@@ -489,7 +491,28 @@ typedef struct accel_backend_api_t {
    * passes a zeroed struct of its own size. Completed copies only, not the
    * ones skipped after an asynchronous error. */
   accel_status_t (*stream_get_copy_statistics)(accel_bk_stream_t stream, accel_copy_statistics_t* out_statistics);
-  /* --- 1.1 ---------------------------------------------------------------- */
+
+  /* --- 1.1: prepared launches (docs/kernels.md, "Prepared launches") ------ */
+  /* A launch of `kernel` checked once by the core and enqueued any number of
+   * times by stream_launch_prepared: the backend does once what each
+   * stream_launch_kernel would (resolve buffers, set arguments). Optional:
+   * the core uses the three slots only when all three are set, and otherwise
+   * (or when kernel_prepare_launch returns ACCEL_ERROR_UNSUPPORTED, for a
+   * launch the backend does not prepare; no message needed) keeps the
+   * checked launch itself and passes it to stream_launch_kernel each time.
+   * `launch` is as stream_launch_kernel receives it, valid for the call
+   * only: the prepared launch copies what it needs and keeps the kernel and
+   * the buffers alive until prepared_launch_destroy (the core may destroy
+   * them first). */
+  accel_status_t (*kernel_prepare_launch)(accel_bk_kernel_t kernel, const accel_bk_launch_t* launch,
+                                          accel_bk_prepared_launch_t* out_prepared);
+  /* Called once; launches of it already enqueued still run (they keep what
+   * they use, as every enqueue does). */
+  void (*prepared_launch_destroy)(accel_bk_prepared_launch_t prepared);
+  /* Enqueues one launch as prepared, on a stream of the kernel's device
+   * (core-checked): an enqueue slot, as stream_launch_kernel. */
+  accel_status_t (*stream_launch_prepared)(accel_bk_stream_t stream, accel_bk_prepared_launch_t prepared);
+  /* --- 1.2 ---------------------------------------------------------------- */
   accel_status_t (*device_get_future_value)(accel_bk_device_t device, uint32_t* out_value);
   /* New slots go here, at the end, with the minor version that added them. */
 } accel_backend_api_t;
@@ -510,7 +533,7 @@ typedef struct accel_backend_get_api_args_t {
   uint32_t out_abi_version;          /* [out] highest version both speak */
   uint32_t reserved0;
   const accel_backend_api_t* out_api; /* [out] static table */
-  uint64_t core_features;             /* [in] 1.1: bit set of core features */
+  uint64_t core_features;             /* [in] 1.2: bit set of core features */
 } accel_backend_get_api_args_t;
 
 /* Negotiates; called once for each instance that loads the library (several

@@ -371,17 +371,18 @@ accel_status_t EnqueueFailed(cl_int err, const KernelState& state, const size_t*
 
 }  // namespace
 
+accel_status_t SubmitPrepared(const PreparedLaunch& p, Submission& s, std::string* message) {
+  const cl_int err = s.runtime->cl.EnqueueNDRangeKernel(s.queue, p.kernel.get(), 3, nullptr, p.global.data(),
+                                                        p.local.data(), 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? ACCEL_SUCCESS : EnqueueFailed(err, *p.state, p.global.data(), p.local.data(), message);
+}
+
 // Enqueues the launch on the stream's queue (the file comment says how buffers at offsets are bound). Allocates
 // nothing unless an argument needs a sub-buffer or a bounce buffer, or a scalar outgrows what was set before. A
 // prepared launch's arguments are set already: it is one clEnqueueNDRangeKernel.
 accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message) {
   const ClApi& cl = s.runtime->cl;
-  if (launch.prepared != nullptr) {
-    const PreparedLaunch& p = *launch.prepared;
-    const cl_int err = cl.EnqueueNDRangeKernel(s.queue, p.kernel.get(), 3, nullptr, p.global.data(), p.local.data(), 0,
-                                               nullptr, nullptr);
-    return err == CL_SUCCESS ? ACCEL_SUCCESS : EnqueueFailed(err, *p.state, p.global.data(), p.local.data(), message);
-  }
+  if (launch.prepared != nullptr) return SubmitPrepared(*launch.prepared, s, message);
   Device* device = s.device;
   KernelState& state = *launch.kernel;
   std::vector<BoundArgument>& args = launch.args;
@@ -833,22 +834,10 @@ void PreparedLaunchDestroy(accel_bk_prepared_launch_t prepared) noexcept {
   std::unique_ptr<Prepared> owned(Unwrap(prepared));
 }
 
-namespace {
-
-// EnqueueLaunch's fill for a prepared launch: one reference, no copy.
-accel_status_t FillPrepared(void* context, Launch& launch) {
-  launch.prepared = *static_cast<const std::shared_ptr<const PreparedLaunch>*>(context);
-  return ACCEL_SUCCESS;
-}
-
-}  // namespace
-
 accel_status_t StreamLaunchPrepared(accel_bk_stream_t stream, accel_bk_prepared_launch_t prepared) noexcept {
   const std::shared_ptr<const PreparedLaunch>& launch = Unwrap(prepared)->launch;
   const Host& host = *launch->state->program->device->host;
-  return Guard(host, "stream_launch_prepared", [&] {
-    return EnqueueLaunch(Unwrap(stream), FillPrepared, const_cast<void*>(static_cast<const void*>(&launch)));
-  });
+  return Guard(host, "stream_launch_prepared", [&] { return EnqueuePrepared(Unwrap(stream), launch); });
 }
 
 }  // namespace accel::opencl

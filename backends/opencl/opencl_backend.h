@@ -302,6 +302,9 @@ struct BoundArgument {
 // vectors have grown to the kernel's arguments. Owned by one operation at a time.
 struct Launch {
   std::shared_ptr<const PreparedLaunch> prepared;  // set for stream_launch_prepared: the rest is unused
+  // Prepared launches enqueued right behind `prepared`, run on its operation (EnqueuePrepared): kept alive with it,
+  // each listed once per change (a run of the same one adds nothing).
+  std::vector<std::shared_ptr<const PreparedLaunch>> prepared_after;
   std::shared_ptr<KernelState> kernel;
   std::array<size_t, 3> global{};
   std::array<size_t, 3> local{};
@@ -312,6 +315,7 @@ struct Launch {
   // that the next launch of as many arguments constructs none) for the next launch.
   void Release() {
     prepared.reset();
+    prepared_after.clear();
     kernel.reset();
     for (BoundArgument& a : args) a.storage.reset();
     values.clear();
@@ -320,6 +324,8 @@ struct Launch {
 
 // Sets the launch's changed arguments and enqueues it on the submission's queue (module.cc).
 accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message);
+// Enqueues a prepared launch (its arguments are set) on the submission's queue (module.cc).
+accel_status_t SubmitPrepared(const PreparedLaunch& prepared, Submission& s, std::string* message);
 
 // A host copy, a buffer copy within one platform or a fill: one OpenCL command on the stream's queue, held by the
 // operation itself (no std::function per copy) and enqueued by the stream as a `submit` would be.
@@ -374,6 +380,10 @@ accel_status_t EnqueueOperation(Stream* stream, Operation&& op);
 // stream's (its vectors keep their memory) or a new one, under the stream's mutex, in the enqueue's own lock round
 // trip; a fill that fails enqueues nothing and its status is returned. Thread-safe.
 accel_status_t EnqueueLaunch(Stream* stream, accel_status_t (*fill)(void* context, Launch& launch), void* context);
+// Queues a prepared launch on `stream`, in order: as EnqueueLaunch would a launch holding it, except that right behind
+// a prepared launch's operation still submitted (an idle worker, no error) it is enqueued on that operation, which
+// then keeps it alive and completes it: no operation of its own. Thread-safe.
+accel_status_t EnqueuePrepared(Stream* stream, const std::shared_ptr<const PreparedLaunch>& prepared);
 
 // --- Handles -----------------------------------------------------------------------------------------------------
 

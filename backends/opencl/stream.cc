@@ -11,10 +11,11 @@
 //     enqueues them, in order, when it reaches them.
 // Enqueued operations are "submitted": they hold what they use (buffers,
 // bounce buffers, records) until a drain, one clFinish on the queue, completes
-// them all in order. A drain runs in stream_synchronize (on the caller), before
-// a host operation (on the worker), and on the worker when asked to make
-// progress without blocking the caller (stream_query, a finite timeout, an
-// error). The stream keeps its asynchronous error (sticky, skipping later
+// them all in order. A prepared launch enqueued right behind another (the
+// operation submitted last, still submitted) runs on that operation: one more
+// clEnqueueNDRangeKernel, a reference at most, no operation of its own. A drain runs in stream_synchronize (on the
+// caller), before a host operation (on the worker), and on the worker when asked to make progress without blocking the
+// caller (stream_query, a finite timeout, an error). The stream keeps its asynchronous error (sticky, skipping later
 // operations) and its copy statistics. Each stream_record_event makes a new
 // Record: a marker with an event, flushed so that it progresses on its own; an
 // event points at its latest Record, and a wait holds the Record current when
@@ -333,13 +334,7 @@ class Stream {
   // fails enqueues nothing; its status is returned.
   accel_status_t EnqueueLaunch(accel_status_t (*fill)(void* context, Launch& launch), void* context) {
     std::unique_lock lock(mutex_);
-    std::unique_ptr<Launch> launch;
-    if (!spare_launches_.empty()) {
-      launch = std::move(spare_launches_.back());
-      spare_launches_.pop_back();
-    } else {
-      launch = std::make_unique<Launch>();
-    }
+    std::unique_ptr<Launch> launch = SpareLaunchLocked();
     const accel_status_t filled = fill(context, *launch);
     if (filled != ACCEL_SUCCESS) {
       launch->Release();
@@ -350,6 +345,50 @@ class Stream {
     op.what = "kernel launch";
     op.launch = std::move(launch);
     return EnqueueLocked(lock, std::move(op));
+  }
+
+  // A prepared launch (module.cc): its own operation, as EnqueueLaunch makes, unless it runs on the operation of the
+  // prepared launch submitted last (RunAfterLastLocked).
+  accel_status_t EnqueuePrepared(const std::shared_ptr<const PreparedLaunch>& prepared) {
+    std::unique_lock lock(mutex_);
+    if (RunAfterLastLocked(prepared)) return ACCEL_SUCCESS;
+    std::unique_ptr<Launch> launch = SpareLaunchLocked();
+    launch->prepared = prepared;
+    Operation op;
+    op.what = "kernel launch";
+    op.launch = std::move(launch);
+    return EnqueueLocked(lock, std::move(op));
+  }
+
+  // Enqueues `prepared` on the operation submitted last, when that is a prepared launch still submitted (not
+  // draining) and successful, with the worker idle, nothing queued and no error: one more clEnqueueNDRangeKernel on
+  // the queue, after that operation's; the operation keeps `prepared` alive (a reference, unless it holds it last
+  // already) and completes with it. False when it did not (then nothing was enqueued).
+  bool RunAfterLastLocked(const std::shared_ptr<const PreparedLaunch>& prepared) {
+    if (!fifo_.empty() || busy_ || error_ != ACCEL_SUCCESS || submitted_.empty()) return false;
+    Pending& last = submitted_.back();
+    Launch* launch = last.op.launch.get();
+    if (last.status != ACCEL_SUCCESS || launch == nullptr || launch->prepared == nullptr) return false;
+    const std::shared_ptr<const PreparedLaunch>& held =
+        launch->prepared_after.empty() ? launch->prepared : launch->prepared_after.back();
+    const bool add = held != prepared;
+    if (add) {
+      try {
+        launch->prepared_after.push_back(prepared);
+      } catch (const std::bad_alloc&) {
+        return false;  // no memory for the reference: an operation of its own
+      }
+    }
+    std::string message;
+    if (SubmitPrepared(*prepared, last.submission, &message) != ACCEL_SUCCESS) {
+      // Not enqueued: its own operation tries again and, failing, makes the stream's error with the message.
+      if (add) launch->prepared_after.pop_back();
+      return false;
+    }
+    ++enqueued_;
+    ++last.launches_after;
+    ++launches_after_;
+    return true;
   }
 
   // Enqueue's body, with the stream's mutex held by `lock` (released on return).
@@ -453,10 +492,19 @@ class Stream {
     accel_status_t status = ACCEL_SUCCESS;
     std::string message;
     bool skipped = false;
+    uint64_t launches_after = 0;  // prepared launches enqueued on this operation after its own (EnqueuePrepared)
   };
 
   bool IdleLocked() const { return fifo_.empty() && !busy_ && outstanding_ == 0; }
-  uint64_t PendingLocked() const { return fifo_.size() + outstanding_ + (busy_ ? 1 : 0); }
+  uint64_t PendingLocked() const { return fifo_.size() + outstanding_ + launches_after_ + (busy_ ? 1 : 0); }
+
+  // A released launch of the stream's for reuse, or a new one.
+  std::unique_ptr<Launch> SpareLaunchLocked() {
+    if (spare_launches_.empty()) return std::make_unique<Launch>();
+    std::unique_ptr<Launch> launch = std::move(spare_launches_.back());
+    spare_launches_.pop_back();
+    return launch;
+  }
 
   // Records the stream's first error (later ones are consequences); returns the stream's error message.
   std::string SetErrorLocked(accel_status_t status, const Operation& op, const std::string& message) {
@@ -525,6 +573,8 @@ class Stream {
     std::vector<Pending>& batch = batch_;  // empty; both vectors keep their memory, so a drain allocates nothing
     batch.swap(submitted_);
     const uint64_t count = batch.size();
+    uint64_t launches_after = 0;
+    for (const Pending& entry : batch) launches_after += entry.launches_after;
     // The stream's error as the batch starts: an operation after the one that made it was submitted before it was
     // known (a completion that failed in an earlier drain, while this batch was submitted) and reports it.
     const accel_status_t prior = error_;
@@ -574,6 +624,7 @@ class Stream {
     }
     recycled_.clear();  // launches past the spares, released already: frees their vectors only (no callback)
     outstanding_ -= count;
+    launches_after_ -= launches_after;
     draining_ = false;
     changed_.notify_all();
   }
@@ -705,7 +756,8 @@ class Stream {
   bool drain_requested_ = false;                         // the worker should drain once its FIFO is empty
   bool stopping_ = false;
   uint64_t enqueued_ = 0;
-  uint64_t outstanding_ = 0;  // submitted_ plus the batch being drained
+  uint64_t outstanding_ = 0;     // submitted_ plus the batch being drained
+  uint64_t launches_after_ = 0;  // their Pending::launches_after, added up
   accel_status_t error_ = ACCEL_SUCCESS;
   uint64_t error_number_ = 0;  // the operation that made error_
   std::string error_message_;
@@ -717,6 +769,10 @@ accel_status_t EnqueueOperation(Stream* stream, Operation&& op) { return stream-
 
 accel_status_t EnqueueLaunch(Stream* stream, accel_status_t (*fill)(void* context, Launch& launch), void* context) {
   return stream->EnqueueLaunch(fill, context);
+}
+
+accel_status_t EnqueuePrepared(Stream* stream, const std::shared_ptr<const PreparedLaunch>& prepared) {
+  return stream->EnqueuePrepared(prepared);
 }
 
 // --- Stream slots ------------------------------------------------------------------------------------------------

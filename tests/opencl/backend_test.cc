@@ -629,6 +629,48 @@ TEST_F(OpenclTest, AnErrorSkipsLaterWorkAndCopiesUntilCleared) {
   EXPECT_EQ(Download(b, kCount), std::vector<uint32_t>(kCount, 9)) << "cleared, the stream launches again";
 }
 
+TEST_F(OpenclTest, PreparedLaunchesRunOnEachOthersOperationsInOrderAndStopAtAnError) {
+  // Prepared launches enqueued one after another share the first one's operation (its clFinish, its completion):
+  // A then B alternated, both destroyed before the stream drains, still run in order and with their own arguments.
+  // A: mid = src + 1; B: out = mid + 1, on the same queue; the last of each wins: out = src + 2. After an error the
+  // stream skips them as any operation until cleared.
+  accel_kernel_t k = Kernel(kAddOne, "add_one");
+  ASSERT_NE(k, nullptr);
+  constexpr uint32_t kN = 128;
+  accel_buffer_t src = NewBuffer(kN * 4);
+  accel_buffer_t mid = NewBuffer(kN * 4);
+  accel_buffer_t out = NewBuffer(kN * 4);
+  std::vector<uint32_t> values(kN);
+  for (uint32_t i = 0; i < kN; ++i) values[i] = 3 * i;
+  Upload(src, values);
+  Upload(mid, std::vector<uint32_t>(kN, 0));
+  Upload(out, std::vector<uint32_t>(kN, 0));
+  const uint32_t n = kN;
+  accel_prepared_launch_t a = Prepare(k, kN / 32, 32, {BufferArg(mid), BufferArg(src), ScalarArg(&n, 4)});
+  accel_prepared_launch_t b = Prepare(k, kN / 32, 32, {BufferArg(out), BufferArg(mid), ScalarArg(&n, 4)});
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(accel_stream_launch_prepared(stream_, i % 2 == 0 ? a : b), ACCEL_SUCCESS) << accel_last_error();
+  }
+  ASSERT_EQ(accel_prepared_launch_destroy(a), ACCEL_SUCCESS);
+  std::vector<uint32_t> want(kN);
+  for (uint32_t i = 0; i < kN; ++i) want[i] = values[i] + 2;
+  EXPECT_EQ(Download(out, kN), want);
+
+  // An error: the prepared launch after it is skipped (its buffer keeps the value), then runs once cleared.
+  Upload(out, std::vector<uint32_t>(kN, 0));
+  ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, Fail, nullptr), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, b), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, b), ACCEL_SUCCESS);
+  EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
+  ASSERT_EQ(accel_stream_clear_error(stream_), ACCEL_SUCCESS);
+  EXPECT_EQ(Download(out, kN), std::vector<uint32_t>(kN, 0)) << "a prepared launch after the error ran";
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, b), ACCEL_SUCCESS);
+  EXPECT_EQ(Download(out, kN), want) << "cleared, the stream launches again";
+  ASSERT_EQ(accel_prepared_launch_destroy(b), ACCEL_SUCCESS);
+}
+
 TEST_F(OpenclTest, CapacityIsCountedAgainstGlobalMemory) {
   // ctest runs this binary with POCL_MEMORY_LIMIT=1: PoCL reports 1 GiB of global memory and 256 MiB allocations
   // (PoCL allocates lazily, so the buffers below cost nothing until used).

@@ -454,20 +454,33 @@ TEST_F(OpenclTest, PreparedLaunchesKeepTheirOwnArgumentsBesidePlainLaunchesOfThe
   }
 }
 
+const char* const kAtomicAdd = R"CL(
+__kernel void atomic_add_u32(__global const uint* values, volatile __global uint* sums, uint n, uint bins) {
+  const size_t i = get_global_id(0);
+  if (i < n) atomic_add(&sums[i % bins], values[i]);
+}
+)CL";
+
 TEST_F(OpenclTest, OnePreparedLaunchEnqueuedFromManyThreads) {
-  // Its cl_kernel's arguments never change after it is prepared: streams on several threads enqueue it at once.
-  accel_kernel_t k = Kernel(kAddOne, "add_one");
+  // Its cl_kernel's arguments never change after it is prepared: streams on several threads enqueue it at once
+  // (clEnqueueNDRangeKernel of one cl_kernel on several queues, no lock). Each launch adds the values into the bins
+  // atomically, so the sums count the launches that ran.
+  accel_kernel_t k = Kernel(kAtomicAdd, "atomic_add_u32");
   ASSERT_NE(k, nullptr);
   constexpr int kThreads = 4;
   constexpr int kRounds = 50;
   constexpr uint32_t kN = 256;
-  accel_buffer_t dst = NewBuffer(kN * 4);
-  accel_buffer_t src = NewBuffer(kN * 4);
-  std::vector<uint32_t> src_values(kN);
-  for (uint32_t i = 0; i < kN; ++i) src_values[i] = 7 * i;
-  Upload(src, src_values);
+  constexpr uint32_t kBins = 8;
+  accel_buffer_t values = NewBuffer(kN * 4);
+  accel_buffer_t sums = NewBuffer(kBins * 4);
+  std::vector<uint32_t> v(kN);
+  for (uint32_t i = 0; i < kN; ++i) v[i] = i + 1;
+  Upload(values, v);
+  Upload(sums, std::vector<uint32_t>(kBins, 0));
   const uint32_t n = kN;
-  accel_prepared_launch_t p = Prepare(k, kN / 64, 64, {BufferArg(dst), BufferArg(src), ScalarArg(&n, 4)});
+  const uint32_t bins = kBins;
+  accel_prepared_launch_t p =
+      Prepare(k, kN / 64, 64, {BufferArg(values), BufferArg(sums), ScalarArg(&n, 4), ScalarArg(&bins, 4)});
   ASSERT_NE(p, nullptr);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -484,9 +497,9 @@ TEST_F(OpenclTest, OnePreparedLaunchEnqueuedFromManyThreads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  std::vector<uint32_t> want(kN);
-  for (uint32_t i = 0; i < kN; ++i) want[i] = src_values[i] + 1;
-  EXPECT_EQ(Download(dst, kN), want);
+  std::vector<uint32_t> want(kBins, 0);
+  for (uint32_t i = 0; i < kN; ++i) want[i % kBins] += kThreads * kRounds * v[i];
+  EXPECT_EQ(Download(sums, kBins), want);
   EXPECT_EQ(accel_prepared_launch_destroy(p), ACCEL_SUCCESS) << accel_last_error();
 }
 

@@ -248,6 +248,21 @@ TEST_F(Overhead, TenLaunches) {
             Expected("ten_launches"));
 }
 
+// A launch prepared once (its checks, and on OpenCL its own cl_kernel with the arguments set), then enqueued ten
+// times: the preparation's calls apart, each launch is the native enqueue alone, with no argument set.
+TEST_F(Overhead, TenPreparedLaunches) {
+  accel_prepared_launch_t prepared = nullptr;
+  EXPECT_EQ(Count([&] { ASSERT_EQ(accel_kernel_prepare_launch(kernel_, &launch_, &prepared), ACCEL_SUCCESS); }),
+            Expected("prepare_launch"));
+  ASSERT_NE(prepared, nullptr);
+  const Calls calls = Count([&] {
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(accel_stream_launch_prepared(stream_, prepared), ACCEL_SUCCESS);
+  });
+  EXPECT_EQ(PerSubmissionAsInTable(calls, Expected("per_submission"), Expected("ten_prepared_launches")),
+            Expected("ten_prepared_launches"));
+  EXPECT_EQ(accel_prepared_launch_destroy(prepared), ACCEL_SUCCESS);
+}
+
 // Ten launches queued behind a host callback that holds the stream until all ten are enqueued: a backend that
 // batches what is queued records them into one submission.
 TEST_F(Overhead, TenQueuedLaunches) {

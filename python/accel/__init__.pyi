@@ -202,8 +202,12 @@ class Stream:
         """Records `event` (a new one when None) at this point of the stream."""
     def wait(self, event: Event) -> None:
         """Later work of this stream waits for `event`."""
+    @overload
     def launch(self, kernel: Kernel, grid: _Dims, block: _Dims, *args: Any) -> None:
         """Enqueues `kernel` over `grid` work-groups of `block` work-items (Kernel.launch)."""
+    @overload
+    def launch(self, prepared: PreparedLaunch) -> None:
+        """Enqueues a prepared launch (PreparedLaunch.launch)."""
     def close(self) -> None:
         """Destroys the stream after its work completes (idempotent)."""
     @property
@@ -286,6 +290,25 @@ class Kernel:
         addresses; int, float, bool, numpy scalars or bytes for scalars (packed to the declared size);
         accel.LocalMemory for local memory. AccelError (INVALID_ARGUMENT) names the argument that is wrong.
         The launch is asynchronous; host access to the bound arrays waits for it."""
+    def prepare(self, grid: _Dims, block: _Dims, *args: Any) -> PreparedLaunch:
+        """The launch checked once, as launch() checks it (docs/kernels.md, "Prepared launches"); it keeps the
+        bound arrays' buffers. PreparedLaunch.launch() enqueues it."""
+
+class PreparedLaunch:
+    """A launch checked once (Kernel.prepare) and enqueued by each launch(). `with` closes it at the end."""
+
+    @property
+    def kernel(self) -> Kernel: ...
+    def launch(self, stream: Stream | None = None) -> None:
+        """Enqueues it once on `stream` (None: the current stream, else the package's own stream).
+        Asynchronous; host access to the bound arrays waits for it. AccelError when closed or when a bound
+        array's buffer was freed."""
+    def close(self) -> None:
+        """Destroys it; launches already enqueued still run (idempotent)."""
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> PreparedLaunch: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
 
 class Module:
     """Kernels loaded on one device (accel.load_module). `with module:` closes it at the end of the block."""

@@ -274,25 +274,56 @@ std::array<uint32_t, 3> dims(py::handle obj, const char* what) {
   return out;
 }
 
-// Enqueues `kernel` on `stream` (null: the current stream of the kernel's
-// device, else the package's own stream there).
-void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args args, StreamPtr stream) {
-  const Device& device = kernel->module->device;
-  kernel->module->live();
+// The stream a launch of `kernel` goes to: `stream`, or when null the current
+// stream of the kernel's device, else the package's own stream there.
+accel_stream_t launch_stream(const Kernel& kernel, StreamPtr stream) {
+  const Device& device = kernel.module->device;
+  kernel.module->live();
   if (!stream) stream = current_stream(device);
   accel_stream_t handle = stream ? stream->live() : device.inst->internal_stream(device.handle);
   if (stream && stream->device.handle != device.handle)
-    raise(ACCEL_ERROR_INVALID_ARGUMENT, "kernel '" + kernel->name + "' was loaded on device " +
+    raise(ACCEL_ERROR_INVALID_ARGUMENT, "kernel '" + kernel.name + "' was loaded on device " +
                                             std::to_string(device.index) + " but the stream is on device " +
                                             std::to_string(stream->device.index));
+  return handle;
+}
+
+// A launch's arguments as the C API takes them, with what they point at.
+struct LaunchArgs {
+  accel_launch_desc_t desc{};
+  std::vector<accel_kernel_arg_t> args;
+  std::vector<std::string> scalars;
+  std::vector<std::shared_ptr<Buffer>> bound;  // the buffers it binds
+};
+
+// Later host access to the buffers a launch just enqueued on `stream` binds waits for it.
+void track(const Device& device, accel_stream_t stream, const std::vector<std::shared_ptr<Buffer>>& bound) {
+  if (bound.empty()) return;
+  auto event_desc = accel::detail::sized<accel_event_desc_t>(ACCEL_STRUCTURE_TYPE_EVENT_DESC);
+  accel_event_t event = nullptr;
+  check(accel_event_create(device.handle, &event_desc, &event));
+  auto work = std::make_shared<PendingWork>(device.inst, event);
+  check(accel_stream_record_event(stream, event));
+  for (auto& buffer : bound) buffer->pending = work;
+}
+
+// Work queued on other streams that used these buffers comes first.
+void wait_for(accel_stream_t stream, const std::vector<std::shared_ptr<Buffer>>& bound) {
+  for (auto& buffer : bound)
+    if (buffer->pending) check(accel_stream_wait_event(stream, buffer->pending->event));
+}
+
+// Matches `args` to the kernel's declared arguments (the checks of the C API follow).
+void launch_args(const KernelPtr& kernel, py::object grid, py::object block, py::args args, LaunchArgs* out) {
   if (args.size() != kernel->arguments.size())
     raise(ACCEL_ERROR_INVALID_ARGUMENT, "kernel '" + kernel->name + "' takes " +
                                             std::to_string(kernel->arguments.size()) + " arguments, " +
                                             std::to_string(args.size()) + " given");
-  std::vector<accel_kernel_arg_t> launch_args(
-      args.size(), accel::detail::sized<accel_kernel_arg_t>(ACCEL_STRUCTURE_TYPE_KERNEL_ARG));
-  std::vector<std::string> scalars(args.size());
-  std::vector<std::shared_ptr<Buffer>> bound;
+  std::vector<accel_kernel_arg_t>& launch_args = out->args;
+  launch_args.assign(args.size(), accel::detail::sized<accel_kernel_arg_t>(ACCEL_STRUCTURE_TYPE_KERNEL_ARG));
+  std::vector<std::string>& scalars = out->scalars;
+  scalars.assign(args.size(), std::string());
+  std::vector<std::shared_ptr<Buffer>>& bound = out->bound;
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& info = kernel->arguments[i];
     auto& a = launch_args[i];
@@ -350,24 +381,63 @@ void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args
                                            std::to_string(static_cast<int>(info.kind)) + ")");
     }
   }
-  auto desc = accel::detail::sized<accel_launch_desc_t>(ACCEL_STRUCTURE_TYPE_LAUNCH_DESC);
+  auto& desc = out->desc;
+  desc = accel::detail::sized<accel_launch_desc_t>(ACCEL_STRUCTURE_TYPE_LAUNCH_DESC);
   auto g = dims(grid, "grid");
   auto b = dims(block, "block");
   std::copy(g.begin(), g.end(), desc.grid);
   std::copy(b.begin(), b.end(), desc.block);
   desc.args = launch_args.data();
   desc.arg_count = static_cast<uint32_t>(launch_args.size());
-  // Work queued on other streams that used these buffers comes first.
-  for (auto& buffer : bound)
-    if (buffer->pending) check(accel_stream_wait_event(handle, buffer->pending->event));
-  check(accel_stream_launch_kernel(handle, kernel->handle, &desc));
-  if (bound.empty()) return;
-  auto event_desc = accel::detail::sized<accel_event_desc_t>(ACCEL_STRUCTURE_TYPE_EVENT_DESC);
-  accel_event_t event = nullptr;
-  check(accel_event_create(device.handle, &event_desc, &event));
-  auto work = std::make_shared<PendingWork>(device.inst, event);
-  check(accel_stream_record_event(handle, event));
-  for (auto& buffer : bound) buffer->pending = work;
+}
+
+// Enqueues `kernel` on `stream` (null: the current stream of the kernel's
+// device, else the package's own stream there).
+void launch(const KernelPtr& kernel, py::object grid, py::object block, py::args args, StreamPtr stream) {
+  accel_stream_t handle = launch_stream(*kernel, std::move(stream));
+  LaunchArgs l;
+  launch_args(kernel, std::move(grid), std::move(block), std::move(args), &l);
+  wait_for(handle, l.bound);
+  check(accel_stream_launch_kernel(handle, kernel->handle, &l.desc));
+  track(kernel->module->device, handle, l.bound);
+}
+
+// A launch checked once (accel_kernel_prepare_launch) and enqueued by each
+// launch(); it keeps the kernel's module and the bound buffers.
+struct PreparedLaunch {
+  KernelPtr kernel;
+  accel_prepared_launch_t handle = nullptr;
+  std::vector<std::shared_ptr<Buffer>> bound;
+  bool closed = false;
+  ~PreparedLaunch() { close(); }
+  void close() {
+    if (closed) return;
+    closed = true;
+    accel_prepared_launch_destroy(handle);  // a stale handle (its instance closed) is refused, harmlessly
+  }
+};
+using PreparedLaunchPtr = std::shared_ptr<PreparedLaunch>;
+
+PreparedLaunchPtr prepare(const KernelPtr& kernel, py::object grid, py::object block, py::args args) {
+  kernel->module->live();
+  LaunchArgs l;
+  launch_args(kernel, std::move(grid), std::move(block), std::move(args), &l);
+  auto prepared = std::make_shared<PreparedLaunch>();
+  prepared->kernel = kernel;
+  prepared->bound = std::move(l.bound);
+  check(accel_kernel_prepare_launch(kernel->handle, &l.desc, &prepared->handle));
+  return prepared;
+}
+
+void launch_prepared(const PreparedLaunchPtr& prepared, StreamPtr stream) {
+  if (prepared->closed) raise(ACCEL_ERROR_INVALID_HANDLE, "the accel.PreparedLaunch was closed");
+  accel_stream_t handle = launch_stream(*prepared->kernel, std::move(stream));
+  for (const auto& buffer : prepared->bound) {
+    if (buffer->destroyed) raise(ACCEL_ERROR_INVALID_HANDLE, "a buffer the prepared launch binds was freed");
+  }
+  wait_for(handle, prepared->bound);
+  check(accel_stream_launch_prepared(handle, prepared->handle));
+  track(prepared->kernel->module->device, handle, prepared->bound);
 }
 
 py::dict argument_dict(const Kernel& k, size_t i) {
@@ -468,8 +538,31 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
           "launch(grid, block, *args, stream=None): enqueues one launch of grid work-groups of block work-items on "
           "`stream` (None: the current stream, else the package's own); arguments as the kernel declares them "
           "(Array, int/float/numpy scalar/bytes, LocalMemory). Asynchronous: host access to bound arrays waits.")
+      .def("prepare", &prepare, py::arg("grid"), py::arg("block"),
+           "prepare(grid, block, *args): the launch checked once, as launch() would check it (docs/kernels.md, "
+           "\"Prepared launches\"); PreparedLaunch.launch() enqueues it.")
       .def("__repr__", [](const Kernel& k) {
         return "<accel.Kernel '" + k.name + "' (" + std::to_string(k.arguments.size()) + " arguments)>";
+      });
+
+  py::class_<PreparedLaunch, PreparedLaunchPtr>(
+      m, "PreparedLaunch", "A launch checked once (Kernel.prepare) and enqueued by each launch(stream=None).")
+      .def_property_readonly("kernel", [](const PreparedLaunch& p) { return p.kernel; })
+      .def(
+          "launch", [](const PreparedLaunchPtr& p, StreamPtr s) { launch_prepared(p, std::move(s)); },
+          py::arg("stream") = py::none(),
+          "Enqueues the launch once on `stream` (None: the current stream, else the package's own). Asynchronous: "
+          "host access to the bound arrays waits.")
+      .def("close", &PreparedLaunch::close)
+      .def_property_readonly("closed", [](const PreparedLaunch& p) { return p.closed; })
+      .def("__enter__", [](PreparedLaunchPtr p) { return p; })
+      .def("__exit__",
+           [](PreparedLaunch& p, py::args) {
+             p.close();
+             return false;
+           })
+      .def("__repr__", [](const PreparedLaunch& p) {
+        return "<accel.PreparedLaunch of '" + p.kernel->name + "'" + (p.closed ? " closed>" : ">");
       });
 
   stream.def(
@@ -478,6 +571,9 @@ void init_kernels(py::module_& m, py::class_<Stream, StreamPtr>& stream) {
         launch(kernel, std::move(grid), std::move(block), std::move(args), std::move(s));
       },
       py::arg("kernel"), py::arg("grid"), py::arg("block"), "Enqueues `kernel` on this stream (Kernel.launch).");
+  stream.def(
+      "launch", [](StreamPtr s, const PreparedLaunchPtr& prepared) { launch_prepared(prepared, std::move(s)); },
+      py::arg("prepared"), "Enqueues a prepared launch on this stream (PreparedLaunch.launch).");
 
   m.def("load_module", &load_module, py::arg("sources"), py::arg("device") = py::none(), py::arg("name") = py::none(),
         py::arg("options") = py::none(),

@@ -253,3 +253,36 @@ def test_threads_launch_and_read_concurrently(corpus):
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads), "a thread hung"
     assert errors == []
+
+
+def test_a_prepared_launch_runs_on_each_launch_and_orders_host_access(corpus):
+    # Checked once (Kernel.prepare); each launch() enqueues it; host access to a bound array waits for the last one.
+    n = 256
+    values = accel.asarray(np.arange(1, n + 1, dtype=np.uint32))
+    sums = accel.zeros(4, "uint32")
+    add = corpus["atomic_add_u32"].prepare(n // 64, 64, values, sums, n, 4)
+    assert add.kernel.name == "atomic_add_u32" and not add.closed
+    with accel.Stream() as s:
+        for _ in range(3):
+            add.launch()  # the current stream
+        s.launch(add)
+        want = [4 * sum(range(b + 1, n + 1, 4)) for b in range(4)]
+        assert np.asarray(sums).tolist() == want
+    add.launch(stream=accel.Stream())
+    assert np.asarray(sums).tolist() == [5 * w // 4 for w in want]
+    add.close()
+    with pytest.raises(accel.AccelError, match="was closed"):
+        add.launch()
+
+
+def test_preparing_checks_as_a_launch_does(corpus):
+    a = accel.zeros(16, "float32")
+    with pytest.raises(accel.AccelError, match="takes 4 arguments, 3 given"):
+        corpus["vadd_f32"].prepare(1, 16, a, a, a)
+    with pytest.raises(accel.AccelError, match="past"):
+        corpus["vadd_f32"].prepare(1, 2**20, a, a, a, 16)
+    with corpus["vadd_f32"].prepare(1, 16, a, a, a, 16) as p:
+        a.free()
+        with pytest.raises(accel.AccelError, match="was freed"):
+            p.launch()
+    assert p.closed

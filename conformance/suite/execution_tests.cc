@@ -146,8 +146,8 @@ accel_kernel_arg_t LocalArg(uint64_t bytes) {
   return a;
 }
 
-accel_status_t Launch(const Stream& stream, const CorpusKernel& k, const Shape& shape,
-                      const std::vector<accel_kernel_arg_t>& args) {
+// The launch of `shape` with `args` (which it points into).
+accel_launch_desc_t Desc(const Shape& shape, const std::vector<accel_kernel_arg_t>& args) {
   accel_launch_desc_t desc{};
   desc.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
   desc.struct_size = sizeof(desc);
@@ -155,19 +155,19 @@ accel_status_t Launch(const Stream& stream, const CorpusKernel& k, const Shape& 
   std::memcpy(desc.block, shape.block, sizeof(desc.block));
   desc.args = args.data();
   desc.arg_count = static_cast<uint32_t>(args.size());
+  return desc;
+}
+
+accel_status_t Launch(const Stream& stream, const CorpusKernel& k, const Shape& shape,
+                      const std::vector<accel_kernel_arg_t>& args) {
+  const accel_launch_desc_t desc = Desc(shape, args);
   return accel_stream_launch_kernel(stream.get(), k.get(), &desc);
 }
 
 // accel_kernel_prepare_launch of what Launch would enqueue; the prepared launch or NULL, and the status.
 accel_status_t Prepare(const CorpusKernel& k, const Shape& shape, const std::vector<accel_kernel_arg_t>& args,
                        accel_prepared_launch_t* out) {
-  accel_launch_desc_t desc{};
-  desc.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
-  desc.struct_size = sizeof(desc);
-  std::memcpy(desc.grid, shape.grid, sizeof(desc.grid));
-  std::memcpy(desc.block, shape.block, sizeof(desc.block));
-  desc.args = args.data();
-  desc.arg_count = static_cast<uint32_t>(args.size());
+  const accel_launch_desc_t desc = Desc(shape, args);
   return accel_kernel_prepare_launch(k.get(), &desc, out);
 }
 

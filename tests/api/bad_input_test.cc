@@ -68,6 +68,20 @@ struct Fixture {
 
 accel_instance_desc_t HostOnly() { return ScopedInstance::Files(ACCEL_TEST_HOST_MANIFEST); }
 
+// The fixture kernel's launch: c = a + b over the fixture buffer's first 16 floats (a and b its bytes [0, 64), c
+// [64, 128)), grid 2 x block 8. `desc` points into `args`: not copyable.
+struct VaddLaunch {
+  static constexpr uint32_t kN = 16;
+  explicit VaddLaunch(accel_buffer_t buffer)
+      : args{accel_test::BufferArg(buffer, 0, 64), accel_test::BufferArg(buffer, 0, 64),
+             accel_test::BufferArg(buffer, 64, 64), accel_test::ScalarArg(&kN)},
+        desc(accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4)) {}
+  VaddLaunch(const VaddLaunch&) = delete;
+  VaddLaunch& operator=(const VaddLaunch&) = delete;
+  accel_kernel_arg_t args[4];
+  accel_launch_desc_t desc;
+};
+
 accel_device_t FirstDevice(accel_instance_t instance) {
   uint32_t n = 0;
   if (accel_instance_enumerate_devices(instance, &n, nullptr) != ACCEL_SUCCESS || n == 0) return nullptr;
@@ -130,12 +144,9 @@ void Build(Fixture& f) {
   ASSERT_EQ(accel_tenant_destroy(f.stale_tenant), ACCEL_SUCCESS) << accel_last_error();
 
   // A live prepared launch of vadd and a stale one.
-  static const uint32_t n = 16;
-  const accel_kernel_arg_t args[] = {accel_test::BufferArg(f.buffer, 0, 64), accel_test::BufferArg(f.buffer, 0, 64),
-                                     accel_test::BufferArg(f.buffer, 64, 64), accel_test::ScalarArg(&n)};
-  const accel_launch_desc_t launch = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
-  ASSERT_EQ(accel_kernel_prepare_launch(f.kernel, &launch, &f.prepared), ACCEL_SUCCESS) << accel_last_error();
-  ASSERT_EQ(accel_kernel_prepare_launch(f.kernel, &launch, &f.stale_prepared), ACCEL_SUCCESS) << accel_last_error();
+  const VaddLaunch vadd(f.buffer);
+  ASSERT_EQ(accel_kernel_prepare_launch(f.kernel, &vadd.desc, &f.prepared), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_kernel_prepare_launch(f.kernel, &vadd.desc, &f.stale_prepared), ACCEL_SUCCESS) << accel_last_error();
   ASSERT_EQ(accel_prepared_launch_destroy(f.stale_prepared), ACCEL_SUCCESS) << accel_last_error();
 }
 
@@ -190,13 +201,10 @@ void ExpectFixtureStillWorks(Fixture& f) {
 
   // The kernel still launches: c = a + b over the buffer's first 16 floats, in place.
   std::vector<float> values(16, 1.25f), sums(16, 0.0f);
-  const uint32_t n = 16;
-  const accel_kernel_arg_t args[] = {accel_test::BufferArg(f.buffer, 0, 64), accel_test::BufferArg(f.buffer, 0, 64),
-                                     accel_test::BufferArg(f.buffer, 64, 64), accel_test::ScalarArg(&n)};
-  const accel_launch_desc_t launch = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
+  const VaddLaunch vadd(f.buffer);
   EXPECT_EQ(accel_stream_copy_host_to_buffer(f.stream, values.data(), f.buffer, 0, 64), ACCEL_SUCCESS)
       << accel_last_error();
-  EXPECT_EQ(accel_stream_launch_kernel(f.stream, f.kernel, &launch), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(accel_stream_launch_kernel(f.stream, f.kernel, &vadd.desc), ACCEL_SUCCESS) << accel_last_error();
   EXPECT_EQ(accel_stream_copy_buffer_to_host(f.stream, f.buffer, 64, sums.data(), 64), ACCEL_SUCCESS)
       << accel_last_error();
   EXPECT_EQ(accel_stream_synchronize(f.stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << accel_last_error();
@@ -1715,34 +1723,23 @@ std::vector<Row> MakeTable() {
     rows.push_back(b.Build());
   }
   {
-    using accel_test::BufferArg;
-    using accel_test::ScalarArg;
     RowBuilder b("accel_stream_launch_kernel");
     // vadd over the fixture buffer's first 16 floats, after `edit` changes the description.
     using EditLaunch = void (*)(Fixture&, accel_kernel_arg_t*, accel_launch_desc_t&);
     auto launch = [](EditLaunch edit) {
       return [edit](Fixture& f) {
-        static const uint32_t n = 16;
-        accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
-                                     BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
-        accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
-        edit(f, args, d);
-        return accel_stream_launch_kernel(f.stream, f.kernel, &d);
+        VaddLaunch l(f.buffer);
+        edit(f, l.args, l.desc);
+        return accel_stream_launch_kernel(f.stream, f.kernel, &l.desc);
       };
     };
     b.Handle<accel_stream_t>("stream", [](Fixture& f, accel_stream_t h) {
-      static const uint32_t n = 16;
-      const accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
-                                         BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
-      const accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
-      return accel_stream_launch_kernel(h, f.kernel, &d);
+      const VaddLaunch l(f.buffer);
+      return accel_stream_launch_kernel(h, f.kernel, &l.desc);
     });
     b.Handle<accel_kernel_t>("kernel", [](Fixture& f, accel_kernel_t h) {
-      static const uint32_t n = 16;
-      const accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
-                                         BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
-      const accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
-      return accel_stream_launch_kernel(f.stream, h, &d);
+      const VaddLaunch l(f.buffer);
+      return accel_stream_launch_kernel(f.stream, h, &l.desc);
     });
     b.Expect(Kind::kNull, "NULL 'desc'", ACCEL_ERROR_INVALID_ARGUMENT, "desc",
              [](Fixture& f) { return accel_stream_launch_kernel(f.stream, f.kernel, nullptr); });
@@ -1774,41 +1771,29 @@ std::vector<Row> MakeTable() {
   }
 
   {
-    using accel_test::BufferArg;
-    using accel_test::ScalarArg;
     RowBuilder b("accel_kernel_prepare_launch");
-    // vadd over the fixture buffer's first 16 floats, after `edit` changes the description; what it makes is
-    // destroyed.
+    // The fixture's vadd launch after `edit` changes the description; what it makes is destroyed.
     using EditLaunch = void (*)(Fixture&, accel_kernel_arg_t*, accel_launch_desc_t&);
     auto prepare = [](EditLaunch edit) {
       return [edit](Fixture& f) {
-        static const uint32_t n = 16;
-        accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
-                                     BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
-        accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
-        edit(f, args, d);
+        VaddLaunch l(f.buffer);
+        edit(f, l.args, l.desc);
         accel_prepared_launch_t out = nullptr;
-        return Cleanup(accel_kernel_prepare_launch(f.kernel, &d, &out), out, accel_prepared_launch_destroy);
+        return Cleanup(accel_kernel_prepare_launch(f.kernel, &l.desc, &out), out, accel_prepared_launch_destroy);
       };
     };
     b.Handle<accel_kernel_t>("kernel", [](Fixture& f, accel_kernel_t h) {
-      static const uint32_t n = 16;
-      const accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
-                                         BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
-      const accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
+      const VaddLaunch l(f.buffer);
       accel_prepared_launch_t out = nullptr;
-      return Cleanup(accel_kernel_prepare_launch(h, &d, &out), out, accel_prepared_launch_destroy);
+      return Cleanup(accel_kernel_prepare_launch(h, &l.desc, &out), out, accel_prepared_launch_destroy);
     });
     b.Expect(Kind::kNull, "NULL 'desc'", ACCEL_ERROR_INVALID_ARGUMENT, "desc", [](Fixture& f) {
       accel_prepared_launch_t out = nullptr;
       return Cleanup(accel_kernel_prepare_launch(f.kernel, nullptr, &out), out, accel_prepared_launch_destroy);
     });
     b.Expect(Kind::kNull, "NULL 'out_prepared'", ACCEL_ERROR_INVALID_ARGUMENT, "out_prepared", [](Fixture& f) {
-      static const uint32_t n = 16;
-      const accel_kernel_arg_t args[] = {BufferArg(f.buffer, 0, 64), BufferArg(f.buffer, 0, 64),
-                                         BufferArg(f.buffer, 64, 64), ScalarArg(&n)};
-      const accel_launch_desc_t d = accel_test::Launch({2, 1, 1}, {8, 1, 1}, args, 4);
-      return accel_kernel_prepare_launch(f.kernel, &d, nullptr);
+      const VaddLaunch l(f.buffer);
+      return accel_kernel_prepare_launch(f.kernel, &l.desc, nullptr);
     });
     b.Expect(Kind::kStale, "a stale buffer in 'desc->args[2]'", ACCEL_ERROR_INVALID_HANDLE, "desc->args[2].buffer",
              prepare([](Fixture& f, accel_kernel_arg_t* a, accel_launch_desc_t&) { a[2].buffer = f.stale_buffer; }),

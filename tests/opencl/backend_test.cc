@@ -178,8 +178,8 @@ class OpenclTest : public ::testing::Test {
     a.size = size;
     return a;
   }
-  static accel_status_t Launch(accel_stream_t s, accel_kernel_t k, uint32_t groups, uint32_t block,
-                               const std::vector<accel_kernel_arg_t>& args) {
+  // A 1-D launch of `groups` x `block` with `args` (which it points into).
+  static accel_launch_desc_t Desc(uint32_t groups, uint32_t block, const std::vector<accel_kernel_arg_t>& args) {
     accel_launch_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
     d.struct_size = sizeof(d);
@@ -189,7 +189,20 @@ class OpenclTest : public ::testing::Test {
     d.block[1] = d.block[2] = 1;
     d.args = args.data();
     d.arg_count = static_cast<uint32_t>(args.size());
+    return d;
+  }
+  static accel_status_t Launch(accel_stream_t s, accel_kernel_t k, uint32_t groups, uint32_t block,
+                               const std::vector<accel_kernel_arg_t>& args) {
+    const accel_launch_desc_t d = Desc(groups, block, args);
     return accel_stream_launch_kernel(s, k, &d);
+  }
+  // accel_kernel_prepare_launch of `k`; the prepared launch, or NULL with the failure reported.
+  static accel_prepared_launch_t Prepare(accel_kernel_t k, uint32_t groups, uint32_t block,
+                                         const std::vector<accel_kernel_arg_t>& args) {
+    const accel_launch_desc_t d = Desc(groups, block, args);
+    accel_prepared_launch_t p = nullptr;
+    EXPECT_EQ(accel_kernel_prepare_launch(k, &d, &p), ACCEL_SUCCESS) << accel_last_error();
+    return p;
   }
 
   LogSink log_;
@@ -393,23 +406,6 @@ TEST_F(OpenclTest, BuffersAtAnyOffsetBindTheirRange) {
       EXPECT_EQ(Download(src, kCount), src_values) << "a read-only binding was written back";
     }
   }
-}
-
-// accel_kernel_prepare_launch of `k` over `groups` x `block`; the prepared launch, or NULL with the failure reported.
-accel_prepared_launch_t Prepare(accel_kernel_t k, uint32_t groups, uint32_t block,
-                                const std::vector<accel_kernel_arg_t>& args) {
-  accel_launch_desc_t d{};
-  d.stype = ACCEL_STRUCTURE_TYPE_LAUNCH_DESC;
-  d.struct_size = sizeof(d);
-  d.grid[0] = groups;
-  d.grid[1] = d.grid[2] = 1;
-  d.block[0] = block;
-  d.block[1] = d.block[2] = 1;
-  d.args = args.data();
-  d.arg_count = static_cast<uint32_t>(args.size());
-  accel_prepared_launch_t p = nullptr;
-  EXPECT_EQ(accel_kernel_prepare_launch(k, &d, &p), ACCEL_SUCCESS) << accel_last_error();
-  return p;
 }
 
 TEST_F(OpenclTest, PreparedLaunchesKeepTheirOwnArgumentsBesidePlainLaunchesOfTheKernel) {

@@ -294,33 +294,25 @@ int Run(const Options& o) {
     }
     ++benchmarked;
     line("tiny kernel launch+wait", *lat, false, 0, 0);
+    // Batches of 100 launches, one wait; the row's figures per launch.
     const int batch = 100;
-    auto thr = RunAB(
-        accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10,
-        [&](Path* p) { return p->LaunchBatch(batch); }, &err);
-    if (thr) {
+    auto per_launch_row = [&](const std::string& what, bool (Path::*launches)(int)) {
+      auto thr = RunAB(
+          accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10,
+          [&](Path* p) { return (p->*launches)(batch); }, &err);
+      if (!thr) {
+        std::printf("  %s failed: %s\n", what.c_str(), err.c_str());
+        dj[what] = {{"failed", err}};
+        ++failures;
+        return;
+      }
       for (auto* s : {&thr->accel, &thr->native, &thr->handoff}) {
-        for (double& v : s->seconds) v /= batch;  // per launch
+        for (double& v : s->seconds) v /= batch;
       }
-      line("back-to-back launch (each)", *thr, false, 0, 0);
-    } else {
-      std::printf("  back-to-back launch failed: %s\n", err.c_str());
-      dj["back-to-back launch (each)"] = {{"failed", err}};
-      ++failures;
-    }
-    auto prepared = RunAB(
-        accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10,
-        [&](Path* p) { return p->PreparedLaunchBatch(batch); }, &err);
-    if (prepared) {
-      for (auto* s : {&prepared->accel, &prepared->native, &prepared->handoff}) {
-        for (double& v : s->seconds) v /= batch;  // per launch
-      }
-      line("back-to-back prepared (each)", *prepared, false, 0, 0);
-    } else {
-      std::printf("  back-to-back prepared launch failed: %s\n", err.c_str());
-      dj["back-to-back prepared (each)"] = {{"failed", err}};
-      ++failures;
-    }
+      line(what, *thr, false, 0, 0);
+    };
+    per_launch_row("back-to-back launch (each)", &Path::LaunchBatch);
+    per_launch_row("back-to-back prepared (each)", &Path::PreparedLaunchBatch);
     std::vector<uint8_t> src(max_size, 3);
     std::vector<uint8_t> dst(max_size, 0);
     for (uint64_t size : sizes) {

@@ -798,12 +798,14 @@ accel_status_t KernelPrepareLaunch(accel_bk_kernel_t kernel_handle, const accel_
           cl_mem mem = storage->mem();
           if (a->offset != 0) {
             const cl_buffer_region region{static_cast<size_t>(a->offset), static_cast<size_t>(a->size)};
-            mem = cl.CreateSubBuffer(storage->mem(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
-            if (mem == nullptr) {
+            ClMem sub(device->runtime, cl.CreateSubBuffer(storage->mem(), CL_MEM_READ_WRITE,
+                                                          CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
+            if (!sub) {
               return host.Fail(StatusFromCl(err), ClFailure("clCreateSubBuffer", err) + " for argument " +
                                                       std::to_string(i) + " at offset " + std::to_string(a->offset));
             }
-            prepared->sub_buffers.emplace_back(device->runtime, mem);
+            mem = sub.get();
+            prepared->sub_buffers.push_back(std::move(sub));  // owned from its creation: a throw here releases it
           }
           err = cl.SetKernelArg(prepared->kernel.get(), i, sizeof(cl_mem), &mem);
           break;

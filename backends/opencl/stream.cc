@@ -379,8 +379,13 @@ class Stream {
         return false;  // no memory for the reference: an operation of its own
       }
     }
-    std::string message;
-    if (SubmitPrepared(*prepared, last.submission, &message) != ACCEL_SUCCESS) {
+    accel_status_t submitted = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+    try {
+      std::string message;
+      submitted = SubmitPrepared(*prepared, last.submission, &message);
+    } catch (const std::bad_alloc&) {  // building the failure's message
+    }
+    if (submitted != ACCEL_SUCCESS) {
       // Not enqueued: its own operation tries again and, failing, makes the stream's error with the message.
       if (add) launch->prepared_after.pop_back();
       return false;

@@ -456,8 +456,10 @@ ACCEL_CONFORMANCE_DEVICE_CASE(kExecution, launch, prepared_launches) {
   for (uint32_t i = 0; i < kItems; ++i) want[kSumsAt / 4 + i % kBins] += kRepeats * values[i];
   EXPECT_EQ(got, want) << "zero the bins, add " << kRepeats << " times, mark elements 0 and 1";
 
-  // In order with a plain launch and a copy on the same stream: the copy's zeros, then the prepared fill.
-  Upload(stream, sums.get(), kSumsAt, std::vector<uint32_t>(kBins, 7).data(), kBins * 4);
+  // In order with a copy and a plain launch on the same stream, none waited for: the copy's sevens, then the
+  // prepared fill's zeros, then the plain fill of the first bin.
+  const std::vector<uint32_t> sevens(kBins, 7);
+  ACCEL_ASSERT_OK(accel_stream_copy_host_to_buffer(stream.get(), sevens.data(), sums.get(), kSumsAt, kBins * 4));
   ACCEL_ASSERT_OK(accel_stream_launch_prepared(stream.get(), zero_bins));
   const uint32_t nine = 9;
   const uint32_t one = 1;

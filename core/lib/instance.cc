@@ -593,13 +593,15 @@ void Instance::Destroy() {
   for (auto& [handle, entry] : children) {
     if (entry.first == HandleType::kTenant) static_cast<Tenant*>(entry.second.get())->destroyed = true;
   }
-  // Streams drain first, then prepared launches, kernels, modules, events and buffers go.
-  for (HandleType type : {HandleType::kStream, HandleType::kPreparedLaunch, HandleType::kKernel, HandleType::kModule,
+  // Prepared launches go first, with what they keep: a buffer one kept after accel_stream_free_buffer is freed on
+  // its stream while that stream lives (launches enqueued from them keep what they use). Then streams drain, and
+  // kernels, modules, events and buffers go.
+  for (HandleType type : {HandleType::kPreparedLaunch, HandleType::kStream, HandleType::kKernel, HandleType::kModule,
                           HandleType::kEvent, HandleType::kBuffer}) {
     for (auto& [handle, entry] : children) {
       if (entry.first != type) continue;
+      if (type == HandleType::kPreparedLaunch) static_cast<PreparedLaunch*>(entry.second.get())->ReleaseAll();
       if (type == HandleType::kStream) static_cast<Stream*>(entry.second.get())->Release();
-      if (type == HandleType::kPreparedLaunch) static_cast<PreparedLaunch*>(entry.second.get())->Release();
       if (type == HandleType::kKernel) static_cast<Kernel*>(entry.second.get())->Release();
       if (type == HandleType::kModule) static_cast<Module*>(entry.second.get())->Release();
       if (type == HandleType::kEvent) static_cast<Event*>(entry.second.get())->Release();

@@ -59,6 +59,10 @@ class Buffer : public DeviceObject<accel_bk_buffer_t, &accel_backend_api_t::buff
   ~Buffer() override {
     if (free_on == nullptr || bk == nullptr || released.exchange(true)) return;
     const accel_backend_api_t& api = device->backend->api();
+    if (free_on->released.load()) {  // the stream went first (instance teardown): nothing left to order after
+      if (api.buffer_destroy != nullptr) api.buffer_destroy(bk);
+      return;
+    }
     if (api.stream_free_buffer(free_on->bk, bk) != ACCEL_SUCCESS && api.buffer_destroy != nullptr) {
       api.buffer_destroy(bk);  // as accel_stream_free_buffer falls back: nothing leaks
     }
@@ -129,6 +133,12 @@ class PreparedLaunch : public DeviceObject<accel_bk_prepared_launch_t, &accel_ba
   static constexpr HandleType kHandleType = HandleType::kPreparedLaunch;
 
   ~PreparedLaunch() override { Release(); }  // before the kernel and buffers go
+  // Release, and drops the kernel and buffers it kept (instance teardown; nothing else may use it then).
+  void ReleaseAll() {
+    Release();
+    buffers.clear();
+    kernel.reset();
+  }
 
   std::shared_ptr<Kernel> kernel;
   std::vector<std::shared_ptr<Buffer>> buffers;

@@ -435,6 +435,9 @@ TEST_F(KernelTest, PreparingChecksAsALaunchDoesAndAStreamMustBeOnTheKernelsDevic
   const std::string prepare_message = accel_last_error();
   EXPECT_EQ(LaunchVadd(three, 3), ACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(Contains(prepare_message, "'desc->arg_count' is 3, but kernel 'vadd' takes 4")) << prepare_message;
+  // The same message after the function's name.
+  const std::string launch_message = accel_last_error();
+  EXPECT_EQ(prepare_message.substr(prepare_message.find(": ")), launch_message.substr(launch_message.find(": ")));
   accel_kernel_arg_t wide[] = {BufferArg(b), BufferArg(b), BufferArg(b, 8, n * 4), ScalarArg(&n)};
   EXPECT_EQ(Prepare(vadd, {1, 1, 1}, {64, 1, 1}, wide, 4, &p), ACCEL_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(Contains(accel_last_error(), "'desc->args[2]' binds [8, 264) of a 256-byte buffer"))
@@ -486,7 +489,10 @@ TEST_F(KernelTest, PreparedLaunchesLeftAtInstanceDestroyGoWithIt) {
   accel_stream_t s = nullptr;
   ASSERT_EQ(accel_stream_create(device, nullptr, &s), ACCEL_SUCCESS);
   for (int i = 0; i < 8; ++i) ASSERT_EQ(accel_stream_launch_prepared(s, p), ACCEL_SUCCESS) << accel_last_error();
-  // `other` goes with its stream, prepared launch, module and buffer still live.
+  // Freed on the stream while the prepared launch keeps it: the teardown frees it on the stream, which must still be
+  // alive then.
+  ASSERT_EQ(accel_stream_free_buffer(s, b), ACCEL_SUCCESS) << accel_last_error();
+  // `other` goes with its stream, prepared launch and module still live.
 }
 
 TEST_F(KernelTest, OnePreparedLaunchFromManyThreads) {

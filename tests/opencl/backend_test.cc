@@ -640,9 +640,10 @@ TEST_F(OpenclTest, AnErrorSkipsLaterWorkAndCopiesUntilCleared) {
 
 TEST_F(OpenclTest, PreparedLaunchesRunOnEachOthersOperationsInOrderAndStopAtAnError) {
   // Prepared launches enqueued one after another share the first one's operation (its clFinish, its completion):
-  // A then B alternated, both destroyed before the stream drains, still run in order and with their own arguments.
-  // A: mid = src + 1; B: out = mid + 1, on the same queue; the last of each wins: out = src + 2. After an error the
-  // stream skips them as any operation until cleared.
+  // A then B alternated, both destroyed before the stream drains (B then lives only as a reference of A's
+  // operation), still run in order and with their own arguments. A: mid = src + 1; B: out = mid + 1, on the same
+  // queue; the last of each wins: out = src + 2. After an error the stream skips them as any operation until cleared
+  // (raw_backend_test.cc has a launch that fails on another's operation).
   accel_kernel_t k = Kernel(kAddOne, "add_one");
   ASSERT_NE(k, nullptr);
   constexpr uint32_t kN = 128;
@@ -655,29 +656,55 @@ TEST_F(OpenclTest, PreparedLaunchesRunOnEachOthersOperationsInOrderAndStopAtAnEr
   Upload(mid, std::vector<uint32_t>(kN, 0));
   Upload(out, std::vector<uint32_t>(kN, 0));
   const uint32_t n = kN;
-  accel_prepared_launch_t a = Prepare(k, kN / 32, 32, {BufferArg(mid), BufferArg(src), ScalarArg(&n, 4)});
-  accel_prepared_launch_t b = Prepare(k, kN / 32, 32, {BufferArg(out), BufferArg(mid), ScalarArg(&n, 4)});
+  const std::vector<accel_kernel_arg_t> a_args = {BufferArg(mid), BufferArg(src), ScalarArg(&n, 4)};
+  const std::vector<accel_kernel_arg_t> b_args = {BufferArg(out), BufferArg(mid), ScalarArg(&n, 4)};
+  accel_prepared_launch_t a = Prepare(k, kN / 32, 32, a_args);
+  accel_prepared_launch_t b = Prepare(k, kN / 32, 32, b_args);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   for (int i = 0; i < 20; ++i) {
     ASSERT_EQ(accel_stream_launch_prepared(stream_, i % 2 == 0 ? a : b), ACCEL_SUCCESS) << accel_last_error();
   }
   ASSERT_EQ(accel_prepared_launch_destroy(a), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_prepared_launch_destroy(b), ACCEL_SUCCESS);
   std::vector<uint32_t> want(kN);
   for (uint32_t i = 0; i < kN; ++i) want[i] = values[i] + 2;
   EXPECT_EQ(Download(out, kN), want);
 
-  // An error: the prepared launch after it is skipped (its buffer keeps the value), then runs once cleared.
+  // An error: the prepared launches after it are skipped (the buffer keeps its value), then run once cleared.
+  accel_prepared_launch_t again = Prepare(k, kN / 32, 32, b_args);
+  ASSERT_NE(again, nullptr);
   Upload(out, std::vector<uint32_t>(kN, 0));
   ASSERT_EQ(accel_stream_enqueue_host_callback(stream_, Fail, nullptr), ACCEL_SUCCESS);
-  ASSERT_EQ(accel_stream_launch_prepared(stream_, b), ACCEL_SUCCESS);
-  ASSERT_EQ(accel_stream_launch_prepared(stream_, b), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, again), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, again), ACCEL_SUCCESS);
   EXPECT_EQ(accel_stream_synchronize(stream_, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_INTERNAL);
   ASSERT_EQ(accel_stream_clear_error(stream_), ACCEL_SUCCESS);
   EXPECT_EQ(Download(out, kN), std::vector<uint32_t>(kN, 0)) << "a prepared launch after the error ran";
-  ASSERT_EQ(accel_stream_launch_prepared(stream_, b), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_stream_launch_prepared(stream_, again), ACCEL_SUCCESS);
   EXPECT_EQ(Download(out, kN), want) << "cleared, the stream launches again";
-  ASSERT_EQ(accel_prepared_launch_destroy(b), ACCEL_SUCCESS);
+  ASSERT_EQ(accel_prepared_launch_destroy(again), ACCEL_SUCCESS);
+}
+
+TEST_F(OpenclTest, PreparedLaunchesLeftAtInstanceDestroyGoWithIt) {
+  // A prepared launch (the backend's own) still holding a kernel of a destroyed module and a buffer freed on a
+  // stream: the instance's teardown releases it, frees the buffer on its stream while the stream lives, and leaves
+  // no OpenCL object behind (TearDown checks the log; ASan the rest).
+  accel_kernel_t k = Kernel(kAddOne, "add_one");
+  ASSERT_NE(k, nullptr);
+  accel_buffer_t dst = NewBuffer(256);
+  accel_buffer_t src = NewBuffer(256);
+  const uint32_t n = 32;  // the bound range's elements: dst's second half
+  accel_prepared_launch_t p = Prepare(k, 1, 32, {BufferArg(dst, 128, 128), BufferArg(src), ScalarArg(&n, 4)});
+  ASSERT_NE(p, nullptr);
+  accel_stream_t s = nullptr;  // left to the instance's teardown, as `p` is
+  ASSERT_EQ(accel_stream_create(device_, nullptr, &s), ACCEL_SUCCESS) << accel_last_error();
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(accel_stream_launch_prepared(s, p), ACCEL_SUCCESS) << accel_last_error();
+  ASSERT_EQ(accel_stream_free_buffer(s, dst), ACCEL_SUCCESS) << accel_last_error();
+  Forget(dst);
+  for (accel_module_t m : modules_) ASSERT_EQ(accel_module_destroy(m), ACCEL_SUCCESS);
+  modules_.clear();
+  ASSERT_EQ(accel_stream_launch_prepared(s, p), ACCEL_SUCCESS) << accel_last_error();
 }
 
 TEST_F(OpenclTest, CapacityIsCountedAgainstGlobalMemory) {

@@ -428,5 +428,85 @@ TEST_F(OpenclRawDevice, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
   api->buffer_destroy(buffer);
 }
 
+// A prepared launch enqueued right behind another runs on that one's operation; when its clEnqueueNDRangeKernel
+// fails there, it is tried again as an operation of its own, whose failure is the stream's error (with the call's
+// message). Later prepared launches are skipped until the error is cleared; the first launch still ran.
+TEST_F(OpenclRawDevice, APreparedLaunchThatFailsBehindAnotherMakesTheStreamsError) {
+  const char source_text[] = "__kernel void count(__global uint* c) { c[0] += 1u; }\n";
+  accel_module_source_t source{};
+  source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+  source.struct_size = sizeof(source);
+  source.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
+  source.data = source_text;
+  source.size = sizeof(source_text) - 1;
+  accel_bk_module_t module = nullptr;
+  ASSERT_EQ(api->module_create(device, &source, &module), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_kernel_t kernel = nullptr;
+  ASSERT_EQ(api->module_get_kernel(module, "count", &kernel), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_buffer_t buffer = NewBuffer(4);
+  ASSERT_NE(buffer, nullptr);
+  accel_bk_kernel_arg_t arg{};
+  arg.stype = ACCEL_STRUCTURE_TYPE_BACKEND_KERNEL_ARG;
+  arg.struct_size = sizeof(arg);
+  arg.kind = ACCEL_KERNEL_ARG_KIND_BUFFER;
+  arg.access = ACCEL_ACCESS_READ_WRITE;
+  arg.buffer = buffer;
+  arg.size = 4;
+  accel_bk_launch_t launch{};
+  launch.stype = ACCEL_STRUCTURE_TYPE_BACKEND_LAUNCH;
+  launch.struct_size = sizeof(launch);
+  for (int d = 0; d < 3; ++d) launch.grid[d] = launch.block[d] = 1;
+  launch.args = &arg;
+  launch.arg_count = 1;
+  accel_bk_prepared_launch_t prepared = nullptr;
+  ASSERT_EQ(api->kernel_prepare_launch(kernel, &launch, &prepared), ACCEL_SUCCESS) << host.last_error();
+  accel_bk_stream_t stream = nullptr;
+  ASSERT_EQ(api->stream_create(device, nullptr, &stream), ACCEL_SUCCESS) << host.last_error();
+  const uint32_t zero = 0;
+  ASSERT_EQ(api->stream_fill_buffer(stream, buffer, 0, 4, &zero, sizeof(zero)), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+  auto count = [&] {
+    uint32_t out = 0;
+    EXPECT_EQ(api->stream_copy_buffer_to_host(stream, buffer, 0, &out, sizeof(out)), ACCEL_SUCCESS);
+    EXPECT_EQ(api->stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_SUCCESS) << host.last_error();
+    return out;
+  };
+
+  ASSERT_EQ(api->stream_launch_prepared(stream, prepared), ACCEL_SUCCESS) << host.last_error();  // an operation
+  static int failures_left = 0;  // the stand-in fails this many enqueues, then forwards
+  static decltype(ClApi::EnqueueNDRangeKernel) real = nullptr;
+  failures_left = 2;
+  {
+    SwappedEntry<decltype(ClApi::EnqueueNDRangeKernel)> failing(
+        &Unwrap(device)->runtime->cl.EnqueueNDRangeKernel,
+        [](cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset, const size_t* global,
+           const size_t* local, cl_uint waits, const cl_event* wait_list, cl_event* event) -> cl_int {
+          if (failures_left > 0) {
+            --failures_left;
+            return CL_OUT_OF_RESOURCES;
+          }
+          return real(q, k, dims, offset, global, local, waits, wait_list, event);
+        });
+    real = failing.saved();
+    // Behind the first launch's operation: fails there, then as its own operation (the stream's error).
+    EXPECT_EQ(api->stream_launch_prepared(stream, prepared), ACCEL_SUCCESS) << host.last_error();
+    EXPECT_EQ(failures_left, 0) << "not tried behind the first launch, then on its own";
+    // After the error: skipped, not enqueued.
+    EXPECT_EQ(api->stream_launch_prepared(stream, prepared), ACCEL_SUCCESS) << host.last_error();
+  }
+  EXPECT_EQ(api->stream_synchronize(stream, ACCEL_TIMEOUT_INFINITE), ACCEL_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_NE(host.last_error().find("clEnqueueNDRangeKernel"), std::string::npos) << host.last_error();
+  ASSERT_EQ(api->stream_clear_error(stream), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(count(), 1u) << "the first launch ran, the failed and the skipped ones did not";
+  ASSERT_EQ(api->stream_launch_prepared(stream, prepared), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_EQ(api->stream_launch_prepared(stream, prepared), ACCEL_SUCCESS) << host.last_error();
+  EXPECT_EQ(count(), 3u) << "cleared, the stream launches again";
+  api->prepared_launch_destroy(prepared);
+  api->stream_destroy(stream);
+  api->buffer_destroy(buffer);
+  api->kernel_destroy(kernel);
+  api->module_destroy(module);
+}
+
 }  // namespace
 }  // namespace accel::opencl

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -188,6 +189,18 @@ class OpenclRawDevice : public ::testing::Test {
     return buffer;
   }
 
+  // Builds OpenCL C `source_text` into `*module` and looks up `name` into `*kernel` (the failures recorded).
+  void NewKernel(std::string_view source_text, const char* name, accel_bk_module_t* module, accel_bk_kernel_t* kernel) {
+    accel_module_source_t source{};
+    source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
+    source.struct_size = sizeof(source);
+    source.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
+    source.data = source_text.data();
+    source.size = source_text.size();
+    ASSERT_EQ(api->module_create(device, &source, module), ACCEL_SUCCESS) << host.last_error();
+    ASSERT_EQ(api->module_get_kernel(*module, name, kernel), ACCEL_SUCCESS) << host.last_error();
+  }
+
   RawHost host;
   const accel_backend_api_t* api = nullptr;
   accel_bk_context_t context = nullptr;
@@ -282,16 +295,9 @@ TEST_F(OpenclRawDevice, ABoundedEventWaitWithoutItsCallbackPollsTheMarker) {
       "  for (uint i = 0; i < n; ++i) x = x * 1664525u + 1013904223u;\n"
       "  out[0] = x;\n"
       "}\n";
-  accel_module_source_t source{};
-  source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-  source.struct_size = sizeof(source);
-  source.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
-  source.data = source_text;
-  source.size = sizeof(source_text) - 1;
   accel_bk_module_t module = nullptr;
-  ASSERT_EQ(api->module_create(device, &source, &module), ACCEL_SUCCESS) << host.last_error();
   accel_bk_kernel_t kernel = nullptr;
-  ASSERT_EQ(api->module_get_kernel(module, "spin", &kernel), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_NO_FATAL_FAILURE(NewKernel(source_text, "spin", &module, &kernel));
   accel_bk_buffer_t buffer = NewBuffer(4);
   ASSERT_NE(buffer, nullptr);
   accel_bk_stream_t stream = nullptr;
@@ -432,17 +438,10 @@ TEST_F(OpenclRawDevice, WorkAfterAWaitThatFailsAtCompletionReportsTheError) {
 // fails there, it is tried again as an operation of its own, whose failure is the stream's error (with the call's
 // message). Later prepared launches are skipped until the error is cleared; the first launch still ran.
 TEST_F(OpenclRawDevice, APreparedLaunchThatFailsBehindAnotherMakesTheStreamsError) {
-  const char source_text[] = "__kernel void count(__global uint* c) { c[0] += 1u; }\n";
-  accel_module_source_t source{};
-  source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-  source.struct_size = sizeof(source);
-  source.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
-  source.data = source_text;
-  source.size = sizeof(source_text) - 1;
   accel_bk_module_t module = nullptr;
-  ASSERT_EQ(api->module_create(device, &source, &module), ACCEL_SUCCESS) << host.last_error();
   accel_bk_kernel_t kernel = nullptr;
-  ASSERT_EQ(api->module_get_kernel(module, "count", &kernel), ACCEL_SUCCESS) << host.last_error();
+  ASSERT_NO_FATAL_FAILURE(
+      NewKernel("__kernel void count(__global uint* c) { c[0] += 1u; }\n", "count", &module, &kernel));
   accel_bk_buffer_t buffer = NewBuffer(4);
   ASSERT_NE(buffer, nullptr);
   accel_bk_kernel_arg_t arg{};

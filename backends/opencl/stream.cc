@@ -13,10 +13,12 @@
 // bounce buffers, records) until a drain, one clFinish on the queue, completes
 // them all in order. A prepared launch enqueued right behind another (the
 // operation submitted last, still submitted) runs on that operation: one more
-// clEnqueueNDRangeKernel, a reference at most, no operation of its own. A drain runs in stream_synchronize (on the
-// caller), before a host operation (on the worker), and on the worker when asked to make progress without blocking the
-// caller (stream_query, a finite timeout, an error). The stream keeps its asynchronous error (sticky, skipping later
-// operations) and its copy statistics. Each stream_record_event makes a new
+// clEnqueueNDRangeKernel, a reference at most, no operation of its own. A
+// drain runs in stream_synchronize (on the caller), before a host operation
+// (on the worker), and on the worker when asked to make progress without
+// blocking the caller (stream_query, a finite timeout, an error). The stream
+// keeps its asynchronous error (sticky, skipping later operations) and its
+// copy statistics. Each stream_record_event makes a new
 // Record: a marker with an event, flushed so that it progresses on its own; an
 // event points at its latest Record, and a wait holds the Record current when
 // it was enqueued.

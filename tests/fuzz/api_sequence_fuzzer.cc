@@ -200,6 +200,7 @@ class Sequence {
     Kill(i, &modules_);
     Kill(i, &kernels_);
     Kill(i, &tenants_);
+    Kill(i, &prepared_);
     dead_devices_.insert(dead_devices_.end(), devices_[i].begin(), devices_[i].end());
     devices_[i].clear();
     physical_[i].clear();
@@ -523,7 +524,28 @@ class Sequence {
     if (in_->U8() > 240) args[in_->U8() % 3].kind = static_cast<accel_kernel_arg_kind_t>(in_->U8() % 6);
     desc.args = in_->U8() > 8 ? args.data() : nullptr;
     desc.arg_count = in_->U8() > 32 ? 3 : in_->U8() % 5;
-    CALL(accel_stream_launch_kernel, Pick(streams_), Pick(kernels_), &desc);
+    // A plain launch, or the same checked once and kept (a prepared launch), enqueued or destroyed later.
+    const uint8_t how = in_->U8();
+    if (how < 180) {
+      CALL(accel_stream_launch_kernel, Pick(streams_), Pick(kernels_), &desc);
+    } else if (how < 210) {
+      const accel_kernel_t kernel = Pick(kernels_);
+      accel_prepared_launch_t prepared = nullptr;
+      if (CALL(accel_kernel_prepare_launch, kernel, &desc, &prepared) == ACCEL_SUCCESS) {
+        int instance = 0;
+        for (const auto& k : kernels_) {
+          if (k.handle == kernel) instance = k.instance;
+        }
+        prepared_.push_back({prepared, instance, true});
+      }
+    } else if (how < 245) {
+      for (int repeat = in_->U8() % 4; repeat >= 0; --repeat) {
+        CALL(accel_stream_launch_prepared, Pick(streams_), Pick(prepared_));
+      }
+    } else {
+      const accel_prepared_launch_t prepared = Pick(prepared_);
+      if (CALL(accel_prepared_launch_destroy, prepared) == ACCEL_SUCCESS) MarkDead(&prepared_, prepared);
+    }
   }
 
   void Tenant() {
@@ -650,6 +672,7 @@ class Sequence {
   std::vector<Object<accel_module_t>> modules_;
   std::vector<Object<accel_kernel_t>> kernels_;
   std::vector<Object<accel_tenant_t>> tenants_;
+  std::vector<Object<accel_prepared_launch_t>> prepared_;
 };
 
 }  // namespace

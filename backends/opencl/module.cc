@@ -240,6 +240,42 @@ const char* FormatName(accel_kernel_formats_t format) {
   }
 }
 
+// A cl_kernel of kernel `name` of `program`; null with the failure in `*err` and `*message`.
+ClKernel NewClKernel(Runtime* runtime, cl_program program, const std::string& name, cl_int* err, std::string* message) {
+  ClKernel kernel(runtime, runtime->cl.CreateKernel(program, name.c_str(), err));
+  if (!kernel) *message = "kernel '" + name + "': " + ClFailure("clCreateKernel", *err);
+  return kernel;
+}
+
+// A sub-buffer of `parent`'s [offset, offset + size), bound as argument `index`; null with the failure in `*err` and
+// `*message`.
+ClMem NewSubBuffer(Runtime* runtime, cl_mem parent, uint64_t offset, uint64_t size, size_t index, cl_int* err,
+                   std::string* message) {
+  const cl_buffer_region region{static_cast<size_t>(offset), static_cast<size_t>(size)};
+  ClMem sub(runtime,
+            runtime->cl.CreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, err));
+  if (!sub) {
+    *message = ClFailure("clCreateSubBuffer", *err) + " for argument " + std::to_string(index) + " at offset " +
+               std::to_string(offset);
+  }
+  return sub;
+}
+
+// clSetKernelArg's failure `err` for argument `index` of the kernel.
+std::string SetArgFailure(const KernelState& state, size_t index, cl_int err) {
+  const std::string& name = state.info.arguments[index].name;
+  return ClFailure("clSetKernelArg", err) + " for argument " + std::to_string(index) +
+         (name.empty() ? std::string() : " ('" + name + "')") + " of kernel '" + state.info.name + "'";
+}
+
+// A launch's global size (grid * block) and local size (block), per dimension.
+void LaunchSizes(const accel_bk_launch_t& launch, std::array<size_t, 3>* global, std::array<size_t, 3>* local) {
+  for (int d = 0; d < 3; ++d) {
+    (*global)[d] = static_cast<size_t>(launch.grid[d]) * launch.block[d];
+    (*local)[d] = launch.block[d];
+  }
+}
+
 cl_int ArgString(const ClApi& cl, cl_kernel kernel, cl_uint index, cl_kernel_arg_info key, std::string* out) {
   size_t size = 0;
   cl_int err = cl.GetKernelArgInfo(kernel, index, key, 0, nullptr, &size);
@@ -256,10 +292,9 @@ bool Reflect(const Device& device, cl_program program, const std::string& name, 
              accel_status_t* status, std::string* message) {
   const ClApi& cl = device.runtime->cl;
   cl_int err = CL_SUCCESS;
-  ClKernel kernel(device.runtime, cl.CreateKernel(program, name.c_str(), &err));
+  ClKernel kernel = NewClKernel(device.runtime, program, name, &err, message);
   if (!kernel) {
     *status = StatusFromCl(err);
-    *message = "kernel '" + name + "': " + ClFailure("clCreateKernel", err);
     return false;
   }
   out->name = name;
@@ -399,15 +434,10 @@ accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message)
     }
     cl_int err = CL_SUCCESS;
     if (a.offset % device->base_alignment == 0) {
-      const cl_buffer_region region{static_cast<size_t>(a.offset), static_cast<size_t>(a.size)};
-      cl_mem sub = cl.CreateSubBuffer(a.storage->mem(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
-      if (sub == nullptr) {
-        *message = ClFailure("clCreateSubBuffer", err) + " for argument " + std::to_string(i) + " at offset " +
-                   std::to_string(a.offset);
-        return StatusFromCl(err);
-      }
-      s.temporaries.emplace_back(s.runtime, sub);
-      a.mem = sub;
+      ClMem sub = NewSubBuffer(s.runtime, a.storage->mem(), a.offset, a.size, i, &err, message);
+      if (!sub) return StatusFromCl(err);
+      a.mem = sub.get();
+      s.temporaries.push_back(std::move(sub));
       continue;
     }
     // The offset is not a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN: bounce through a buffer of the range's size.
@@ -485,9 +515,7 @@ accel_status_t SubmitLaunch(Launch& launch, Submission& s, std::string* message)
         }
       }
       if (err != CL_SUCCESS) {
-        const std::string& name = state.info.arguments[i].name;
-        *message = ClFailure("clSetKernelArg", err) + " for argument " + std::to_string(i) +
-                   (name.empty() ? std::string() : " ('" + name + "')") + " of kernel '" + state.info.name + "'";
+        *message = SetArgFailure(state, i, err);
         return StatusFromCl(err);
       }
     }
@@ -641,9 +669,9 @@ accel_status_t ModuleGetKernel(accel_bk_module_t handle, const char* name, accel
     }
     Device* device = module->device;
     cl_int err = CL_SUCCESS;
-    ClKernel kernel(device->runtime,
-                    device->runtime->cl.CreateKernel(module->program->program.get(), it->name.c_str(), &err));
-    if (!kernel) return host.Fail(StatusFromCl(err), "kernel '" + it->name + "': " + ClFailure("clCreateKernel", err));
+    std::string message;
+    ClKernel kernel = NewClKernel(device->runtime, module->program->program.get(), it->name, &err, &message);
+    if (!kernel) return host.Fail(StatusFromCl(err), message);
     auto state = std::make_shared<KernelState>();
     state->program = module->program;
     state->kernel = std::move(kernel);
@@ -736,10 +764,7 @@ accel_status_t CopyLaunch(void* context, Launch& copy) {
                                                           "memory only (no device addresses)");
     }
   }
-  for (int d = 0; d < 3; ++d) {
-    copy.global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
-    copy.local[d] = launch->block[d];
-  }
+  LaunchSizes(*launch, &copy.global, &copy.local);
   return ACCEL_SUCCESS;
 }
 
@@ -784,11 +809,9 @@ accel_status_t KernelPrepareLaunch(accel_bk_kernel_t kernel_handle, const accel_
     auto prepared = std::make_shared<PreparedLaunch>();
     prepared->state = kernel->state;
     cl_int err = CL_SUCCESS;
-    prepared->kernel =
-        ClKernel(device->runtime, cl.CreateKernel(state.program->program.get(), state.info.name.c_str(), &err));
-    if (!prepared->kernel) {
-      return host.Fail(StatusFromCl(err), "kernel '" + state.info.name + "': " + ClFailure("clCreateKernel", err));
-    }
+    std::string message;
+    prepared->kernel = NewClKernel(device->runtime, state.program->program.get(), state.info.name, &err, &message);
+    if (!prepared->kernel) return host.Fail(StatusFromCl(err), message);
     for (uint32_t i = 0; i < launch->arg_count; ++i) {
       const accel_bk_kernel_arg_t* a = arg(i);
       switch (a->kind) {
@@ -797,13 +820,8 @@ accel_status_t KernelPrepareLaunch(accel_bk_kernel_t kernel_handle, const accel_
           prepared->storage.push_back(storage);
           cl_mem mem = storage->mem();
           if (a->offset != 0) {
-            const cl_buffer_region region{static_cast<size_t>(a->offset), static_cast<size_t>(a->size)};
-            ClMem sub(device->runtime, cl.CreateSubBuffer(storage->mem(), CL_MEM_READ_WRITE,
-                                                          CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
-            if (!sub) {
-              return host.Fail(StatusFromCl(err), ClFailure("clCreateSubBuffer", err) + " for argument " +
-                                                      std::to_string(i) + " at offset " + std::to_string(a->offset));
-            }
+            ClMem sub = NewSubBuffer(device->runtime, storage->mem(), a->offset, a->size, i, &err, &message);
+            if (!sub) return host.Fail(StatusFromCl(err), message);
             mem = sub.get();
             prepared->sub_buffers.push_back(std::move(sub));  // owned from its creation: a throw here releases it
           }
@@ -815,17 +833,9 @@ accel_status_t KernelPrepareLaunch(accel_bk_kernel_t kernel_handle, const accel_
           break;
         default: err = cl.SetKernelArg(prepared->kernel.get(), i, static_cast<size_t>(a->size), a->value); break;
       }
-      if (err != CL_SUCCESS) {
-        const std::string& name = state.info.arguments[i].name;
-        return host.Fail(StatusFromCl(err), ClFailure("clSetKernelArg", err) + " for argument " + std::to_string(i) +
-                                                (name.empty() ? std::string() : " ('" + name + "')") + " of kernel '" +
-                                                state.info.name + "'");
-      }
+      if (err != CL_SUCCESS) return host.Fail(StatusFromCl(err), SetArgFailure(state, i, err));
     }
-    for (int d = 0; d < 3; ++d) {
-      prepared->global[d] = static_cast<size_t>(launch->grid[d]) * launch->block[d];
-      prepared->local[d] = launch->block[d];
-    }
+    LaunchSizes(*launch, &prepared->global, &prepared->local);
     *out_prepared = Wrap(std::make_unique<Prepared>(Prepared{std::move(prepared)}).release());
     return ACCEL_SUCCESS;
   });

@@ -41,6 +41,7 @@
 #include <accel_backend.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -304,7 +305,9 @@ class GpuStream {
     worker_.join();
     typename T::Scope scope(device_);
     T::StreamSynchronize(device_, stream_);
-    Release(TakeCompletedLocked(submitted_));  // nothing else runs now
+    std::unique_lock lock(mutex_);  // nothing else runs now
+    CompleteLocked(lock, submitted_);
+    lock.unlock();
     T::EventDestroy(device_, drain_event_);
     T::StreamDestroy(device_, stream_);
   }
@@ -337,23 +340,21 @@ class GpuStream {
   }
 
   accel_status_t Query() {
-    std::vector<Inflight> done;
-    accel_status_t status = ACCEL_SUCCESS;
-    {
-      std::lock_guard lock(mutex_);
-      if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
-      if (!fifo_.empty() || busy_) return ACCEL_NOT_READY;
-      if (submitted_ > completed_) {
+    std::unique_lock lock(mutex_);
+    if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    if (!fifo_.empty() || busy_) return ACCEL_NOT_READY;
+    if (submitted_ > completed_) {
+      Result r = T::kSuccess;
+      {
         typename T::Scope scope(device_);
-        const Result r = T::StreamQuery(device_, stream_);
-        if (r == T::kNotReady) return ACCEL_NOT_READY;
-        if (r != T::kSuccess) SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kStreamQuery, r));
-        done = TakeCompletedLocked(submitted_);
+        r = T::StreamQuery(device_, stream_);
       }
-      if (error_ != ACCEL_SUCCESS) status = host().Fail(error_, error_message_);
+      if (r == T::kNotReady) return ACCEL_NOT_READY;
+      if (r != T::kSuccess) SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kStreamQuery, r));
+      CompleteLocked(lock, submitted_);
     }
-    Release(std::move(done));
-    return status;
+    if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
+    return ACCEL_SUCCESS;
   }
 
   accel_status_t Synchronize(uint64_t timeout_ns) {
@@ -388,34 +389,26 @@ class GpuStream {
       if (r == T::kNotReady) return TimedOutLocked(timeout_ns);
       if (r != T::kSuccess)
         SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kStreamSynchronize, r));
-      std::vector<Inflight> done = TakeCompletedLocked(target);
-      lock.unlock();
-      Release(std::move(done));
-      lock.lock();
+      CompleteLocked(lock, target);
     }
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
     return ACCEL_SUCCESS;
   }
 
   accel_status_t ClearError() {
-    std::vector<Inflight> done;
-    {
-      std::lock_guard lock(mutex_);
-      bool pending = !fifo_.empty() || busy_;
-      if (!pending && submitted_ > completed_) {
-        typename T::Scope scope(device_);
-        const Result r = T::StreamQuery(device_, stream_);
-        pending = r == T::kNotReady;
-        if (!pending) done = TakeCompletedLocked(submitted_);
-      }
-      if (pending) {
-        return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
-                           "cannot clear the stream's error while work is pending; synchronize first");
-      }
-      error_ = ACCEL_SUCCESS;
-      error_message_.clear();
+    std::unique_lock lock(mutex_);
+    bool pending = !fifo_.empty() || busy_;
+    if (!pending && submitted_ > completed_) {
+      typename T::Scope scope(device_);
+      pending = T::StreamQuery(device_, stream_) == T::kNotReady;
     }
-    Release(std::move(done));
+    if (pending) {
+      return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
+                         "cannot clear the stream's error while work is pending; synchronize first");
+    }
+    error_ = ACCEL_SUCCESS;
+    error_message_.clear();
+    CompleteLocked(lock, submitted_);
     return ACCEL_SUCCESS;
   }
 
@@ -490,21 +483,27 @@ class GpuStream {
     }
   }
 
-  // Marks the device work up to `number` complete and takes what it held; its copies count from now on.
-  std::vector<Inflight> TakeCompletedLocked(uint64_t number) {
-    std::vector<Inflight> done;
+  // Marks the device work up to `number` complete, counts its copies, and drops what it held outside the stream's
+  // mutex (a buffer's last reference frees its memory), released by `lock` meanwhile, a few operations at a time.
+  // It allocates nothing: host memory running out cannot stop it, and the worker, which has no caller to tell,
+  // could not report it. Returns with `lock` held.
+  void CompleteLocked(std::unique_lock<std::mutex>& lock, uint64_t number) {
     if (number > completed_) completed_ = number;
-    while (!inflight_.empty() && inflight_.front().number <= number) {
-      backend::AddCopyStatistics(inflight_.front().op.copies, &copies_);
-      done.push_back(std::move(inflight_.front()));
-      inflight_.pop_front();
-    }
     changed_.notify_all();
-    return done;
+    std::array<Inflight, 8> taken;
+    for (;;) {
+      size_t n = 0;
+      while (n < taken.size() && !inflight_.empty() && inflight_.front().number <= number) {
+        backend::AddCopyStatistics(inflight_.front().op.copies, &copies_);
+        taken[n++] = std::move(inflight_.front());
+        inflight_.pop_front();
+      }
+      if (n == 0) return;
+      lock.unlock();
+      for (size_t i = 0; i < n; ++i) taken[i] = Inflight();
+      lock.lock();
+    }
   }
-
-  // Drops what completed work held, outside the stream's mutex (a buffer's last reference frees its memory).
-  static void Release(std::vector<Inflight> done) { done.clear(); }
 
   // Waits, asleep, for the device work enqueued so far; on the worker.
   void Drain(std::unique_lock<std::mutex>& lock) {
@@ -535,10 +534,7 @@ class GpuStream {
       }
       lock.lock();
     }
-    std::vector<Inflight> done = TakeCompletedLocked(target);
-    lock.unlock();
-    Release(std::move(done));
-    lock.lock();
+    CompleteLocked(lock, target);
   }
 
   void Run() {

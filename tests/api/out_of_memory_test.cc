@@ -1,57 +1,16 @@
 // Host memory running out inside a call: the call fails with ACCEL_ERROR_RESOURCE_EXHAUSTED and what it touched is
-// as it was (docs/errors.md). This program replaces the global operator new so that, while armed, allocations from a
+// as it was (docs/errors.md). The program runs on tests/common/failing_allocator.h: while armed, allocations from a
 // size up fail with std::bad_alloc (the growth of a busy stream's queue, not the small allocations of a call's
 // bookkeeping), or the n-th allocation from now fails (every allocation of a call, in turn).
 #include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include <accel/runtime.h>
 
 #include "../runtime/runtime_fixture.h"  // CreateRuntime
+#include "failing_allocator.h"
 #include "gate.h"
 #include "test_util.h"
-
-namespace {
-
-std::atomic<size_t> g_fail_from{0};  // 0: allocations succeed
-std::atomic<long> g_countdown{0};    // > 0: the allocation that brings it to 0 fails
-
-void* Allocate(size_t size) {
-  const size_t from = g_fail_from.load(std::memory_order_relaxed);
-  if (from != 0 && size >= from) throw std::bad_alloc();
-  if (g_countdown.load(std::memory_order_relaxed) > 0 && g_countdown.fetch_sub(1) == 1) throw std::bad_alloc();
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(size_t size) { return Allocate(size); }
-void* operator new[](size_t size) { return Allocate(size); }
-// The nothrow forms too (std::stable_sort's temporary buffer uses them): left to the sanitizer's, they allocate
-// with its operator new and are freed by the free() below, which ASan reports as a mismatch.
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return Allocate(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return Allocate(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -79,7 +38,7 @@ TEST(OutOfMemory, AnEnqueueThatCannotQueueLeavesTheStreamAsItWas) {
 
   int accepted = 0;
   accel_status_t refused = ACCEL_SUCCESS;
-  g_fail_from.store(1024);
+  accel_test::FailAllocationsFrom(1024);
   for (int i = 0; i < 4096 && refused == ACCEL_SUCCESS; ++i) {
     const accel_status_t s = accel_stream_enqueue_host_callback(stream, Count, nullptr);
     if (s == ACCEL_SUCCESS) {
@@ -88,7 +47,7 @@ TEST(OutOfMemory, AnEnqueueThatCannotQueueLeavesTheStreamAsItWas) {
       refused = s;
     }
   }
-  g_fail_from.store(0);
+  accel_test::FailAllocationsFrom(0);
   ASSERT_EQ(refused, ACCEL_ERROR_RESOURCE_EXHAUSTED) << "no enqueue failed while allocations of 1 KiB failed";
   EXPECT_GT(accepted, 0);
 
@@ -121,9 +80,9 @@ template <typename Call, typename AfterFailure>
 void FailEachAllocationInTurn(const char* what, bool success_untouched, Call call, AfterFailure after_failure) {
   int failed = 0;
   for (long n = 1; n <= 1000; ++n) {
-    g_countdown.store(n);
+    accel_test::FailAllocationAfter(n);
     const accel_status_t s = call();
-    const bool hit = g_countdown.exchange(0) <= 0;
+    const bool hit = accel_test::StopCountdown();
     if (s == ACCEL_SUCCESS) {
       if (success_untouched) {
         EXPECT_FALSE(hit) << "allocation " << n << " failed, yet the create succeeded";

@@ -157,13 +157,19 @@ class GpuRecord {
     }
     changed_.notify_all();
   }
-  void Fail(accel_status_t status, std::string message) {
+  // Skipped (its stream held an error): settled, with `status`. Called on the stream's worker too, so it never
+  // throws: without the memory to copy `message`, the status stands alone (a waiter must not block forever).
+  void Fail(accel_status_t status, const std::string& message) {
     {
       std::lock_guard lock(mutex_);
       if (state_ != State::kQueued) return;
       state_ = State::kFailed;
       outcome_.status = status;
-      outcome_.message = std::move(message);
+      try {
+        outcome_.message = message;
+      } catch (...) {
+        outcome_.message.clear();
+      }
     }
     changed_.notify_all();
   }
@@ -178,6 +184,11 @@ class GpuRecord {
     changed_.wait(lock, [&] { return state_ != State::kQueued; });
     if (state_ == State::kFailed) return outcome_;
     return std::nullopt;
+  }
+  // Blocks until Settled(), copying nothing (the stream's worker, which must not allocate).
+  void AwaitSettled() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return state_ != State::kQueued; });
   }
 
   // The outcome when the record completed, nullopt while it is pending (never waits).
@@ -430,6 +441,16 @@ class GpuStream {
                                                 " host-side operation(s) queued or running)");
   }
 
+  // The driver's message for `call` failing with `r`, or none without the memory for it (the worker's failures:
+  // it has no caller to report running out of memory to, and the status says enough).
+  std::string FailureText(const char* call, Result r) const noexcept {
+    try {
+      return T::Failure(device_, call, r);
+    } catch (...) {
+      return std::string();
+    }
+  }
+
   // Records the stream's first error (later ones are consequences): `status`, and "<what>: <message>" (a
   // string_view, so that a literal makes no string before the guard: failures met while out of host memory pass one).
   void SetErrorLocked(accel_status_t status, const char* what, std::string_view message) noexcept {
@@ -454,7 +475,7 @@ class GpuStream {
       typename T::Scope scope(device_);
       if (scope.result() != T::kSuccess) {
         status = T::StatusFrom(scope.result());
-        message = T::Failure(device_, T::kMakeCurrent, scope.result());
+        message = FailureText(T::kMakeCurrent, scope.result());
       } else {
         try {
           status = op.submit(stream_, &message);
@@ -522,7 +543,7 @@ class GpuStream {
       lock.lock();
     }
     if (r != T::kSuccess) {
-      SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kEventSynchronize, r));
+      SetErrorLocked(T::StatusFrom(r), "device work", FailureText(T::kEventSynchronize, r));
       // The work may still run (the record failed, e.g. out of memory): wait for the stream itself before its
       // entries let go of what they hold (a buffer's last reference frees its memory). Should that fail too, the
       // context is lost (CUDA's errors past this point are sticky) and runs nothing more.
@@ -567,7 +588,7 @@ class GpuStream {
         } else {
           if (op.after) {
             lock.unlock();
-            (void)op.after->WaitSettled();  // its own stream enqueues or skips it; `submit` reads which
+            op.after->AwaitSettled();  // its own stream enqueues or skips it; `submit` reads which
             lock.lock();
           }
           if (op.drain_soon) drain_requested_ = true;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 #include <string>
 #include <system_error>
@@ -37,18 +38,23 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::StartLocked() {
-  started_ = true;
-  threads_.reserve(thread_count_);
-  for (unsigned i = 0; i < thread_count_; ++i) {
-    try {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < retry_at_) return;
+  try {
+    threads_.reserve(thread_count_);  // so that emplace_back below does not move the running ones
+    while (threads_.size() < thread_count_) {
       threads_.emplace_back([this] { WorkerMain(); });
       pthread_setname_np(threads_.back().native_handle(), "accel-host-pool");
-    } catch (const std::system_error& e) {
-      if (host_ != nullptr) {
-        host_->Log(ACCEL_LOG_LEVEL_WARN, "started " + std::to_string(i) + " of " + std::to_string(thread_count_) +
-                                             " kernel worker threads: " + e.what());
-      }
-      return;
+    }
+    started_ = true;
+  } catch (const std::exception& e) {  // std::system_error (no thread), std::bad_alloc (no memory)
+    retry_at_ = now + std::chrono::seconds(1);
+    if (host_ == nullptr) return;
+    try {
+      host_->Log(ACCEL_LOG_LEVEL_WARN, "started " + std::to_string(threads_.size()) + " of " +
+                                           std::to_string(thread_count_) + " kernel worker threads (" + e.what() +
+                                           "); trying again in a second");
+    } catch (const std::bad_alloc&) {  // no memory for the message either
     }
   }
 }

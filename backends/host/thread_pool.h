@@ -4,6 +4,7 @@
 #define ACCEL_BACKENDS_HOST_THREAD_POOL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -66,7 +67,8 @@ class ThreadPool {
   };
 
   // `thread_count` workers (0: std::thread::hardware_concurrency(), at least 1), started by the first Run that has
-  // more than one item. Failures to start one go to `host`'s log; the pool then works with fewer.
+  // more than one item. A failure to start them (no thread, no memory) goes to `host`'s log (when given); the pool
+  // works with those it has and starts the others on a later Run, trying at most once a second.
   ThreadPool(const HostServices* host, unsigned thread_count);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -100,7 +102,8 @@ class ThreadPool {
   std::condition_variable helper_left_;
   std::deque<Job*> jobs_;  // jobs that may still have unclaimed items, oldest first
   std::vector<std::thread> threads_;
-  bool started_ = false;
+  bool started_ = false;                            // every worker runs
+  std::chrono::steady_clock::time_point retry_at_;  // the next start after a failure, not before
   bool stopping_ = false;
 };
 

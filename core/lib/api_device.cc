@@ -47,6 +47,7 @@ constexpr KeyInfo kKeys[] = {
     {ACCEL_DEVICE_INFO_KERNEL_FORMATS, "kernel_formats", ACCEL_VALUE_TYPE_FLAGS64},
     {ACCEL_DEVICE_INFO_MODELED_KERNEL_FORMATS, "modeled_kernel_formats", ACCEL_VALUE_TYPE_FLAGS64},
     {ACCEL_DEVICE_INFO_FEATURES, "features", ACCEL_VALUE_TYPE_FLAGS64},
+    {ACCEL_DEVICE_INFO_BACKEND_INDEX, "backend_index", ACCEL_VALUE_TYPE_UINT32},
 };
 
 const KeyInfo* FindKey(accel_device_info_key_t key) {
@@ -124,6 +125,7 @@ Expected<std::string> InfoValue(const Device& d, accel_device_info_key_t key) {
     case ACCEL_DEVICE_INFO_KERNEL_FORMATS: return Bytes(c.kernel_formats);
     case ACCEL_DEVICE_INFO_MODELED_KERNEL_FORMATS: return Bytes(c.modeled_kernel_formats);
     case ACCEL_DEVICE_INFO_FEATURES: return Bytes(c.features);
+    case ACCEL_DEVICE_INFO_BACKEND_INDEX: return Bytes(d.backend_index);
     default: break;
   }
   return Error(ACCEL_ERROR_INVALID_ENUM, "'key' {} is not a registered accel_device_info_key_t", static_cast<int>(key));

@@ -47,7 +47,7 @@ extern "C" {
 
 /* The ABI this header describes. */
 #define ACCEL_ABI_VERSION_MAJOR 1
-#define ACCEL_ABI_VERSION_MINOR 3
+#define ACCEL_ABI_VERSION_MINOR 4
 #define ACCEL_ABI_VERSION ACCEL_MAKE_VERSION(ACCEL_ABI_VERSION_MAJOR, ACCEL_ABI_VERSION_MINOR, 0)
 
 /* Waits with this timeout never time out. */
@@ -498,6 +498,7 @@ typedef enum accel_device_info_key_t {
   ACCEL_DEVICE_INFO_KERNEL_FORMATS = 30,         /* uint64 ACCEL_KERNEL_FORMAT_* */
   ACCEL_DEVICE_INFO_MODELED_KERNEL_FORMATS = 31, /* uint64 ACCEL_KERNEL_FORMAT_* */
   ACCEL_DEVICE_INFO_FEATURES = 32,               /* uint64 ACCEL_DEVICE_FEATURE_* */
+  ACCEL_DEVICE_INFO_BACKEND_INDEX = 33,          /* uint32: its place in its backend's own list (1.4) */
   ACCEL_DEVICE_INFO_FORCE32 = 0x7FFFFFFF
 } accel_device_info_key_t;
 

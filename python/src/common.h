@@ -101,9 +101,9 @@ const DeviceInfo& device_info(const Device& device);
 accel_device_capabilities_t device_capabilities(accel_device_t device);
 // The names of the ACCEL_KERNEL_FORMAT_* bits set in `formats`, lowest first.
 py::list kernel_format_names(uint64_t formats);
-// The DLPack (device_type, device_id) of a device with these capabilities,
-// `ordinal` devices of its backend listed before it (dlpack.cc).
-std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t& caps, int32_t ordinal);
+// The DLPack (device_type, device_id) of a device with these capabilities at
+// `backend_index` in its backend's own list (dlpack.cc).
+std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t& caps, int32_t backend_index);
 // None (the first device), an index, a stable id or a Device.
 Device resolve_device(py::handle obj);
 

@@ -401,7 +401,7 @@ ArrayPtr import_capsule(py::object capsule, py::object device_obj, py::object co
 
 }  // namespace
 
-std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t& caps, int32_t ordinal) {
+std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t& caps, int32_t backend_index) {
   const std::string backend = accel::info::FixedString(caps.backend_name);
   int32_t type = kDLExtDev;  // simulated devices and backends DLPack has no code for
   if ((caps.flags & ACCEL_DEVICE_FLAG_SIMULATED) != 0)
@@ -418,9 +418,9 @@ std::pair<int32_t, int32_t> dlpack_device_for(const accel_device_capabilities_t&
     type = kDLVulkan;
   else if (backend == "level-zero" || backend == "level_zero" || backend == "levelzero")
     type = kDLOneAPI;
-  // The id counts the devices of the same backend before this one (the
-  // vendor's ordinal when the backend lists them in its order).
-  return {type, ordinal};
+  // The id is the device's place in its backend's own list: the vendor's
+  // ordinal for CUDA and HIP (docs/capability-keys.md, "The backend index").
+  return {type, backend_index};
 }
 
 std::pair<int32_t, int32_t> dlpack_device_of(const Device& device) {

@@ -58,10 +58,12 @@ Instance::Instance(accel_instance_t h) : handle(h) {
   check(accel_instance_enumerate_devices(handle, &count, nullptr));
   std::vector<accel_device_t> handles(count);
   check(accel_instance_enumerate_devices(handle, &count, handles.data()));
-  std::unordered_map<std::string, int32_t> per_backend;  // devices seen of each backend
   for (auto device : handles) {
     const auto caps = device_capabilities(device);
-    const auto [dl_type, dl_id] = dlpack_device_for(caps, per_backend[accel::info::FixedString(caps.backend_name)]++);
+    uint32_t backend_index = 0;
+    check(
+        accel_device_get_info(device, ACCEL_DEVICE_INFO_BACKEND_INDEX, sizeof(backend_index), &backend_index, nullptr));
+    const auto [dl_type, dl_id] = dlpack_device_for(caps, static_cast<int32_t>(backend_index));
     devices.push_back(DeviceInfo{device, accel::info::FixedString(caps.stable_id), dl_type, dl_id});
   }
 }

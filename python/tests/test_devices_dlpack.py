@@ -112,6 +112,24 @@ def test_simulated_devices_are_dlpack_extdev(run_python):
     assert "ok" in out and "refused:" in out
 
 
+def test_dlpack_device_id_is_the_backend_index_whatever_is_hidden(run_python):
+    # ACCEL_VISIBLE_DEVICES (as accel.ray.init_worker sets it) hides devices 0 and 2: the visible ones keep the
+    # vendor's numbering in DLPack (for CUDA, what the consumer's torch.device("cuda", n) means), not their count.
+    out = run_python(
+        """
+        import accel
+        devices = accel.devices()
+        assert [d.index for d in devices] == [0, 1], devices
+        assert [d.dlpack_device for d in devices] == [(12, 1), (12, 3)], [d.dlpack_device for d in devices]
+        assert accel.zeros(4, "float32", device=1).__dlpack_device__() == (12, 3)
+        print("ok")
+        """,
+        ACCEL_VISIBLE_DEVICES="1,3",
+        **SIM,
+    )
+    assert "ok" in out
+
+
 def test_sim_out_of_memory_and_topology(run_python):
     out = run_python(
         """

@@ -872,7 +872,7 @@ std::vector<Row> MakeTable() {
                   [](Fixture&) {
                     accel_value_type_t type{};
                     return accel_device_info_key_describe(
-                        static_cast<accel_device_info_key_t>(ACCEL_DEVICE_INFO_FEATURES + 1), nullptr, &type);
+                        static_cast<accel_device_info_key_t>(ACCEL_DEVICE_INFO_BACKEND_INDEX + 1), nullptr, &type);
                   })
           .Build());
 

@@ -94,7 +94,7 @@ TEST(Device, EveryRegisteredKeyIsReadableWithSizeQueryThenFill) {
       EXPECT_EQ(value.back(), 0) << name;
     }
   }
-  EXPECT_EQ(keys, 32);
+  EXPECT_EQ(keys, 33);
   uint64_t v = 0;
   EXPECT_EQ(accel_device_get_info(host, static_cast<accel_device_info_key_t>(9999), sizeof(v), &v, nullptr),
             ACCEL_ERROR_INVALID_ENUM);

@@ -57,6 +57,41 @@ class SimInstance {
   std::vector<accel_device_t> devices_;
 };
 
+uint32_t BackendIndex(accel_device_t device) {
+  uint32_t index = UINT32_MAX;
+  EXPECT_EQ(accel_device_get_info(device, ACCEL_DEVICE_INFO_BACKEND_INDEX, sizeof(index), &index, nullptr),
+            ACCEL_SUCCESS)
+      << accel_last_error();
+  return index;
+}
+
+// ACCEL_DEVICE_INFO_BACKEND_INDEX is the device's place in the sim backend's own list (its node's device number),
+// not its place among the visible devices (docs/capability-keys.md, "The backend index").
+TEST(SimBackendIndex, IsThePlaceInTheBackendsListWhateverIsHidden) {
+  setenv("ACCEL_SIM_PROFILE", "h100-sxm-8", 1);
+  unsetenv("ACCEL_SIM_FAULTS");
+  accel_instance_desc_t all_desc = ScopedInstance::Backends("sim");
+  ScopedInstance all(&all_desc);
+  const std::vector<accel_device_t> every = all.Devices();
+  ASSERT_EQ(every.size(), 8u);
+  for (uint32_t i = 0; i < every.size(); ++i) EXPECT_EQ(BackendIndex(every[i]), i);
+
+  accel_instance_desc_t masked_desc = ScopedInstance::Backends("sim");
+  masked_desc.visible_devices = "3,1";
+  ScopedInstance masked(&masked_desc);
+  const std::vector<accel_device_t> visible = masked.Devices();
+  ASSERT_EQ(visible.size(), 2u);
+  EXPECT_EQ(BackendIndex(visible[0]), 1u);
+  EXPECT_EQ(BackendIndex(visible[1]), 3u);
+  accel_physical_device_t physical = nullptr;
+  ASSERT_EQ(accel_device_get_physical_device(visible[1], &physical), ACCEL_SUCCESS) << accel_last_error();
+  accel_physical_device_properties_t p{};
+  p.stype = ACCEL_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES;
+  p.struct_size = sizeof(p);
+  ASSERT_EQ(accel_physical_device_get_properties(physical, &p), ACCEL_SUCCESS) << accel_last_error();
+  EXPECT_EQ(p.index, 1u) << "the index in the stable order counts only the visible devices";
+}
+
 accel_device_link_t Link(accel_device_t a, accel_device_t b) {
   accel_device_link_t l{};
   l.stype = ACCEL_STRUCTURE_TYPE_DEVICE_LINK;

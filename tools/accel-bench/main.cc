@@ -200,17 +200,10 @@ int Run(const Options& o) {
     caps.stype = ACCEL_STRUCTURE_TYPE_DEVICE_CAPABILITIES;
     caps.struct_size = sizeof(caps);
     accel_device_get_capabilities(devices[d], &caps);
-    // The device's index among its backend's devices, for the native path.
-    accel_backend_t backend = nullptr;
-    accel_device_get_backend(devices[d], &backend);
+    // The device's place in its backend's own list (the vendor's ordinal for CUDA), for the native path: its
+    // place among the backend's visible devices is another device once ACCEL_VISIBLE_DEVICES hides one before it.
     uint32_t in_backend = 0;
-    uint32_t bcount = 0;
-    accel_backend_enumerate_devices(backend, &bcount, nullptr);
-    std::vector<accel_device_t> bdevices(bcount);
-    if (bcount > 0) accel_backend_enumerate_devices(backend, &bcount, bdevices.data());
-    for (uint32_t i = 0; i < bcount; ++i) {
-      if (bdevices[i] == devices[d]) in_backend = i;
-    }
+    accel_device_get_info(devices[d], ACCEL_DEVICE_INFO_BACKEND_INDEX, sizeof(in_backend), &in_backend, nullptr);
     uint64_t max_size = 0;
     for (uint64_t s : sizes) {
       if (s <= caps.max_allocation) max_size = std::max(max_size, s);

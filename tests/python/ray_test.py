@@ -46,10 +46,18 @@ def cluster():
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     c = Cluster()
     configs = {}
-    # n0: four A100 PCIe cards, no NVLink (each card a clique of its own); n1: four H100 SXM of one NVLink clique.
+    # n0: four A100 PCIe cards, no NVLink (each card a clique of its own); n1: four H100 SXM of one NVLink clique,
+    # whose Ray empties CUDA_VISIBLE_DEVICES in a task asking for no Ray GPU (RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO).
     _, configs["n0"] = add_node(c, "n0", sim_env("a100-pcie-4", ACCEL_TOPOLOGY_DOMAINS="rack=r0"))
     _, configs["n1"] = add_node(
-        c, "n1", sim_env("h100-sxm-8", ACCEL_VISIBLE_DEVICES="0,1,2,3,4", ACCEL_TOPOLOGY_DOMAINS="rack=r1")
+        c,
+        "n1",
+        sim_env(
+            "h100-sxm-8",
+            ACCEL_VISIBLE_DEVICES="0,1,2,3,4",
+            ACCEL_TOPOLOGY_DOMAINS="rack=r1",
+            RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO="1",
+        ),
     )
     ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
     c.wait_for_nodes()
@@ -94,7 +102,7 @@ def quarter_task():
         "total": total,
         "physical_total": gpus[0]["memory_total"] if gpus else 0,
         "refused": refused,
-        "env": {k: os.environ.get(k) for k in ("ACCEL_VISIBLE_DEVICES", "ACCEL_MEMORY_LIMIT")},
+        "env": {k: os.environ.get(k) for k in ("ACCEL_VISIBLE_DEVICES", "ACCEL_MEMORY_LIMIT", "CUDA_VISIBLE_DEVICES")},
     }
 
 
@@ -111,6 +119,9 @@ def test_a_quarter_task_sees_only_its_device_and_is_stopped_at_its_share(cluster
     assert status == "ACCEL_ERROR_RESOURCE_EXHAUSTED", message
     assert "ACCEL_MEMORY_LIMIT" in message, message
     assert result["env"]["ACCEL_MEMORY_LIMIT"] == f"{expected}=25%"
+    # Ray emptied it on n1 (no Ray GPU asked for); init_worker removed it again, as the worker had none: a real
+    # node's CUDA backend would have seen no GPU.
+    assert result["env"]["CUDA_VISIBLE_DEVICES"] is None, result["env"]
 
 
 @aray.remote(accelerators=0.5, num_cpus=0, label_selector={"accel.dev/node": "n0"})

@@ -70,13 +70,46 @@ def assigned_devices() -> Dict[str, List[dict]]:
     return result
 
 
+def _restore_vendor_visibility() -> Dict[str, object]:
+    """Undoes Ray's emptying of a vendor's own visibility variable (``CUDA_VISIBLE_DEVICES=''``,
+    ``HIP_VISIBLE_DEVICES``, ``ONEAPI_DEVICE_SELECTOR``...) in a task that holds none of Ray's resource of that
+    kind (``GPU``): Ray does it with ``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1``, and older Ray always, and the vendor's
+    runtime would then show Accel's backend no device at all. The variable gets back the value the worker started
+    with (Ray's record of it), or goes when it had none. Returns what it changed (None: removed)."""
+    ray = _ray()
+    try:  # Ray's accelerator managers and its record of the original values are not in its public API
+        from ray._private import accelerators  # noqa: PLC0415
+
+        original = ray._private.worker.global_worker.original_visible_accelerator_ids
+        names = accelerators.get_all_accelerator_resource_names()
+    except (ImportError, AttributeError):
+        return {}
+    held = ray.get_runtime_context().get_accelerator_ids()
+    changed: Dict[str, object] = {}
+    for name in names:
+        if held.get(name):
+            continue  # Ray gave this task some of its own: the variable is Ray's choice
+        variable = accelerators.get_accelerator_manager_for_resource(name).get_visible_accelerator_ids_env_var()
+        if variable is None or os.environ.get(variable) != "":
+            continue
+        ids = original.get(name)
+        if ids is None:
+            del os.environ[variable]
+            changed[variable] = None
+        else:
+            os.environ[variable] = changed[variable] = ",".join(str(i) for i in ids)
+    return changed
+
+
 def init_worker() -> dict:
     """Confines this worker to the devices Ray assigned it; returns the variables it set.
 
     ``ACCEL_VISIBLE_DEVICES`` shows the CPU and the assigned devices (none when the task asked for no
     accelerator); ``ACCEL_MEMORY_LIMIT`` limits a device held at a fraction below 1 to that fraction of its memory
     (``accel_gpu=0.25``: 25%), enforced by libaccel's allocator for every allocation in this process
-    (docs/memory-limits.md). Raises ``RuntimeError`` when this process has already made its Accel instance (the
+    (docs/memory-limits.md). A vendor variable Ray emptied (``CUDA_VISIBLE_DEVICES=''`` in a task that asked Ray
+    for no ``GPU``) gets back the worker's original value when the task holds Accel devices, since Accel's backend
+    opens the device through that vendor's runtime (in the returned dict; None: removed). Raises ``RuntimeError`` when this process has already made its Accel instance (the
     variables would be ignored), or when ``ACCEL_MEMORY_LIMIT`` is already set and a fraction would change it.
     """
     from accel import _accel  # noqa: PLC0415
@@ -101,6 +134,8 @@ def init_worker() -> dict:
             )
         env["ACCEL_MEMORY_LIMIT"] = ",".join(limits)
     os.environ.update(env)
+    if held:
+        env.update(_restore_vendor_visibility())
     return env
 
 

@@ -33,6 +33,7 @@ inline constexpr int kSlots = 8;  // objects one thread may hold at once; more t
 class RetireList;
 struct RetiredList;
 void Retire(RetireList&& list) noexcept;
+// Drops the retired objects no reader publishes any more. Never throws.
 void Reclaim() noexcept;
 
 // Base of what can be retired: while retired, an object holds its own reference and links to the next, so that
@@ -140,9 +141,6 @@ void Retire(RetireList&& list) noexcept;
 bool PublishedByOthers(const Retirable* object);
 // Whether `object` is on the retired list (holding one reference to itself there).
 bool IsRetired(const Retirable* object);
-
-// Drops the retired objects no reader publishes any more. Never throws.
-void Reclaim() noexcept;
 
 // How many objects the retired list holds, and how many records were ever made (for tests).
 size_t RetiredForTesting();

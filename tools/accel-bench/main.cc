@@ -9,7 +9,7 @@
 // says whether the benchmarks could run.
 //
 //   accel-bench [--backends host,opencl] [--device N]... [--native] [--sizes 4K,1M,16M,256M]
-//               [--repetitions N] [--json FILE] [--corpus DIR]
+//               [--repetitions N] [--order interleaved|blocks] [--json FILE] [--corpus DIR]
 #include <accel/accel.h>
 #include <unistd.h>
 
@@ -49,6 +49,7 @@ struct Options {
   bool native = false;
   std::string sizes = "4K,1M,16M,256M";
   int repetitions = 0;  // 0: per benchmark defaults
+  bool blocks = false;  // --order blocks: each path's repetitions in a row, not interleaved
   std::string json;
   std::string corpus;
 };
@@ -83,7 +84,9 @@ std::string SizeText(uint64_t b) {
 
 // One benchmark's samples for Accel, the thread hand-off baseline and, when present, the native path, taken
 // interleaved: repetition i runs each path once, starting one path further along each time (so drift and caches hit
-// them alike), and the ratios are taken per repetition.
+// them alike), and the ratios are taken per repetition. With `blocks`, each path runs all its repetitions in a row
+// instead (Accel, native, hand-off), and repetition i of each is paired: what a path costs when it runs alone,
+// without the other paths' threads waking between its operations.
 struct AB {
   Samples accel;
   Samples native;
@@ -102,21 +105,32 @@ bool Time(Path* path, Op op, double* out) {
 }
 
 template <typename Op>
-std::optional<AB> RunAB(Path* accel, Path* native, Path* handoff, int reps, Op op, std::string* error) {
+std::optional<AB> RunAB(Path* accel, Path* native, Path* handoff, int reps, bool blocks, Op op, std::string* error) {
   AB ab;
   ab.has_native = native != nullptr;
   std::vector<Path*> paths = {accel};
   if (native != nullptr) paths.push_back(native);
   paths.push_back(handoff);
-  std::vector<double> t(paths.size());
-  for (int i = 0; i < reps; ++i) {
-    for (size_t k = 0; k < paths.size(); ++k) {
-      const size_t p = (static_cast<size_t>(i) + k) % paths.size();
-      if (!Time(paths[p], op, &t[p])) {
-        *error = paths[p]->Name() + ": " + paths[p]->Error();
-        return std::nullopt;
-      }
+  // times[p][i]: path p's repetition i.
+  std::vector<std::vector<double>> times(paths.size(), std::vector<double>(static_cast<size_t>(reps)));
+  const auto timed = [&](size_t p, int i) {
+    if (Time(paths[p], op, &times[p][static_cast<size_t>(i)])) return true;
+    *error = paths[p]->Name() + ": " + paths[p]->Error();
+    return false;
+  };
+  for (size_t p = 0; blocks && p < paths.size(); ++p) {
+    for (int i = 0; i < reps; ++i) {
+      if (!timed(p, i)) return std::nullopt;
     }
+  }
+  for (int i = 0; !blocks && i < reps; ++i) {
+    for (size_t k = 0; k < paths.size(); ++k) {
+      if (!timed((static_cast<size_t>(i) + k) % paths.size(), i)) return std::nullopt;
+    }
+  }
+  for (int i = 0; i < reps; ++i) {
+    std::vector<double> t(paths.size());
+    for (size_t p = 0; p < paths.size(); ++p) t[p] = times[p][static_cast<size_t>(i)];
     const double ta = t[0];
     const double th = t.back();
     ab.accel.seconds.push_back(ta);
@@ -182,7 +196,10 @@ int Run(const Options& o) {
   accel_instance_enumerate_devices(instance, &count, nullptr);
   std::vector<accel_device_t> devices(count);
   if (count > 0) accel_instance_enumerate_devices(instance, &count, devices.data());
-  nlohmann::json report = {{"tool", "accel-bench"}, {"compiler_caches", cache}, {"devices", nlohmann::json::array()}};
+  nlohmann::json report = {{"tool", "accel-bench"},
+                           {"compiler_caches", cache},
+                           {"order", o.blocks ? "blocks" : "interleaved"},
+                           {"devices", nlohmann::json::array()}};
   std::printf("accel-bench: %u devices; compiler caches: %s\n", count, cache.c_str());
   for (uint32_t d : o.devices) {
     if (d >= count) {
@@ -277,7 +294,8 @@ int Run(const Options& o) {
     const int lat_reps = o.repetitions > 0 ? o.repetitions : 300;
     std::string err;
     auto lat = RunAB(
-        accel.get(), native.get(), handoff.get(), lat_reps, [](Path* p) { return p->TinyLaunchAndWait(); }, &err);
+        accel.get(), native.get(), handoff.get(), lat_reps, o.blocks, [](Path* p) { return p->TinyLaunchAndWait(); },
+        &err);
     if (!lat) {
       std::printf("  failed: %s\n", err.c_str());
       dj["failed"] = err;
@@ -291,7 +309,7 @@ int Run(const Options& o) {
     const int batch = 100;
     auto per_launch_row = [&](const std::string& what, bool (Path::*launches)(int)) {
       auto thr = RunAB(
-          accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10,
+          accel.get(), native.get(), handoff.get(), o.repetitions > 0 ? o.repetitions : 10, o.blocks,
           [&](Path* p) { return (p->*launches)(batch); }, &err);
       if (!thr) {
         std::printf("  %s failed: %s\n", what.c_str(), err.c_str());
@@ -341,7 +359,7 @@ int Run(const Options& o) {
                             Kind{"fill", &Path::Fill, memset_s, "memset"}}) {
         if (k.op == &Path::Fill && size % 4 != 0) continue;
         auto ab = RunAB(
-            accel.get(), native.get(), handoff.get(), reps, [&](Path* p) { return (p->*k.op)(size); }, &err);
+            accel.get(), native.get(), handoff.get(), reps, o.blocks, [&](Path* p) { return (p->*k.op)(size); }, &err);
         if (!ab) {
           std::printf("  %s %s failed: %s\n", k.name, SizeText(size).c_str(), err.c_str());
           ++failures;
@@ -382,9 +400,15 @@ int main(int argc, char** argv) {
   app.add_flag("--native", o.native, "Also run the same work through the backend's native API, interleaved");
   app.add_option("--sizes", o.sizes, "Copy sizes, comma-separated (K, M, G suffixes)")->capture_default_str();
   app.add_option("--repetitions", o.repetitions, "Repetitions per benchmark (default: per benchmark)");
+  std::string order = "interleaved";
+  app.add_option("--order", order,
+                 "interleaved: repetition i runs every path once; blocks: each path's repetitions in a row")
+      ->check(CLI::IsMember({"interleaved", "blocks"}))
+      ->capture_default_str();
   app.add_option("--json", o.json, "Write the figures as JSON here");
   app.add_option("--corpus", o.corpus, "The kernel corpus folder (holding corpus.json)");
   CLI11_PARSE(app, argc, argv);
+  o.blocks = order == "blocks";
   try {
     return accel::bench::Run(o);
   } catch (const std::exception& e) {  // out of host memory for the largest size, above all

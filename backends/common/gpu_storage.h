@@ -39,8 +39,11 @@ class GpuStorage {
     typename T::Scope scope(device_);
     const char* call = "";
     const typename T::Result r = T::FreeStorage(device_, address_, host_, &call);
-    if (r != T::kSuccess)
+    if (r == T::kSuccess) return;
+    try {  // a destructor, run on a stream's worker too: without memory for the message, nothing is logged
       device_->host->Log(ACCEL_LOG_LEVEL_WARN, device_->label + ": " + T::Failure(device_, call, r));
+    } catch (...) {
+    }
   }
   GpuStorage(const GpuStorage&) = delete;
   GpuStorage& operator=(const GpuStorage&) = delete;

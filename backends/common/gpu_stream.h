@@ -315,7 +315,10 @@ class GpuStream {
     work_.notify_one();
     worker_.join();
     typename T::Scope scope(device_);
-    T::StreamSynchronize(device_, stream_);
+    try {
+      T::StreamSynchronize(device_, stream_);
+    } catch (...) {  // Level Zero's may allocate (a marker); a destructor must not throw
+    }
     std::unique_lock lock(mutex_);  // nothing else runs now
     CompleteLocked(lock, submitted_);
     lock.unlock();
@@ -361,8 +364,16 @@ class GpuStream {
         r = T::StreamQuery(device_, stream_);
       }
       if (r == T::kNotReady) return ACCEL_NOT_READY;
-      if (r != T::kSuccess) SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kStreamQuery, r));
-      CompleteLocked(lock, submitted_);
+      const uint64_t target = submitted_;
+      if (r != T::kSuccess) {
+        SetErrorLocked(T::StatusFrom(r), "device work", T::Failure(device_, T::kStreamQuery, r));
+        // The query may have failed before it looked (Level Zero's makes a marker): the work may still run, so wait
+        // for the stream before its entries let go of what they hold, as Drain does.
+        lock.unlock();
+        WaitForStream();
+        lock.lock();
+      }
+      CompleteLocked(lock, target);
     }
     if (error_ != ACCEL_SUCCESS) return host().Fail(error_, error_message_);
     return ACCEL_SUCCESS;
@@ -410,8 +421,17 @@ class GpuStream {
     std::unique_lock lock(mutex_);
     bool pending = !fifo_.empty() || busy_;
     if (!pending && submitted_ > completed_) {
-      typename T::Scope scope(device_);
-      pending = T::StreamQuery(device_, stream_) == T::kNotReady;
+      Result r = T::kSuccess;
+      {
+        typename T::Scope scope(device_);
+        r = T::StreamQuery(device_, stream_);
+      }
+      pending = r == T::kNotReady;
+      if (!pending && r != T::kSuccess) {
+        return host().Fail(T::StatusFrom(r),
+                           "cannot clear the stream's error: " + T::Failure(device_, T::kStreamQuery, r) +
+                               " (whether its work is done is unknown)");
+      }
     }
     if (pending) {
       return host().Fail(ACCEL_ERROR_FAILED_PRECONDITION,
@@ -439,6 +459,17 @@ class GpuStream {
     return host().Fail(ACCEL_ERROR_TIMEOUT, "the stream still had work pending after " + std::to_string(timeout_ns) +
                                                 " ns (" + std::to_string(fifo_.size() + (busy_ ? 1 : 0)) +
                                                 " host-side operation(s) queued or running)");
+  }
+
+  // Waits for everything enqueued on the vendor stream, with the device current; its failure goes unreported (the
+  // caller has one to report already), and so does an exception (Level Zero's may allocate a marker). For the
+  // failure paths, before what the work holds is let go.
+  void WaitForStream() noexcept {
+    try {
+      typename T::Scope scope(device_);
+      if (scope.result() == T::kSuccess) static_cast<void>(T::StreamSynchronize(device_, stream_));
+    } catch (...) {
+    }
   }
 
   // The driver's message for `call` failing with `r`, or none without the memory for it (the worker's failures:
@@ -479,9 +510,12 @@ class GpuStream {
       } else {
         try {
           status = op.submit(stream_, &message);
-        } catch (...) {  // out of host memory before anything was enqueued (a submit enqueues last)
+        } catch (const std::bad_alloc&) {  // out of host memory before anything was enqueued (a submit enqueues last)
           SetErrorLocked(ACCEL_ERROR_RESOURCE_EXHAUSTED, op.what, "out of host memory");
           status = ACCEL_ERROR_RESOURCE_EXHAUSTED;
+        } catch (...) {
+          SetErrorLocked(ACCEL_ERROR_INTERNAL, op.what, "internal error: the submission threw an exception");
+          status = ACCEL_ERROR_INTERNAL;
         }
       }
     }
@@ -496,10 +530,7 @@ class GpuStream {
     } catch (...) {
       // Out of host memory for the bookkeeping of work the device has already: it completes here, before what it
       // holds goes, and the stream fails.
-      try {
-        static_cast<void>(T::StreamSynchronize(device_, stream_));  // Level Zero's may allocate (a marker)
-      } catch (...) {
-      }
+      WaitForStream();
       SetErrorLocked(ACCEL_ERROR_RESOURCE_EXHAUSTED, entry.op.what, "out of host memory");
     }
   }
@@ -510,12 +541,18 @@ class GpuStream {
   // could not report it. Returns with `lock` held.
   void CompleteLocked(std::unique_lock<std::mutex>& lock, uint64_t number) {
     if (number > completed_) completed_ = number;
+    // Every completed copy counts before the lock is first released: a synchronize that finds `completed_` past its
+    // work (another thread is releasing it) reads complete statistics.
+    for (Inflight& entry : inflight_) {
+      if (entry.number > number) break;
+      backend::AddCopyStatistics(entry.op.copies, &copies_);
+      entry.op.copies = accel_copy_statistics_t{};
+    }
     changed_.notify_all();
     std::array<Inflight, 8> taken;
     for (;;) {
       size_t n = 0;
       while (n < taken.size() && !inflight_.empty() && inflight_.front().number <= number) {
-        backend::AddCopyStatistics(inflight_.front().op.copies, &copies_);
         taken[n++] = std::move(inflight_.front());
         inflight_.pop_front();
       }
@@ -548,11 +585,7 @@ class GpuStream {
       // entries let go of what they hold (a buffer's last reference frees its memory). Should that fail too, the
       // context is lost (CUDA's errors past this point are sticky) and runs nothing more.
       lock.unlock();
-      try {
-        typename T::Scope scope(device_);
-        if (scope.result() == T::kSuccess) static_cast<void>(T::StreamSynchronize(device_, stream_));
-      } catch (...) {  // Level Zero's may allocate (a marker)
-      }
+      WaitForStream();
       lock.lock();
     }
     CompleteLocked(lock, target);

@@ -374,6 +374,9 @@ class Stream {
     const std::shared_ptr<const PreparedLaunch>& held =
         launch->prepared_after.empty() ? launch->prepared : launch->prepared_after.back();
     const bool add = held != prepared;
+    // Launches alternating between prepared launches add a reference each: past kMaxRunOnChanges, an operation of
+    // its own (the list's memory stays with the recycled launch, so it must not grow without end).
+    if (add && launch->prepared_after.size() >= kMaxRunOnChanges) return false;
     if (add) {
       try {
         launch->prepared_after.push_back(prepared);
@@ -487,7 +490,8 @@ class Stream {
   }
 
  private:
-  static constexpr size_t kSpareLaunches = 256;  // completed launches kept for reuse; more are freed
+  static constexpr size_t kSpareLaunches = 256;   // completed launches kept for reuse; more are freed
+  static constexpr size_t kMaxRunOnChanges = 64;  // prepared launches one operation keeps for its run-on launches
   // A device operation taken in order, with its status so far: ACCEL_SUCCESS while its commands may still run, or
   // why it failed or was skipped (then `message` is the stream's error).
   struct Pending {

@@ -163,7 +163,8 @@ class Checked {
   uint32_t count_ = 0;
 };
 
-Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_t& a, uint32_t i, Checked* out) {
+Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_t& a, uint32_t i, const char* whose,
+                     Checked* out) {
   const accel_kernel_argument_info_t& declared = k.arguments[i];
   const ArgName arg{i, ""};
   const ArgName buffer_arg{i, ".buffer"};
@@ -190,8 +191,8 @@ Status CheckArgument(const Device& dev, const Kernel& k, const accel_kernel_arg_
         buffer = Ref<Buffer>(std::move(resolved.value()));
       }
       if (buffer->device.get() != &dev) {
-        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the stream's {}", buffer_arg,
-                     buffer->device->label, dev.label);
+        return Error(ACCEL_ERROR_INVALID_ARGUMENT, "'{}' belongs to {}, not to the {}'s {}", buffer_arg,
+                     buffer->device->label, whose, dev.label);
       }
       if (a.offset > buffer->size || (a.size == 0 && a.offset == buffer->size) || a.size > buffer->size - a.offset) {
         uint64_t end = 0;
@@ -276,13 +277,15 @@ Status CheckDesc(const Device& dev, const Kernel& k, const accel_launch_desc_t* 
 }
 
 // Checks the arguments of `d` (CheckDesc passed) into `*checked`, and the local memory they add up to.
-Status CheckArgs(const Device& dev, const Kernel& k, const accel_launch_desc_t& d, Checked* checked) {
+// `whose` names what `dev` is the device of, for the messages ("stream", or "kernel" when preparing).
+Status CheckArgs(const Device& dev, const Kernel& k, const accel_launch_desc_t& d, const char* whose,
+                 Checked* checked) {
   for (uint32_t i = 0; i < d.arg_count; ++i) {
     const accel_kernel_arg_t* element = nullptr;
     ACCEL_TRY(ArrayElement(d.args, d.arg_count, i, "desc->args", &element));
     accel_kernel_arg_t a{};
     ACCEL_TRY(ReadInStruct(element, ACCEL_STRUCTURE_TYPE_KERNEL_ARG, ArgName{i, ""}, &a));
-    ACCEL_TRY(CheckArgument(dev, k, a, i, checked));
+    ACCEL_TRY(CheckArgument(dev, k, a, i, whose, checked));
   }
   const uint64_t local = SaturatingAdd(k.properties.local_memory_size, checked->dynamic_local);
   if (local > dev.caps.local_memory_size) {
@@ -340,7 +343,7 @@ ACCEL_API accel_status_t accel_stream_launch_kernel(accel_stream_t stream, accel
     accel_launch_desc_t d{};
     ACCEL_TRY(CheckDesc(dev, *k, desc, &d));
     Checked checked(d.arg_count);
-    ACCEL_TRY(CheckArgs(dev, *k, d, &checked));
+    ACCEL_TRY(CheckArgs(dev, *k, d, "stream", &checked));
     const accel_bk_launch_t launch = BackendLaunch(d, checked);
     return OnLaunch(dev, *k, ACCEL_SLOT(*dev.backend, stream_launch_kernel, self->bk, k->bk, &launch));
   });
@@ -356,7 +359,7 @@ ACCEL_API accel_status_t accel_kernel_prepare_launch(accel_kernel_t kernel, cons
     accel_launch_desc_t d{};
     ACCEL_TRY(CheckDesc(dev, *k, desc, &d));
     Checked checked(d.arg_count);
-    ACCEL_TRY(CheckArgs(dev, *k, d, &checked));
+    ACCEL_TRY(CheckArgs(dev, *k, d, "kernel", &checked));
     auto prepared = std::make_shared<PreparedLaunch>();
     prepared->device = k->device;
     prepared->kernel = k.shared();

@@ -642,8 +642,9 @@ TEST_F(OpenclTest, PreparedLaunchesRunOnEachOthersOperationsInOrderAndStopAtAnEr
   // Prepared launches enqueued one after another share the first one's operation (its clFinish, its completion):
   // A then B alternated, both destroyed before the stream drains (B then lives only as a reference of A's
   // operation), still run in order and with their own arguments. A: mid = src + 1; B: out = mid + 1, on the same
-  // queue; the last of each wins: out = src + 2. After an error the stream skips them as any operation until cleared
-  // (raw_backend_test.cc has a launch that fails on another's operation).
+  // queue; the last of each wins: out = src + 2. 300 of them: past the 64 changes of prepared launch one operation
+  // keeps references for, the next takes an operation of its own, and on it the rest run on. After an error the stream
+  // skips them as any operation until cleared (raw_backend_test.cc has a launch that fails on another's operation).
   accel_kernel_t k = Kernel(kAddOne, "add_one");
   ASSERT_NE(k, nullptr);
   constexpr uint32_t kN = 128;
@@ -662,7 +663,7 @@ TEST_F(OpenclTest, PreparedLaunchesRunOnEachOthersOperationsInOrderAndStopAtAnEr
   accel_prepared_launch_t b = Prepare(k, kN / 32, 32, b_args);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 300; ++i) {
     ASSERT_EQ(accel_stream_launch_prepared(stream_, i % 2 == 0 ? a : b), ACCEL_SUCCESS) << accel_last_error();
   }
   ASSERT_EQ(accel_prepared_launch_destroy(a), ACCEL_SUCCESS);

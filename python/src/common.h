@@ -153,6 +153,9 @@ class Buffer {
   bool destroyed = false;
   // Set for a buffer that is another's (an object view's replica): destroy releases this, not the handle.
   std::shared_ptr<void> keep;
+  // Live buffer-protocol and DLPack exports of its memory in place (raw pointers a consumer holds): a runtime whose
+  // object store owns the memory refuses to close under them (runtime.cc).
+  uint32_t exports = 0;
   mutable std::shared_ptr<PendingWork> pending;  // the last launch that bound it
 };
 

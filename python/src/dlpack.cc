@@ -194,6 +194,12 @@ py::object export_dlpack(ArrayPtr a, py::object stream, py::object max_version, 
   context->array = a;
   context->shape = a->shape;
   context->host_copy = std::move(host_copy);
+  if (!context->host_copy && a->buffer) {  // the consumer reads the buffer's memory in place until its deleter runs
+    ++a->buffer->exports;
+    context->on_delete = [buffer = a->buffer] {
+      if (buffer->exports > 0) --buffer->exports;
+    };
+  }
   for (auto s : a->strides) context->strides.push_back(s / a->dtype->itemsize);
   DLTensor tensor{};
   tensor.data = data;

@@ -785,6 +785,7 @@ namespace {
 // def_buffer callback cannot do.
 struct BufferExport {
   std::vector<Py_ssize_t> shape, strides;
+  std::shared_ptr<Buffer> buffer;  // its `exports` counts this one until the release
 };
 
 int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
@@ -821,7 +822,8 @@ int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
       return refuse("the array is not C-contiguous");
     if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f_contiguous)
       return refuse("the array is not Fortran-contiguous");
-    auto* exported = new BufferExport{{a.shape.begin(), a.shape.end()}, {a.strides.begin(), a.strides.end()}};
+    auto* exported = new BufferExport{{a.shape.begin(), a.shape.end()}, {a.strides.begin(), a.strides.end()}, a.buffer};
+    if (a.buffer) ++a.buffer->exports;
     view->buf = data;
     view->len = static_cast<Py_ssize_t>(a.size() * a.dtype->itemsize);
     view->readonly = a.readonly ? 1 : 0;
@@ -845,7 +847,11 @@ int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   return -1;
 }
 
-void array_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<BufferExport*>(view->internal); }
+void array_releasebuffer(PyObject*, Py_buffer* view) {
+  auto* exported = static_cast<BufferExport*>(view->internal);
+  if (exported->buffer && exported->buffer->exports > 0) --exported->buffer->exports;
+  delete exported;
+}
 
 void install_buffer_protocol(py::class_<Array, ArrayPtr>& cls) {
   auto* heap = reinterpret_cast<PyHeapTypeObject*>(cls.ptr());

@@ -145,6 +145,9 @@ struct RuntimeCore {
   // The host views of its objects (ref.get()), which read the store's memory: closing destroys the store, so it
   // releases those no numpy array, memoryview or DLPack capsule uses, and refuses while one does. Under the GIL.
   std::vector<std::weak_ptr<HostViewCore>> host_views;
+  // The buffers of its device replicas (ref.get(device)), the store's memory too: closing refuses while one has a
+  // buffer-protocol or DLPack export (Buffer::exports); the arrays themselves then raise on use (a stale handle).
+  std::vector<std::weak_ptr<Buffer>> replica_buffers;
 
   ~RuntimeCore() {
     accel_runtime_t h = handle;
@@ -956,12 +959,21 @@ void RuntimeCore::close(bool force) {
       views.push_back(std::move(v));
     }
   }
-  if (exported > 0 && !force) {
+  size_t replicas_exported = 0;
+  for (const auto& weak : replica_buffers) {
+    if (auto b = weak.lock(); b && b->exports > 0) ++replicas_exported;
+  }
+  if ((exported > 0 || replicas_exported > 0) && !force) {
     // Their bytes are the store's, which goes with the runtime: a numpy array over them would read freed memory.
+    std::string what;
+    if (exported > 0) what = std::to_string(exported) + " object view(s)";
+    if (replicas_exported > 0) {
+      what += (what.empty() ? "" : " and ") + std::to_string(replicas_exported) + " device replica array(s)";
+    }
     raise(ACCEL_ERROR_FAILED_PRECONDITION,
-          "accel.Runtime.close: " + std::to_string(exported) +
-              " object view(s) are still used by numpy arrays, memoryviews or DLPack capsules, which read the "
-              "object store's memory: drop those (or copy what you keep) before closing the runtime");
+          "accel.Runtime.close: " + what +
+              " are still used by numpy arrays, memoryviews or DLPack capsules, which read the object store's "
+              "memory: drop those (or copy what you keep) before closing the runtime");
   }
   for (const auto& v : views) v->closing = true;  // no read or new export while the store goes
   try {
@@ -971,6 +983,7 @@ void RuntimeCore::close(bool force) {
     throw;
   }
   host_views.clear();
+  replica_buffers.clear();
   for (const auto& v : views) v->release();  // later reads raise "the accel.ObjectView was released"
 }
 
@@ -1182,6 +1195,11 @@ py::object get_object(const ObjectPtr& object, py::object device, std::optional<
   auto inst = object->rt->inst;
   auto buffer = std::make_shared<Buffer>(inst, info.buffer, info.size);
   buffer->keep = keeper;
+  std::vector<std::weak_ptr<Buffer>>& replicas = object->rt->replica_buffers;
+  if (replicas.size() >= 64 && (replicas.size() & (replicas.size() - 1)) == 0) {  // at each power of two: the dead go
+    std::erase_if(replicas, [](const auto& w) { return w.expired(); });
+  }
+  replicas.push_back(buffer);
   auto array = std::make_shared<Array>();
   array->buffer = buffer;
   array->device = resolve_device(device_object(inst, props.device));

@@ -153,6 +153,28 @@ def test_a_view_outlives_its_reference_and_the_runtime_closes_cleanly(tmp_path):
         runtime.put(b"late")
 
 
+def test_a_device_replica_read_in_place_holds_the_close(node):
+    # A device replica's array is the store's memory: a memoryview or DLPack capsule over it would read freed (and
+    # reused) memory once the runtime closed, so the close refuses while one lives; the array alone raises on use.
+    runtime = accel.Runtime(workers=1)
+    ref = runtime.put(np.arange(1024, dtype=np.uint32))
+    replica = ref.get(0)
+    view = memoryview(replica)
+    with pytest.raises(accel.AccelError, match=r"1 device replica array\(s\) are still used") as info:
+        runtime.close()
+    assert info.value.status_name == "ACCEL_ERROR_FAILED_PRECONDITION"
+    assert not runtime.closed and view[5] == 5
+    view.release()
+    capsule = replica.__dlpack__(max_version=(1, 0))
+    with pytest.raises(accel.AccelError, match="device replica"):
+        runtime.close()
+    del capsule  # never consumed: its deleter runs with it
+    runtime.close()
+    assert runtime.closed
+    with pytest.raises(accel.AccelError, match="stale"):
+        replica.copy_to_host()
+
+
 def test_put_file_streams_parts_to_devices_with_progress(rt, node, tmp_path):
     data = np.arange(3 * 100_003, dtype=np.uint8) * 7
     path = tmp_path / "weights.bin"

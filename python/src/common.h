@@ -156,6 +156,9 @@ class Buffer {
   // Live buffer-protocol and DLPack exports of its memory in place (raw pointers a consumer holds): a runtime whose
   // object store owns the memory refuses to close under them (runtime.cc).
   uint32_t exports = 0;
+  // Its address went out through __array_interface__, which has no release: the consumer (a numpy array) holds the
+  // array that gave it, so such a buffer counts as exported for as long as it lives.
+  bool interface_taken = false;
   mutable std::shared_ptr<PendingWork> pending;  // the last launch that bound it
 };
 

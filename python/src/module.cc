@@ -626,6 +626,7 @@ py::dict array_interface(const Array& a) {
   void* data = a.element0_host(false);
   if (data == nullptr)
     throw py::attribute_error("__array_interface__: the array's memory is not host-visible (use copy_to_host())");
+  if (a.buffer) a.buffer->interface_taken = true;
   py::dict d;
   py::tuple shape(a.shape.size());
   for (size_t i = 0; i < a.shape.size(); ++i) shape[i] = a.shape[i];

@@ -146,7 +146,8 @@ struct RuntimeCore {
   // releases those no numpy array, memoryview or DLPack capsule uses, and refuses while one does. Under the GIL.
   std::vector<std::weak_ptr<HostViewCore>> host_views;
   // The buffers of its device replicas (ref.get(device)), the store's memory too: closing refuses while one has a
-  // buffer-protocol or DLPack export (Buffer::exports); the arrays themselves then raise on use (a stale handle).
+  // buffer-protocol or DLPack export (Buffer::exports), or lives after its __array_interface__ was read; the arrays
+  // themselves then raise on use (a stale handle).
   std::vector<std::weak_ptr<Buffer>> replica_buffers;
 
   ~RuntimeCore() {
@@ -961,7 +962,7 @@ void RuntimeCore::close(bool force) {
   }
   size_t replicas_exported = 0;
   for (const auto& weak : replica_buffers) {
-    if (auto b = weak.lock(); b && b->exports > 0) ++replicas_exported;
+    if (auto b = weak.lock(); b && (b->exports > 0 || b->interface_taken)) ++replicas_exported;
   }
   if ((exported > 0 || replicas_exported > 0) && !force) {
     // Their bytes are the store's, which goes with the runtime: a numpy array over them would read freed memory.

@@ -649,13 +649,8 @@ TEST_F(KernelTest, NativeModuleFromSharedLibraryBytes) {
   std::ifstream file(ACCEL_TEST_NATIVE_MODULE, std::ios::binary);
   ASSERT_TRUE(file) << ACCEL_TEST_NATIVE_MODULE;
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  accel_module_source_t source{};
-  source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-  source.struct_size = sizeof(source);
-  source.format = ACCEL_KERNEL_FORMAT_NATIVE_HOST;
-  source.data = bytes.data();
-  source.size = bytes.size();
-  CheckSharedLibraryModule(this, device_, stream_, source);
+  CheckSharedLibraryModule(this, device_, stream_,
+                           accel_test::ModuleSource(ACCEL_KERNEL_FORMAT_NATIVE_HOST, bytes.data(), bytes.size()));
 }
 
 TEST_F(KernelTest, LaunchesFromManyThreadsAllComplete) {

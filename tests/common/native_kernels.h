@@ -132,14 +132,20 @@ inline const accel_native_module_t& TestModule() {
   return module;
 }
 
-inline accel_module_source_t NativeSource(const accel_native_module_t& module) {
+// A module source of `format` (one ACCEL_KERNEL_FORMAT_* bit) from `size` bytes at `data` (kept by the caller while the
+// source is used).
+inline accel_module_source_t ModuleSource(accel_kernel_formats_t format, const void* data, size_t size) {
   accel_module_source_t s{};
   s.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
   s.struct_size = sizeof(s);
-  s.format = ACCEL_KERNEL_FORMAT_NATIVE_HOST;
-  s.data = &module;
-  s.size = sizeof(module);
+  s.format = format;
+  s.data = data;
+  s.size = size;
   return s;
+}
+
+inline accel_module_source_t NativeSource(const accel_native_module_t& module) {
+  return ModuleSource(ACCEL_KERNEL_FORMAT_NATIVE_HOST, &module, sizeof(module));
 }
 
 inline accel_module_desc_t ModuleDesc(const accel_module_source_t* sources, uint32_t count, const char* name) {

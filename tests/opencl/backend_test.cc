@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gate.h"
+#include "native_kernels.h"
 #include "test_util.h"
 
 namespace {
@@ -119,12 +120,7 @@ class OpenclTest : public ::testing::Test {
 
   // Builds `source`; ACCEL_SUCCESS or the failure (the module is kept for TearDown).
   accel_status_t Build(const std::string& source, accel_module_t* out, const char* options = nullptr) {
-    accel_module_source_t s{};
-    s.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-    s.struct_size = sizeof(s);
-    s.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
-    s.data = source.data();
-    s.size = source.size();
+    accel_module_source_t s = accel_test::ModuleSource(ACCEL_KERNEL_FORMAT_OPENCL_C, source.data(), source.size());
     s.options = options;
     accel_module_desc_t d{};
     d.stype = ACCEL_STRUCTURE_TYPE_MODULE_DESC;

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "native_kernels.h"
 #include "opencl_backend.h"
 
 namespace accel::opencl {
@@ -191,12 +192,8 @@ class OpenclRawDevice : public ::testing::Test {
 
   // Builds OpenCL C `source_text` into `*module` and looks up `name` into `*kernel` (the failures recorded).
   void NewKernel(std::string_view source_text, const char* name, accel_bk_module_t* module, accel_bk_kernel_t* kernel) {
-    accel_module_source_t source{};
-    source.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-    source.struct_size = sizeof(source);
-    source.format = ACCEL_KERNEL_FORMAT_OPENCL_C;
-    source.data = source_text.data();
-    source.size = source_text.size();
+    const accel_module_source_t source =
+        accel_test::ModuleSource(ACCEL_KERNEL_FORMAT_OPENCL_C, source_text.data(), source_text.size());
     ASSERT_EQ(api->module_create(device, &source, module), ACCEL_SUCCESS) << host.last_error();
     ASSERT_EQ(api->module_get_kernel(*module, name, kernel), ACCEL_SUCCESS) << host.last_error();
   }

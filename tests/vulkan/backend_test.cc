@@ -48,13 +48,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 }
 
 accel_module_source_t SpirvSource(const std::string& bytes) {
-  accel_module_source_t s{};
-  s.stype = ACCEL_STRUCTURE_TYPE_MODULE_SOURCE;
-  s.struct_size = sizeof(s);
-  s.format = ACCEL_KERNEL_FORMAT_SPIRV_VULKAN;
-  s.data = bytes.data();
-  s.size = bytes.size();
-  return s;
+  return accel_test::ModuleSource(ACCEL_KERNEL_FORMAT_SPIRV_VULKAN, bytes.data(), bytes.size());
 }
 
 accel_kernel_arg_t Scalar(const void* value, uint64_t size) {

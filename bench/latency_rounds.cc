@@ -9,13 +9,10 @@
 
 #include <accel/accel.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "bench.h"
 
@@ -26,7 +23,7 @@ struct Usage {
   double cpu_s = 0;
 };
 
-Usage Now() {
+Usage UsageNow() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);  // every thread of the process: the runtime's own threads too
   return {u.ru_nvcsw + u.ru_nivcsw, static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
@@ -73,35 +70,33 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("device 0: %s (%s)\n", caps.name, caps.backend_name);
-  std::vector<double> ratios;
+  accel::bench::Samples ratios;
   for (int r = 0; r < rounds; ++r) {
     double medians[2] = {0, 0};
     for (int k = 0; k < 2; ++k) {
       const int p = (r + k) % 2;
-      std::vector<double> t(static_cast<size_t>(count));
-      const Usage before = Now();
-      for (double& ti : t) {
-        const auto t0 = std::chrono::steady_clock::now();
+      accel::bench::Samples t;
+      const Usage before = UsageNow();
+      for (int i = 0; i < count; ++i) {
+        const double t0 = accel::bench::Now();
         if (!paths[p]->TinyLaunchAndWait()) {
           std::fprintf(stderr, "latency_rounds: %s: %s\n", paths[p]->Name().c_str(), paths[p]->Error().c_str());
           return 1;
         }
-        ti = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        t.seconds.push_back(accel::bench::Now() - t0);
       }
-      const Usage after = Now();
-      std::nth_element(t.begin(), t.begin() + count / 2, t.end());
-      medians[p] = t[static_cast<size_t>(count / 2)];
+      const Usage after = UsageNow();
+      medians[p] = t.Median();
       std::printf("round %d %-6s median %7.1f us  context switches/launch %5.2f  CPU/launch %7.1f us\n", r,
-                  paths[p]->Name().c_str(), medians[p], static_cast<double>(after.switches - before.switches) / count,
+                  paths[p]->Name().c_str(), 1e6 * medians[p],
+                  static_cast<double>(after.switches - before.switches) / count,
                   1e6 * (after.cpu_s - before.cpu_s) / count);
     }
-    ratios.push_back(medians[0] / medians[1]);
+    ratios.seconds.push_back(medians[0] / medians[1]);
   }
-  std::vector<double> sorted = ratios;
-  std::sort(sorted.begin(), sorted.end());
   std::printf("accel/native per round:");
-  for (double x : ratios) std::printf(" %.3f", x);
-  std::printf("  median %.3f\n", sorted[sorted.size() / 2]);
+  for (double x : ratios.seconds) std::printf(" %.3f", x);
+  std::printf("  median %.3f\n", ratios.Median());
   paths[0].reset();
   paths[1].reset();
   accel_instance_destroy(instance);

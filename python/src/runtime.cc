@@ -988,6 +988,16 @@ void RuntimeCore::close(bool force) {
   for (const auto& v : views) v->release();  // later reads raise "the accel.ObjectView was released"
 }
 
+// Adds `item` to a runtime's list of what reads its store (host views, device replicas' buffers), dropping the dead
+// ones at each power of two, so that the list stays as long as what lives.
+template <typename T>
+void Track(std::vector<std::weak_ptr<T>>* list, const std::shared_ptr<T>& item) {
+  if (list->size() >= 64 && (list->size() & (list->size() - 1)) == 0) {
+    std::erase_if(*list, [](const std::weak_ptr<T>& w) { return w.expired(); });
+  }
+  list->push_back(item);
+}
+
 // Releases an accel_object_view_t when the last Python array over it goes.
 struct ViewKeeper {
   accel_object_view_t handle = nullptr;
@@ -1181,11 +1191,7 @@ py::object get_object(const ObjectPtr& object, py::object device, std::optional<
     v->dtype = object->dtype;
     v->shape = object->shape;
     v->rt = object->rt;
-    std::vector<std::weak_ptr<HostViewCore>>& views = object->rt->host_views;
-    if (views.size() >= 64 && (views.size() & (views.size() - 1)) == 0) {  // at each power of two: the dead go
-      std::erase_if(views, [](const auto& w) { return w.expired(); });
-    }
-    views.push_back(v);
+    Track(&object->rt->host_views, v);
     return py::cast(v);
   }
   // A device replica: a read-only accel.Array over the store's buffer, the view released with the array.
@@ -1196,11 +1202,7 @@ py::object get_object(const ObjectPtr& object, py::object device, std::optional<
   auto inst = object->rt->inst;
   auto buffer = std::make_shared<Buffer>(inst, info.buffer, info.size);
   buffer->keep = keeper;
-  std::vector<std::weak_ptr<Buffer>>& replicas = object->rt->replica_buffers;
-  if (replicas.size() >= 64 && (replicas.size() & (replicas.size() - 1)) == 0) {  // at each power of two: the dead go
-    std::erase_if(replicas, [](const auto& w) { return w.expired(); });
-  }
-  replicas.push_back(buffer);
+  Track(&object->rt->replica_buffers, buffer);
   auto array = std::make_shared<Array>();
   array->buffer = buffer;
   array->device = resolve_device(device_object(inst, props.device));
